@@ -1,0 +1,55 @@
+"""The one error hierarchy of handoff_cli.
+
+Every failure the tool can report is a ``HandoffError`` carrying its exit code; ``cli.main``
+turns any of them into one line on stderr and that code, in one place.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class ExitCode:
+    """Exit statuses, as documented in the README and ``--help``."""
+
+    OK = 0
+    FAILED = 1
+    USAGE = 2
+    NOTHING_TO_HAND_OFF = 3
+    BAD_SESSION = 4
+    NO_DOCUMENT = 5
+    CANCELLED = 130
+
+
+class HandoffError(Exception):
+    """Base of every error the tool reports; ``str(error)`` is the one-line message."""
+
+    exit_code: int = ExitCode.FAILED
+
+
+class UsageError(HandoffError):
+    """The command line asks for something that cannot be done (bad option value, unknown id)."""
+
+    exit_code = ExitCode.USAGE
+
+
+class SessionFileError(HandoffError):
+    """A session file is missing, unreadable, or not a session file at all."""
+
+    exit_code = ExitCode.BAD_SESSION
+
+    def __init__(self, path: Path | str, reason: str, line: int | None = None) -> None:
+        self.path = str(path)
+        self.reason = reason
+        self.line = line
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(f"{where}: {reason}")
+
+
+class NothingToHandOffError(HandoffError):
+    """The branch holds fewer than two message entries."""
+
+    exit_code = ExitCode.NOTHING_TO_HAND_OFF
+
+    def __init__(self) -> None:
+        super().__init__("Nothing to hand off (no messages yet)")

@@ -1,0 +1,344 @@
+"""Loading a session file, the first step of the data's way.
+
+A file is read in two passes so that a 100 MB session costs little more than one parse and
+little memory: ``load_session`` parses every line once and keeps, for each entry, only what
+the tree and the context need (ids, type, and a few facts of a message); the payload of a
+message is read again, by offset, only when it is wanted (``Session.entries``). Every other
+entry is small and kept whole. Versions 1 and 2 are migrated in memory as they are read
+(SESSION_FORMAT.md §7); nothing here writes.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import SessionFileError
+from .jsonl import parse_line
+
+Entry = dict[str, Any]
+"""An entry (or header, or title slot) exactly as written in the file; unknown keys are kept."""
+
+CURRENT_VERSION = 3
+
+
+@dataclass(frozen=True, slots=True)
+class MessageFacts:
+    """What the tree and the context need to know of a ``message`` entry, without its payload."""
+
+    role: str | None
+    stop_reason: str | None
+    provider: str | None
+    model: str | None
+    tool_call_ids: tuple[str, ...]
+    """Assistant: the ids of its ``toolCall`` blocks."""
+    answers: str | None
+    """Tool result: the ``toolCallId`` it answers."""
+    keeps_content: bool
+    """Assistant: has a block that survives stripping tool calls (not toolCall/redactedThinking)."""
+    superseded: bool
+    """Assistant turn the agent leaves out of its context (a retried or an empty failed turn)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One entry of the file, located by line and byte range."""
+
+    id: str
+    parent_id: str | None
+    type: str
+    line: int
+    offset: int
+    length: int
+    entry: Entry | None
+    """The whole entry, for every type but ``message`` (whose payload is re-read on demand)."""
+    facts: MessageFacts | None
+    """For ``message`` entries only."""
+
+
+@dataclass(frozen=True)
+class Session:
+    """A loaded session: its header and every entry, in file order."""
+
+    path: Path
+    header: Entry
+    records: list[Record]
+    title_slot: Entry | None = None
+    skipped_lines: tuple[int, ...] = ()
+    """Line numbers (1-based) of lines that could not be read as entries."""
+    duplicate_ids: tuple[str, ...] = ()
+    by_id: dict[str, Record] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # A later entry with the same id replaces the earlier one, as in the agents' index.
+        object.__setattr__(self, "by_id", {r.id: r for r in self.records})
+
+    @property
+    def id(self) -> str:
+        return str(self.header["id"])
+
+    @property
+    def version(self) -> int:
+        return header_version(self.header)
+
+    @property
+    def title(self) -> str | None:
+        """The omp title slot's title, else the header's ``title``, if non-empty."""
+        for source in (self.title_slot, self.header):
+            title = source.get("title") if source else None
+            if isinstance(title, str) and title.strip():
+                return title
+        return None
+
+    def entries(self, records: Iterable[Record]) -> Iterator[Entry]:
+        """The full entries of ``records``, in the order given, migrated to version 3."""
+        with _Reader(self) as reader:
+            for record in records:
+                yield record.entry if record.entry is not None else reader.read(record)
+
+    def entry(self, record: Record) -> Entry:
+        return next(self.entries([record]))
+
+
+class _Reader:
+    """Re-reads message lines by byte range; the file is opened only if one is needed."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self._file: Any = None
+
+    def __enter__(self) -> _Reader:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._file is not None:
+            self._file.close()
+
+    def read(self, record: Record) -> Entry:
+        session = self._session
+        try:
+            if self._file is None:
+                self._file = open(session.path, "rb")  # noqa: SIM115 - closed in __exit__
+            self._file.seek(record.offset)
+            raw = self._file.read(record.length)
+            entry = parse_line(raw)
+        except OSError as error:
+            raise SessionFileError(session.path, _os_reason(error)) from None
+        except ValueError:
+            entry = None
+        if not isinstance(entry, dict):
+            raise SessionFileError(session.path, "changed while being read", record.line)
+        return _migrate(entry, record, session.version)
+
+
+def header_version(header: Entry) -> int:
+    version = header.get("version")
+    if isinstance(version, (int, float)) and not isinstance(version, bool):
+        return int(version)
+    return 1
+
+
+def is_header(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("type") == "session" and isinstance(
+        value.get("id"), str
+    )
+
+
+def is_title_slot(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("type") == "title"
+
+
+def _migrate(entry: Entry, record: Record, version: int) -> Entry:
+    """Bring one entry up to version 3, as the agents do when they open an old file."""
+    if version < 2:
+        # JavaScript adds new keys at the end of an object, and so do we.
+        entry["id"] = record.id
+        entry["parentId"] = record.parent_id
+    if version < 3 and entry.get("type") == "message":
+        message = entry.get("message")
+        if isinstance(message, dict) and message.get("role") == "hookMessage":
+            message["role"] = "custom"
+    return entry
+
+
+def _v1_id(ordinal: int) -> str:
+    # Version 1 entries have no ids. Ids derived from the position are unique and let a
+    # compaction's firstKeptEntryIndex (header = 0) name its entry directly.
+    return f"{ordinal:08x}"
+
+
+def _migrate_v1_compaction(entry: Entry) -> None:
+    index = entry.pop("firstKeptEntryIndex", None)
+    if isinstance(index, int) and not isinstance(index, bool) and index > 0:
+        entry["firstKeptEntryId"] = _v1_id(index)
+
+
+def _is_blank(value: Any) -> bool:
+    return not (isinstance(value, str) and value.strip())
+
+
+def message_facts(message: Any) -> MessageFacts:
+    """The facts of one message object that the context rules depend on."""
+    if not isinstance(message, dict):
+        return MessageFacts(None, None, None, None, (), None, False, False)
+    role = message.get("role")
+    role = "custom" if role == "hookMessage" else role
+    content = message.get("content")
+    blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+    tool_call_ids: list[str] = []
+    keeps_content = False
+    worth_keeping = False
+    for block in blocks:
+        kind = block.get("type")
+        if kind == "toolCall":
+            call_id = block.get("id")
+            if isinstance(call_id, str):
+                tool_call_ids.append(call_id)
+            worth_keeping = True
+            continue
+        if kind != "redactedThinking":
+            keeps_content = True
+        if (kind == "text" and not _is_blank(block.get("text"))) or (
+            kind == "thinking" and not _is_blank(block.get("thinking"))
+        ):
+            worth_keeping = True
+    stop_reason = message.get("stopReason")
+    superseded = role == "assistant" and (
+        "retryRecovery" in message or (stop_reason == "error" and not worth_keeping)
+    )
+    answers = message.get("toolCallId") if role == "toolResult" else None
+    provider, model = message.get("provider"), message.get("model")
+    return MessageFacts(
+        role=role if isinstance(role, str) else None,
+        stop_reason=stop_reason if isinstance(stop_reason, str) else None,
+        provider=provider if isinstance(provider, str) else None,
+        model=model if isinstance(model, str) else None,
+        tool_call_ids=tuple(tool_call_ids),
+        answers=answers if isinstance(answers, str) else None,
+        keeps_content=keeps_content,
+        superseded=superseded,
+    )
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    # Parsing allocates many containers and frees none; the cyclic GC would only rescan them.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _os_reason(error: OSError) -> str:
+    if isinstance(error, FileNotFoundError):
+        return "no such file"
+    if isinstance(error, IsADirectoryError):
+        return "is a directory, not a session file"
+    if isinstance(error, PermissionError):
+        return "permission denied"
+    return (error.strerror or str(error)).lower()
+
+
+def load_session(path: Path | str) -> Session:
+    """Read a session file (any dialect, any version) into a ``Session``.
+
+    Raises ``SessionFileError`` (exit code 4) when the file cannot be read or has no valid
+    header. Malformed lines after the header are skipped and listed in ``skipped_lines``,
+    as the agents skip them.
+    """
+    path = Path(path)
+    try:
+        with open(path, "rb") as file, _gc_paused():
+            return _scan(path, file)
+    except OSError as error:
+        raise SessionFileError(path, _os_reason(error)) from None
+
+
+def _scan(path: Path, lines: Iterable[bytes]) -> Session:
+    title_slot: Entry | None = None
+    header: Entry | None = None
+    version = CURRENT_VERSION
+    records: list[Record] = []
+    skipped: list[int] = []
+    seen: set[str] = set()
+    duplicates: list[str] = []
+    previous_id: str | None = None  # version 1: entries chain in file order
+    offset = 0
+    line_no = 0
+    for raw in lines:
+        line_no += 1
+        start, offset = offset, offset + len(raw)
+        if not raw.strip():
+            continue
+        try:
+            value = parse_line(raw)
+        except ValueError:
+            value = None
+        if header is None:
+            if line_no == 1 and is_title_slot(value):
+                title_slot = value
+            elif is_header(value):
+                header = value
+                version = header_version(value)
+            elif value is None:
+                skipped.append(line_no)
+            else:
+                raise SessionFileError(
+                    path, "not a session file: no session header (a 'session' line with an id)",
+                    line_no,
+                )
+            continue
+        if not isinstance(value, dict):
+            skipped.append(line_no)
+            continue
+        kind = value.get("type")
+        if version < 2:
+            entry_id: Any = _v1_id(len(records) + 1)
+            parent_id: Any = previous_id
+            previous_id = entry_id
+            if kind == "compaction":
+                _migrate_v1_compaction(value)
+        else:
+            entry_id, parent_id = value.get("id"), value.get("parentId")
+        if not isinstance(entry_id, str):
+            skipped.append(line_no)
+            continue
+        if entry_id in seen:
+            duplicates.append(entry_id)
+        seen.add(entry_id)
+        if kind == "message":
+            entry, facts = None, message_facts(value.get("message"))
+        else:
+            entry, facts = value, None
+        record = Record(
+            id=entry_id,
+            parent_id=parent_id if isinstance(parent_id, str) else None,
+            type=kind if isinstance(kind, str) else "",
+            line=line_no,
+            offset=start,
+            length=offset - start,
+            entry=entry,
+            facts=facts,
+        )
+        if entry is not None:
+            _migrate(entry, record, version)
+        records.append(record)
+    if header is None:
+        if skipped:
+            raise SessionFileError(path, "not valid JSON, and no session header follows", skipped[0])
+        raise SessionFileError(path, "empty file, not a session")
+    return Session(
+        path=path,
+        header=header,
+        records=records,
+        title_slot=title_slot,
+        skipped_lines=tuple(skipped),
+        duplicate_ids=tuple(dict.fromkeys(duplicates)),
+    )

@@ -1,0 +1,60 @@
+"""The tree of entries: which entry is the leaf, and the branch from the root to it.
+
+Entries point at their parent by ``parentId``; the leaf is the last entry in file order unless
+the user picks another. A ``parentId`` naming no entry ends the walk (SESSION_FORMAT.md §3).
+"""
+
+from __future__ import annotations
+
+from .errors import SessionFileError, UsageError
+from .session import Record, Session
+
+
+def find_entry(session: Session, entry_id: str) -> Record:
+    """The entry whose id is ``entry_id`` or, failing that, starts with it (if unique)."""
+    exact = session.by_id.get(entry_id)
+    if exact is not None:
+        return exact
+    matches = [r for r in session.by_id.values() if r.id.startswith(entry_id)] if entry_id else []
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise UsageError(f"no entry {entry_id!r} in {session.path}")
+    names = ", ".join(sorted(r.id for r in matches)[:10])
+    raise UsageError(f"entry id {entry_id!r} is ambiguous in {session.path}: {names}")
+
+
+def leaf(session: Session, leaf_id: str | None = None) -> Record | None:
+    """The chosen leaf: ``leaf_id`` if given, else the last entry; None for an empty session."""
+    if leaf_id is not None:
+        return find_entry(session, leaf_id)
+    return session.records[-1] if session.records else None
+
+
+def branch(session: Session, tip: Record | None) -> list[Record]:
+    """The entries from the root down to ``tip``; a ``parentId`` cycle is a SessionFileError."""
+    path: list[Record] = []
+    position: dict[str, int] = {}
+    node = tip
+    while node is not None:
+        if node.id in position:
+            cycle = [r.id for r in path[position[node.id] :]] + [node.id]
+            raise SessionFileError(
+                session.path, "parentId cycle through entries " + " -> ".join(cycle), node.line
+            )
+        position[node.id] = len(path)
+        path.append(node)
+        node = session.by_id.get(node.parent_id) if node.parent_id is not None else None
+    path.reverse()
+    return path
+
+
+def children(session: Session) -> dict[str | None, list[Record]]:
+    """Each entry's children in file order, keyed by parent id; roots (and orphans) under None."""
+    kids: dict[str | None, list[Record]] = {}
+    for record in session.records:
+        if session.by_id[record.id] is not record:
+            continue  # shadowed by a later entry with the same id
+        parent = record.parent_id if record.parent_id in session.by_id else None
+        kids.setdefault(parent, []).append(record)
+    return kids
