@@ -1,19 +1,21 @@
 """The agent's own context: the messages it would send to its model for a branch.
 
-This is ``buildSessionContext`` of SESSION_FORMAT.md §6. The choice of what to send is made on
-the facts gathered at load time, without message payloads, so that it stays linear and cheap
-on sessions of hundreds of thousands of entries; ``Context.messages`` then reads just the
-payloads it emits, one at a time.
+This is ``buildSessionContext`` of SESSION_FORMAT.md §6, with the details of oh-my-pi's
+implementation that the spec leaves open (which model is in force, how custom messages are
+normalised, when a failed turn survives). What to send is decided on the facts gathered at
+load time, without message payloads, so it stays linear and cheap on sessions of hundreds of
+thousands of entries; ``Context.messages`` then reads only the payloads it emits, one at a time.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from .session import Entry, Record, Session
+from .session import Entry, Record, Session, js_truthy, replays_openai_history
 
 Message = dict[str, Any]
 """A message in the agent's in-memory shape (what ``show --context --json`` prints)."""
@@ -21,6 +23,12 @@ Message = dict[str, Any]
 # omp's internal custom messages that never reach the model.
 HIDDEN_CUSTOM_TYPES = frozenset({"prewalk-plan", "vibe-mode-context"})
 FAILED_STOP_REASONS = frozenset({"error", "aborted"})
+# A failed turn followed by this custom message is kept: the agent shows the user what it was
+# thinking when interrupted.
+INTERRUPTED_THINKING = "interrupted-thinking"
+DEFAULT_CUSTOM_TYPE = "custom-message"
+# JavaScript dates end at 8.64e15 ms either side of the epoch.
+_MAX_TIME_MS = 8.64e15
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
@@ -29,11 +37,13 @@ class Item:
     """One message to emit: the entry it comes from, and the tool calls to strip from it."""
 
     record: Record
-    strip: frozenset[str] = frozenset()
+    strip: frozenset[str | None] = frozenset()
 
 
 @dataclass(frozen=True)
 class Context:
+    """The context of a branch: its messages (read lazily), thinking level and model."""
+
     session: Session
     items: list[Item]
     thinking_level: str
@@ -46,8 +56,23 @@ class Context:
             yield to_message(entry, item.strip)
 
 
-def iso_to_millis(value: Any) -> int | None:
-    """An entry's ISO-8601 timestamp as Unix milliseconds (None where JavaScript gets NaN)."""
+def build_context(session: Session, branch: list[Record]) -> Context:
+    """The context the agent builds for ``branch`` (SESSION_FORMAT.md §6)."""
+    thinking_level, model = _state(branch)
+    head, window = _window(branch)
+    emitted = ([head] if head is not None else []) + [r for r in window if _emits(r)]
+    return Context(session, _drop_failed_turns(_strip_unanswered(emitted)), thinking_level, model)
+
+
+def js_time(value: Any) -> int | None:
+    """``new Date(value).getTime()`` for an entry's timestamp; None where JavaScript has NaN."""
+    if value is None:
+        return 0
+    if isinstance(value, (bool, int, float)):
+        number = float(value)
+        if not math.isfinite(number) or abs(number) > _MAX_TIME_MS:
+            return None
+        return int(number)
     if not isinstance(value, str):
         return None
     try:
@@ -55,33 +80,35 @@ def iso_to_millis(value: Any) -> int | None:
     except ValueError:
         return None
     if moment.tzinfo is None:
-        return None
+        # JavaScript reads a zoneless time as local time; the agents run (and we read) in UTC.
+        moment = moment.replace(tzinfo=timezone.utc)
     return (moment - _EPOCH) // timedelta(milliseconds=1)
 
 
 def _state(branch: list[Record]) -> tuple[str, str | None]:
     """The thinking level and the model in force at the end of the branch.
 
-    The model is the last ``model_change``'s (omp's ``model`` or pi's ``provider`` and
-    ``modelId``), else that of the last assistant message.
+    The model is the last default-role ``model_change``'s (omp's ``model``, or pi's
+    ``provider`` and ``modelId``), else that of the last assistant message.
     """
     thinking_level = "off"
     changed: str | None = None
     answered: str | None = None
     for record in branch:
-        if record.type == "thinking_level_change" and record.entry is not None:
-            level = record.entry.get("thinkingLevel")
+        entry = record.entry
+        if record.type == "thinking_level_change" and entry is not None:
+            level = entry.get("thinkingLevel")
             thinking_level = level if isinstance(level, str) else "off"
-        elif record.type == "model_change" and record.entry is not None:
-            changed = _model_of_change(record.entry) or changed
+        elif record.type == "model_change" and entry is not None:
+            changed = _model_of_change(entry) or changed
         elif record.facts is not None and record.facts.role == "assistant":
-            facts = record.facts
-            if facts.provider and facts.model:
-                answered = f"{facts.provider}/{facts.model}"
+            answered = f"{record.facts.provider}/{record.facts.model}"
     return thinking_level, changed or answered
 
 
 def _model_of_change(entry: Entry) -> str | None:
+    if entry.get("role", "default") not in (None, "default"):
+        return None  # a model for another role (e.g. omp's "smol"), not the conversation's
     model = entry.get("model")
     if isinstance(model, str) and model:
         return model
@@ -116,102 +143,147 @@ def _emits(record: Record) -> bool:
     if entry is None:
         return False
     if record.type == "branch_summary":
-        summary = entry.get("summary")
-        return isinstance(summary, str) and summary != ""
+        return js_truthy(entry.get("summary"))
     if record.type == "custom_message":
-        return entry.get("customType") not in HIDDEN_CUSTOM_TYPES
+        return entry.get("customType") not in HIDDEN_CUSTOM_TYPES and isinstance(
+            entry.get("content"), (str, list)
+        )
     return False
 
 
-def build_context(session: Session, branch: list[Record]) -> Context:
-    """The context the agent builds for ``branch`` (SESSION_FORMAT.md §6)."""
-    thinking_level, model = _state(branch)
-    head, window = _window(branch)
-    emitted = ([head] if head is not None else []) + [r for r in window if _emits(r)]
-    items = _clean_up(emitted)
-    return Context(session, items, thinking_level, model)
-
-
-def _clean_up(emitted: list[Record]) -> list[Item]:
-    """omp's two passes: strip unanswered tool calls, then drop failed turns with their results."""
+def _strip_unanswered(emitted: list[Record]) -> list[Item]:
+    """Clean-up pass 1: tool calls that no tool result in the list answers are removed."""
     answered = {
         r.facts.answers for r in emitted if r.facts is not None and r.facts.answers is not None
     }
     items: list[Item] = []
     for record in emitted:
         facts = record.facts
-        if facts is None or facts.role != "assistant" or not facts.tool_call_ids:
+        calls = facts.tool_call_ids if facts is not None and facts.role == "assistant" else ()
+        unanswered = frozenset(c for c in calls if c not in answered)
+        if not unanswered:
             items.append(Item(record))
-            continue
-        dangling = frozenset(i for i in facts.tool_call_ids if i not in answered)
-        if not dangling:
-            items.append(Item(record))
-        elif facts.keeps_content or any(i not in dangling for i in facts.tool_call_ids):
-            items.append(Item(record, dangling))
-    failed_calls: set[str] = set()
-    for item in items:
+        elif facts is not None and (facts.keeps_content or any(c in answered for c in calls)):
+            items.append(Item(record, unanswered))
+        # else: nothing would be left of the message, so it goes
+    return items
+
+
+def _drop_failed_turns(items: list[Item]) -> list[Item]:
+    """Clean-up pass 2: failed assistant turns go, with the later results of their tool calls.
+
+    Walked from the end, as the agent does, so that "the next message" is the next one still
+    in the list.
+    """
+    count = len(items)
+    alive = [True] * count
+    skip = list(range(count + 1))  # skip[i] leads towards the first alive index >= i
+
+    def next_alive(index: int) -> int:
+        root = index
+        while root < count and not alive[root]:
+            root = skip[root]
+        while skip[index] != root and index < count:  # path compression
+            skip[index], index = root, skip[index]
+        return root
+
+    results: dict[str, list[int]] = {}
+    for index, item in enumerate(items):
         facts = item.record.facts
-        if facts is not None and facts.role == "assistant" and facts.stop_reason in FAILED_STOP_REASONS:
-            failed_calls.update(facts.tool_call_ids)
-    return [item for item in items if not _is_failed(item.record, failed_calls)]
+        if facts is not None and facts.answers is not None:
+            results.setdefault(facts.answers, []).append(index)
+
+    for index in range(count - 1, -1, -1):
+        facts = items[index].record.facts
+        if facts is None or facts.role != "assistant" or facts.stop_reason not in FAILED_STOP_REASONS:
+            continue
+        following = next_alive(index + 1)
+        if following < count and _is_interrupted_thinking(items[following].record):
+            continue
+        alive[index] = False
+        skip[index] = index + 1
+        for call in set(facts.tool_call_ids) - items[index].strip:
+            for position in results.get(call, ()):
+                if position > index:
+                    alive[position] = False
+                    skip[position] = position + 1
+    return [item for item, keep in zip(items, alive) if keep]
 
 
-def _is_failed(record: Record, failed_calls: set[str]) -> bool:
-    facts = record.facts
-    if facts is None:
-        return False
-    if facts.role == "assistant":
-        return facts.stop_reason in FAILED_STOP_REASONS
-    return facts.role == "toolResult" and facts.answers in failed_calls
+def _is_interrupted_thinking(record: Record) -> bool:
+    if record.facts is not None:
+        return record.facts.role == "custom" and record.facts.custom_type == INTERRUPTED_THINKING
+    return record.entry is not None and _custom_type(record.entry) == INTERRUPTED_THINKING
 
 
-def to_message(entry: Entry, strip: frozenset[str] = frozenset()) -> Message:
-    """The in-memory message an emitted entry becomes."""
+def _custom_type(entry: Entry) -> str:
+    custom_type = entry.get("customType")
+    return custom_type if isinstance(custom_type, str) and custom_type else DEFAULT_CUSTOM_TYPE
+
+
+def to_message(entry: Entry, strip: frozenset[str | None] = frozenset()) -> Message:
+    """The in-memory message an emitted entry becomes (its keys in the agent's order)."""
     kind = entry.get("type")
     if kind == "message":
         message: Message = entry["message"]
+        if replays_openai_history(message):
+            message = _without_replay_metadata(message)
         return _strip_tool_calls(message, strip) if strip else message
-    timestamp = iso_to_millis(entry.get("timestamp"))
     if kind == "compaction":
-        summary: Message = {
-            "role": "compactionSummary",
-            "summary": entry.get("summary"),
-        }
-        if "shortSummary" in entry:
-            summary["shortSummary"] = entry["shortSummary"]
-        summary["tokensBefore"] = entry.get("tokensBefore")
-        for key in ("tokensAfter", "method", "warning"):
+        summary: Message = {"role": "compactionSummary"}
+        for key in ("summary", "shortSummary", "tokensBefore", "tokensAfter", "method", "warning"):
             if key in entry:
                 summary[key] = entry[key]
-        summary["timestamp"] = timestamp
+        summary["timestamp"] = js_time(entry.get("timestamp"))
         return summary
     if kind == "branch_summary":
-        return {
-            "role": "branchSummary",
-            "summary": entry.get("summary"),
-            "fromId": entry.get("fromId"),
-            "timestamp": timestamp,
-        }
+        branch_summary: Message = {"role": "branchSummary", "summary": entry.get("summary")}
+        if "fromId" in entry:
+            branch_summary["fromId"] = entry["fromId"]
+        branch_summary["timestamp"] = js_time(entry.get("timestamp"))
+        return branch_summary
+    display = entry.get("display")
     custom: Message = {
         "role": "custom",
-        "customType": entry.get("customType"),
+        "customType": _custom_type(entry),
         "content": entry.get("content"),
-        "display": entry.get("display"),
+        "display": display if isinstance(display, bool) else False,
     }
-    for key in ("details", "attribution"):
-        if key in entry:
-            custom[key] = entry[key]
-    custom["timestamp"] = timestamp
+    if "details" in entry:
+        custom["details"] = entry["details"]
+    if "attribution" in entry:
+        custom["attribution"] = "user" if entry["attribution"] == "user" else "agent"
+    custom["timestamp"] = js_time(entry.get("timestamp"))
     return custom
 
 
-def _strip_tool_calls(message: Message, strip: frozenset[str]) -> Message:
+def _without_signatures(block: Any) -> Any:
+    if isinstance(block, dict) and block.get("type") == "thinking" and "thinkingSignature" in block:
+        return {k: v for k, v in block.items() if k != "thinkingSignature"}
+    return block
+
+
+def _without_replay_metadata(message: Message) -> Message:
+    """What omp keeps of a Copilot turn on load: no replay payload, no thinking signatures."""
+    copy = {k: v for k, v in message.items() if k != "providerPayload"}
+    content = copy.get("content")
+    if isinstance(content, list):
+        copy["content"] = [_without_signatures(block) for block in content]
+    return copy
+
+
+def _strip_tool_calls(message: Message, strip: frozenset[str | None]) -> Message:
+    """The message without the given tool calls; its thinking no longer matches its signature."""
     content = []
     for block in message.get("content") or []:
         kind = block.get("type") if isinstance(block, dict) else None
-        if kind == "redactedThinking" or (kind == "toolCall" and block.get("id") in strip):
+        if kind == "redactedThinking":
             continue
-        if kind == "thinking" and "thinkingSignature" in block:
-            block = {k: v for k, v in block.items() if k != "thinkingSignature"}
+        if kind == "toolCall":
+            call_id = block.get("id")
+            if (call_id if isinstance(call_id, str) else None) in strip:
+                continue
+        if kind == "thinking" and js_truthy(block.get("thinkingSignature")):
+            block = _without_signatures(block)
         content.append(block)
     return {**message, "content": content}

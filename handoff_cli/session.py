@@ -33,15 +33,18 @@ class MessageFacts:
     role: str | None
     stop_reason: str | None
     provider: str | None
+    """Assistant: its provider and model, as JavaScript would print them ("undefined" if absent)."""
     model: str | None
-    tool_call_ids: tuple[str, ...]
-    """Assistant: the ids of its ``toolCall`` blocks."""
+    tool_call_ids: tuple[str | None, ...]
+    """Assistant: the ids of its ``toolCall`` blocks (None for an id that is not a string)."""
     answers: str | None
     """Tool result: the ``toolCallId`` it answers."""
     keeps_content: bool
     """Assistant: has a block that survives stripping tool calls (not toolCall/redactedThinking)."""
     superseded: bool
-    """Assistant turn the agent leaves out of its context (a retried or an empty failed turn)."""
+    """Left out of the context: a retried or an empty failed assistant turn, or no message."""
+    custom_type: str | None = None
+    """Custom message: its ``customType``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,12 +90,10 @@ class Session:
 
     @property
     def title(self) -> str | None:
-        """The omp title slot's title, else the header's ``title``, if non-empty."""
-        for source in (self.title_slot, self.header):
-            title = source.get("title") if source else None
-            if isinstance(title, str) and title.strip():
-                return title
-        return None
+        """The session's title: a title slot's (which overrides the header's), else the header's."""
+        source = self.title_slot if self.title_slot is not None else self.header
+        title = source.get("title")
+        return title if isinstance(title, str) and title else None
 
     def entries(self, records: Iterable[Record]) -> Iterator[Entry]:
         """The full entries of ``records``, in the order given, migrated to version 3."""
@@ -149,12 +150,26 @@ def is_header(value: Any) -> bool:
 
 
 def is_title_slot(value: Any) -> bool:
-    return isinstance(value, dict) and value.get("type") == "title"
+    """omp's title slot, recognised (as omp does) by its content rather than its width."""
+    return (
+        isinstance(value, dict)
+        and value.get("type") == "title"
+        and value.get("v") == 1
+        and all(isinstance(value.get(k), str) for k in ("title", "updatedAt", "pad"))
+        and value.get("source", "auto") in ("auto", "user")
+    )
+
+
+def js_truthy(value: Any) -> bool:
+    """JavaScript's truthiness, which the agents' rules use: every object and array is true."""
+    if isinstance(value, (dict, list)):
+        return True
+    return bool(value)
 
 
 def _migrate(entry: Entry, record: Record, version: int) -> Entry:
     """Bring one entry up to version 3, as the agents do when they open an old file."""
-    if version < 2:
+    if version < 2 and entry.get("type") != "session":
         # JavaScript adds new keys at the end of an object, and so do we.
         entry["id"] = record.id
         entry["parentId"] = record.parent_id
@@ -166,62 +181,113 @@ def _migrate(entry: Entry, record: Record, version: int) -> Entry:
 
 
 def _v1_id(ordinal: int) -> str:
-    # Version 1 entries have no ids. Ids derived from the position are unique and let a
-    # compaction's firstKeptEntryIndex (header = 0) name its entry directly.
+    # Version 1 entries have no ids. Ids derived from the position are unique, and let a
+    # compaction's firstKeptEntryIndex (which counts parsed lines, header = 0) name its entry.
     return f"{ordinal:08x}"
 
 
-def _migrate_v1_compaction(entry: Entry) -> None:
+def _migrate_v1_compaction(entry: Entry, ordinal: int, idless: set[int]) -> None:
+    # Only an earlier entry can be kept: the index of the compaction itself or of a later
+    # entry names nothing yet when the agent migrates, so nothing is kept.
     index = entry.pop("firstKeptEntryIndex", None)
-    if isinstance(index, int) and not isinstance(index, bool) and index > 0:
-        entry["firstKeptEntryId"] = _v1_id(index)
+    if isinstance(index, float) and index.is_integer():
+        index = int(index)
+    if isinstance(index, int) and not isinstance(index, bool) and 0 < index < ordinal:
+        if index not in idless:
+            entry["firstKeptEntryId"] = _v1_id(index)
 
 
-def _is_blank(value: Any) -> bool:
-    return not (isinstance(value, str) and value.strip())
+def _has_text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _block_has_content(block: Any, signatures_count: bool) -> bool:
+    """omp's test of whether a block makes a failed turn worth keeping."""
+    if not isinstance(block, dict):
+        return True
+    kind = block.get("type")
+    if kind == "text":
+        return _has_text(block.get("text"))
+    if kind == "thinking":
+        return _has_text(block.get("thinking")) or (
+            signatures_count and _has_text(block.get("thinkingSignature"))
+        )
+    if kind == "redactedThinking":
+        return _has_text(block.get("data"))
+    if kind == "fallback":
+        return False
+    return True  # tool calls, images and unknown blocks
+
+
+def replays_openai_history(message: dict[str, Any]) -> bool:
+    """A Copilot turn whose replay metadata omp discards on load (payload, signatures)."""
+    payload = message.get("providerPayload")
+    return (
+        message.get("provider") == "github-copilot"
+        and isinstance(payload, dict)
+        and payload.get("type") == "openaiResponsesHistory"
+    )
 
 
 def message_facts(message: Any) -> MessageFacts:
     """The facts of one message object that the context rules depend on."""
     if not isinstance(message, dict):
-        return MessageFacts(None, None, None, None, (), None, False, False)
+        # Nothing the agent could send: left out of the context.
+        return MessageFacts(None, None, None, None, (), None, False, True)
     role = message.get("role")
     role = "custom" if role == "hookMessage" else role
+    stop_reason = message.get("stopReason")
+    provider, model = message.get("provider"), message.get("model")
+    if role != "assistant":
+        answers = message.get("toolCallId") if role == "toolResult" else None
+        custom_type = message.get("customType") if role == "custom" else None
+        return MessageFacts(
+            role=role if isinstance(role, str) else None,
+            stop_reason=None,
+            provider=None,
+            model=None,
+            tool_call_ids=(),
+            answers=answers if isinstance(answers, str) else None,
+            keeps_content=False,
+            superseded=False,
+            custom_type=custom_type if isinstance(custom_type, str) else None,
+        )
     content = message.get("content")
-    blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
-    tool_call_ids: list[str] = []
+    blocks = content if isinstance(content, list) else []
+    tool_call_ids: list[str | None] = []
     keeps_content = False
-    worth_keeping = False
     for block in blocks:
-        kind = block.get("type")
+        kind = block.get("type") if isinstance(block, dict) else None
         if kind == "toolCall":
             call_id = block.get("id")
-            if isinstance(call_id, str):
-                tool_call_ids.append(call_id)
-            worth_keeping = True
-            continue
-        if kind != "redactedThinking":
+            tool_call_ids.append(call_id if isinstance(call_id, str) else None)
+        elif kind != "redactedThinking":
             keeps_content = True
-        if (kind == "text" and not _is_blank(block.get("text"))) or (
-            kind == "thinking" and not _is_blank(block.get("thinking"))
-        ):
-            worth_keeping = True
-    stop_reason = message.get("stopReason")
-    superseded = role == "assistant" and (
-        "retryRecovery" in message or (stop_reason == "error" and not worth_keeping)
+    signatures_count = not replays_openai_history(message)
+    empty_error = stop_reason == "error" and not any(
+        _block_has_content(b, signatures_count) for b in blocks
     )
-    answers = message.get("toolCallId") if role == "toolResult" else None
-    provider, model = message.get("provider"), message.get("model")
     return MessageFacts(
-        role=role if isinstance(role, str) else None,
+        role="assistant",
         stop_reason=stop_reason if isinstance(stop_reason, str) else None,
-        provider=provider if isinstance(provider, str) else None,
-        model=model if isinstance(model, str) else None,
+        provider=_js_string(provider),
+        model=_js_string(model),
         tool_call_ids=tuple(tool_call_ids),
-        answers=answers if isinstance(answers, str) else None,
+        answers=None,
         keeps_content=keeps_content,
-        superseded=superseded,
+        superseded=js_truthy(message.get("retryRecovery")) or empty_error,
     )
+
+
+def _js_string(value: Any) -> str:
+    """``value`` as a JavaScript template literal prints it (for the "provider/model" name)."""
+    if value is None:
+        return "undefined"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 @contextmanager
@@ -270,6 +336,8 @@ def _scan(path: Path, lines: Iterable[bytes]) -> Session:
     seen: set[str] = set()
     duplicates: list[str] = []
     previous_id: str | None = None  # version 1: entries chain in file order
+    ordinal = 0  # parsed values after the header, as version 1's firstKeptEntryIndex counts
+    idless: set[int] = set()  # ordinals of values that get no version-1 id
     offset = 0
     line_no = 0
     for raw in lines:
@@ -295,17 +363,22 @@ def _scan(path: Path, lines: Iterable[bytes]) -> Session:
                     line_no,
                 )
             continue
+        ordinal += 1
         if not isinstance(value, dict):
+            # The agents load these as harmless non-entries; we report them instead.
             skipped.append(line_no)
+            idless.add(ordinal)
             continue
         kind = value.get("type")
-        if version < 2:
-            entry_id: Any = _v1_id(len(records) + 1)
+        if version < 2 and kind != "session":
+            entry_id: Any = _v1_id(ordinal)
             parent_id: Any = previous_id
             previous_id = entry_id
             if kind == "compaction":
-                _migrate_v1_compaction(value)
+                _migrate_v1_compaction(value, ordinal, idless)
         else:
+            if kind == "session":
+                idless.add(ordinal)
             entry_id, parent_id = value.get("id"), value.get("parentId")
         if not isinstance(entry_id, str):
             skipped.append(line_no)

@@ -1,0 +1,172 @@
+"""Finding sessions on disk: listing a sessions folder and resolving a session id to its file.
+
+Listing reads only the first kilobytes of each file (title slot, header, the first entries), so
+a folder of thousands of sessions lists in a fraction of a second; the agents nest sessions in
+one folder per working directory, so folders are searched recursively.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import SessionFileError, UsageError
+from .jsonl import parse_line
+from .session import is_header, is_title_slot
+
+HEAD_BYTES = 64 * 1024
+"""How much of each file ``list`` reads: enough for the header and the first exchange."""
+
+TITLE_CHARS = 100
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """What ``list`` shows of one session file."""
+
+    id: str
+    path: Path
+    timestamp: str
+    cwd: str
+    title: str | None
+    parent_session: str | None
+    size: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "path": str(self.path),
+            "timestamp": self.timestamp,
+            "cwd": self.cwd,
+            "title": self.title,
+            "parentSession": self.parent_session,
+            "size": self.size,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A file under the sessions folder that is not a readable session."""
+
+    path: Path
+    reason: str
+
+
+def one_line(text: str, limit: int = TITLE_CHARS) -> str:
+    """``text`` with its white space folded, cut to ``limit`` characters."""
+    folded = " ".join(text.split())
+    return folded if len(folded) <= limit else folded[: limit - 1] + "…"
+
+
+def text_of(content: Any) -> str:
+    """The text of a message's ``content`` (a string, or a list of blocks)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
+        )
+    return ""
+
+
+def summarize(path: Path) -> SessionSummary:
+    """Read the start of ``path``; raise ``SessionFileError`` if it is not a session file."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(HEAD_BYTES)
+            size = os.fstat(file.fileno()).st_size
+    except OSError as error:
+        raise SessionFileError(path, error.strerror or str(error)) from None
+    lines = head.split(b"\n")
+    if size > len(head):
+        lines.pop()  # the last line is cut off by the read
+    slot: Any = None
+    header: Any = None
+    name: str | None = None
+    first_user: str | None = None
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            value = parse_line(raw)
+        except ValueError:
+            continue
+        if header is None:
+            if number == 1 and is_title_slot(value):
+                slot = value
+                continue
+            if not is_header(value):
+                break
+            header = value
+            continue
+        if not isinstance(value, dict):
+            continue
+        if value.get("type") == "session_info" and isinstance(value.get("name"), str):
+            name = value["name"]
+        message = value.get("message")
+        if first_user is None and isinstance(message, dict) and message.get("role") == "user":
+            first_user = text_of(message.get("content")).strip() or None
+    if header is None:
+        raise SessionFileError(path, "not a session file")
+    candidates = (
+        slot.get("title") if slot else None,
+        header.get("title"),
+        name,
+        first_user,
+    )
+    title = next((c for c in candidates if isinstance(c, str) and c.strip()), None)
+    parent = header.get("parentSession", header.get("branchedFrom"))
+    return SessionSummary(
+        id=header["id"],
+        path=path,
+        timestamp=str(header.get("timestamp", "")),
+        cwd=str(header.get("cwd", "")),
+        title=one_line(title) if title else None,
+        parent_session=parent if isinstance(parent, str) else None,
+        size=size,
+    )
+
+
+def session_files(directory: Path) -> Iterator[Path]:
+    """Every ``*.jsonl`` file under ``directory``, recursively, in a stable order."""
+    for root, dirs, files in os.walk(directory):
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith(".jsonl"):
+                yield Path(root, name)
+
+
+def list_sessions(directory: Path) -> tuple[list[SessionSummary], list[Skipped]]:
+    """The sessions under ``directory``, newest first, and the files that were not sessions."""
+    if not directory.is_dir():
+        reason = "no such folder" if not directory.exists() else "not a folder"
+        raise UsageError(f"{directory}: {reason} (sessions folder)")
+    sessions: list[SessionSummary] = []
+    skipped: list[Skipped] = []
+    for path in session_files(directory):
+        try:
+            sessions.append(summarize(path))
+        except SessionFileError as error:
+            skipped.append(Skipped(path, error.reason))
+    sessions.sort(key=lambda s: (s.timestamp, str(s.path)), reverse=True)
+    return sessions, skipped
+
+
+def resolve_session(spec: str, directory: Path) -> Path:
+    """The file named by ``spec``: a path, or a session id or unique id prefix under ``directory``."""
+    path = Path(spec)
+    if path.exists() or os.sep in spec or spec.endswith(".jsonl") or not directory.is_dir():
+        return path
+    sessions, _ = list_sessions(directory)
+    exact = [s for s in sessions if s.id == spec]
+    matches = exact or [s for s in sessions if s.id.startswith(spec)]
+    if len(matches) == 1:
+        return matches[0].path
+    if not matches:
+        raise SessionFileError(spec, f"no such file, and no session with this id under {directory}")
+    shown = ", ".join(f"{s.id} ({s.path})" for s in matches[:5])
+    more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
+    raise UsageError(f"session id prefix {spec!r} is ambiguous: {shown}{more}")
