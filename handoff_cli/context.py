@@ -32,12 +32,8 @@ _MAX_TIME_MS = 8.64e15
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
-@dataclass(frozen=True, slots=True)
-class Item:
-    """One message to emit: the entry it comes from, and the tool calls to strip from it."""
-
-    record: Record
-    strip: frozenset[str | None] = frozenset()
+Strips = dict[str, frozenset[str | None]]
+"""For an emitted assistant entry (by id): the ids of the tool calls to strip from it."""
 
 
 @dataclass(frozen=True)
@@ -45,15 +41,17 @@ class Context:
     """The context of a branch: its messages (read lazily), thinking level and model."""
 
     session: Session
-    items: list[Item]
+    records: list[Record]
+    """The entries whose messages make up the context, in order."""
+    strips: Strips
     thinking_level: str
     model: str | None
 
     def messages(self) -> Iterator[Message]:
         """The context's messages in order, each read from the file only when reached."""
-        entries = self.session.entries(item.record for item in self.items)
-        for item, entry in zip(self.items, entries):
-            yield to_message(entry, item.strip)
+        strips = self.strips
+        for record, entry in zip(self.records, self.session.entries(self.records)):
+            yield to_message(entry, strips.get(record.id, frozenset()))
 
 
 def build_context(session: Session, branch: list[Record]) -> Context:
@@ -61,7 +59,8 @@ def build_context(session: Session, branch: list[Record]) -> Context:
     thinking_level, model = _state(branch)
     head, window = _window(branch)
     emitted = ([head] if head is not None else []) + [r for r in window if _emits(r)]
-    return Context(session, _drop_failed_turns(_strip_unanswered(emitted)), thinking_level, model)
+    records, strips = _strip_unanswered(emitted)
+    return Context(session, _drop_failed_turns(records, strips), strips, thinking_level, model)
 
 
 def js_time(value: Any) -> int | None:
@@ -151,31 +150,31 @@ def _emits(record: Record) -> bool:
     return False
 
 
-def _strip_unanswered(emitted: list[Record]) -> list[Item]:
+def _strip_unanswered(emitted: list[Record]) -> tuple[list[Record], Strips]:
     """Clean-up pass 1: tool calls that no tool result in the list answers are removed."""
-    answered = {
-        r.facts.answers for r in emitted if r.facts is not None and r.facts.answers is not None
-    }
-    items: list[Item] = []
+    answered = {r.facts.answers for r in emitted if r.facts is not None and r.facts.answers}
+    kept: list[Record] = []
+    strips: Strips = {}
     for record in emitted:
         facts = record.facts
-        calls = facts.tool_call_ids if facts is not None and facts.role == "assistant" else ()
-        unanswered = frozenset(c for c in calls if c not in answered)
-        if not unanswered:
-            items.append(Item(record))
-        elif facts is not None and (facts.keeps_content or any(c in answered for c in calls)):
-            items.append(Item(record, unanswered))
-        # else: nothing would be left of the message, so it goes
-    return items
+        calls = facts.tool_call_ids if facts is not None else ()
+        unanswered = frozenset(c for c in calls if c not in answered) if calls else None
+        if unanswered:
+            assert facts is not None
+            if not facts.keeps_content and unanswered.issuperset(calls):
+                continue  # nothing would be left of the message
+            strips[record.id] = unanswered
+        kept.append(record)
+    return kept, strips
 
 
-def _drop_failed_turns(items: list[Item]) -> list[Item]:
+def _drop_failed_turns(records: list[Record], strips: Strips) -> list[Record]:
     """Clean-up pass 2: failed assistant turns go, with the later results of their tool calls.
 
     Walked from the end, as the agent does, so that "the next message" is the next one still
     in the list.
     """
-    count = len(items)
+    count = len(records)
     alive = [True] * count
     skip = list(range(count + 1))  # skip[i] leads towards the first alive index >= i
 
@@ -183,31 +182,33 @@ def _drop_failed_turns(items: list[Item]) -> list[Item]:
         root = index
         while root < count and not alive[root]:
             root = skip[root]
-        while skip[index] != root and index < count:  # path compression
+        while index < count and skip[index] != root:  # path compression
             skip[index], index = root, skip[index]
         return root
 
-    results: dict[str, list[int]] = {}
-    for index, item in enumerate(items):
-        facts = item.record.facts
-        if facts is not None and facts.answers is not None:
-            results.setdefault(facts.answers, []).append(index)
-
-    for index in range(count - 1, -1, -1):
-        facts = items[index].record.facts
-        if facts is None or facts.role != "assistant" or facts.stop_reason not in FAILED_STOP_REASONS:
-            continue
-        following = next_alive(index + 1)
-        if following < count and _is_interrupted_thinking(items[following].record):
-            continue
+    def drop(index: int) -> None:
         alive[index] = False
         skip[index] = index + 1
-        for call in set(facts.tool_call_ids) - items[index].strip:
-            for position in results.get(call, ()):
+
+    results: dict[str, list[int]] = {}
+    for index, record in enumerate(records):
+        answers = record.facts.answers if record.facts is not None else None
+        if answers is not None:
+            results.setdefault(answers, []).append(index)
+
+    for index in range(count - 1, -1, -1):
+        facts = records[index].facts
+        if facts is None or facts.stop_reason not in FAILED_STOP_REASONS:
+            continue
+        following = next_alive(index + 1)
+        if following < count and _is_interrupted_thinking(records[following]):
+            continue
+        drop(index)
+        for call in set(facts.tool_call_ids) - strips.get(records[index].id, frozenset()):
+            for position in results.get(call, ()) if call is not None else ():
                 if position > index:
-                    alive[position] = False
-                    skip[position] = position + 1
-    return [item for item, keep in zip(items, alive) if keep]
+                    drop(position)
+    return [record for record, keep in zip(records, alive) if keep]
 
 
 def _is_interrupted_thinking(record: Record) -> bool:

@@ -1,0 +1,200 @@
+"""Performance figures for handoff_cli (``make bench``): printed, never asserted.
+
+These machines are shared and noisy, so every figure is the best of several runs, and each is
+set beside a reference measured the same way on the same machine at the same moment.
+
+1. ``show --context --json`` of a 100 MB session against a bare Python process that parses
+   every line with orjson and writes it back out with orjson (target: at most 1.5x), and its
+   peak memory against the file's size (target: at most 2x).
+2. ``list --json`` over 1,000 sessions (target: under 0.3 s).
+3. The start-up of ``handoff list`` (an empty folder) against a bare ``python -c pass``, and a
+   check that litellm is not imported on that path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import orjson
+
+HERE = Path(__file__).resolve().parent
+PYTHON = sys.executable
+HANDOFF = [PYTHON, "-m", "handoff_cli"]
+
+BASELINE = """
+import gc, sys, orjson
+gc.disable()
+write = sys.stdout.buffer.write
+with open(sys.argv[1], "rb") as f:
+    for line in f:
+        write(orjson.dumps(orjson.loads(line)) + b"\\n")
+"""
+
+WORDS = (
+    "the session tool file test parser error branch context model token write read "
+    "import config handoff compaction summary cache path function module retry"
+).split()
+
+
+def _text(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(words))
+
+
+def write_big_session(path: Path, megabytes: int, seed: int = 7) -> None:
+    """A realistic session of about ``megabytes`` MB: turns of user, assistant with tool calls
+    and tool results, a compaction every ~2,000 entries, and a short abandoned branch now and
+    then."""
+    rng = random.Random(seed)
+    target = megabytes * 1_000_000
+    size = 0
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "0199aaaa-0000-7000-8000-00000000bench",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "cwd": "/home/u/bench",
+    }
+    with open(path, "wb") as out:
+        out.write(orjson.dumps(header) + b"\n")
+        parent: str | None = None
+        count = 0
+
+        def emit(kind: str, **fields: object) -> str:
+            nonlocal parent, count, size
+            count += 1
+            entry_id = f"{count:08x}"
+            entry = {
+                "type": kind,
+                "id": entry_id,
+                "parentId": parent,
+                "timestamp": "2026-01-01T00:00:00.000Z",
+                **fields,
+            }
+            line = orjson.dumps(entry) + b"\n"
+            out.write(line)
+            size += len(line)
+            parent = entry_id
+            return entry_id
+
+        while size < target:
+            turn_start = parent
+            emit("message", message={"role": "user", "content": _text(rng, 30), "timestamp": 1})
+            call = f"toolu_{count}"
+            emit(
+                "message",
+                message={
+                    "role": "assistant",
+                    "api": "anthropic-messages",
+                    "provider": "anthropic",
+                    "model": "claude-sonnet-4-5",
+                    "content": [
+                        {"type": "thinking", "thinking": _text(rng, 40), "thinkingSignature": "s"},
+                        {"type": "text", "text": _text(rng, 60)},
+                        {"type": "toolCall", "id": call, "name": "bash", "arguments": {"cmd": "ls"}},
+                    ],
+                    "usage": {"input": 100, "output": 50, "totalTokens": 150},
+                    "stopReason": "toolUse",
+                    "timestamp": 2,
+                },
+            )
+            emit(
+                "message",
+                message={
+                    "role": "toolResult",
+                    "toolCallId": call,
+                    "toolName": "bash",
+                    "content": [{"type": "text", "text": _text(rng, rng.randint(50, 1500))}],
+                    "isError": False,
+                    "timestamp": 3,
+                },
+            )
+            if count % 2000 < 3:
+                emit("compaction", summary=_text(rng, 200), firstKeptEntryId=parent,
+                     tokensBefore=150000)
+            if rng.random() < 0.01 and turn_start is not None:
+                parent = turn_start  # go back: the turn just written becomes an abandoned branch
+
+
+def _run(command: Sequence[str], runs: int) -> tuple[float, int]:
+    """Best wall time (s) and the peak RSS (bytes) of that run, stdout discarded."""
+    best, peak = float("inf"), 0
+    for _ in range(runs):
+        start = time.perf_counter()
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+        _, status, usage = os.wait4(process.pid, 0)
+        elapsed = time.perf_counter() - start
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit(f"failed: {' '.join(command)}")
+        if elapsed < best:
+            best, peak = elapsed, usage.ru_maxrss * 1024
+    return best, peak
+
+
+def bench_context(work: Path, megabytes: int, runs: int) -> None:
+    path = work / "big.jsonl"
+    write_big_session(path, megabytes)
+    size = path.stat().st_size
+    base, base_rss = _run([PYTHON, "-c", BASELINE, str(path)], runs)
+    ours, ours_rss = _run([*HANDOFF, "show", str(path), "--context", "--json"], runs)
+    print(f"show --context --json, {size / 1e6:.0f} MB session (best of {runs}):")
+    print(f"  bare orjson parse + write   {base:6.3f} s   peak RSS {base_rss / 1e6:6.0f} MB")
+    print(f"  handoff show --context      {ours:6.3f} s   peak RSS {ours_rss / 1e6:6.0f} MB")
+    print(f"  time ratio {ours / base:.2f}x (target <= 1.5x)   "
+          f"memory {ours_rss / size:.2f}x the file (target <= 2x)")
+
+
+def bench_list(work: Path, sessions: int, runs: int) -> None:
+    folder = work / "many"
+    sample = HERE.parent / "sessions"
+    examples = sorted(sample.rglob("*.jsonl"))
+    for index in range(sessions):
+        source = examples[index % len(examples)]
+        target = folder / f"proj-{index % 20}" / f"{index:05d}_{source.name}"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    elapsed, _ = _run([*HANDOFF, "list", str(folder), "--json"], runs)
+    print(f"list --json over {sessions} sessions: {elapsed:.3f} s (target < 0.3 s, best of {runs},"
+          " process start-up included)")
+
+
+def bench_startup(work: Path, runs: int) -> None:
+    empty = work / "empty"
+    empty.mkdir()
+    bare, _ = _run([PYTHON, "-c", "pass"], runs)
+    ours, _ = _run([*HANDOFF, "list", str(empty)], runs)
+    probe = subprocess.run(
+        [PYTHON, "-c",
+         "import sys; from handoff_cli.cli import main\n"
+         "try: main(['list', sys.argv[1]])\n"
+         "except SystemExit: pass\n"
+         "print('litellm' in sys.modules)", str(empty)],
+        capture_output=True, text=True, check=True,
+    )
+    print(f"start-up of `handoff list` (empty folder): {ours:.3f} s, bare python {bare:.3f} s, "
+          f"{ours - bare:.3f} s ours; litellm imported: {probe.stdout.strip()}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--megabytes", type=int, default=100)
+    parser.add_argument("--sessions", type=int, default=1000)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="handoff-bench-") as tmp:
+        work = Path(tmp)
+        bench_startup(work, args.runs)
+        bench_list(work, args.sessions, args.runs)
+        bench_context(work, args.megabytes, args.runs)
+
+
+if __name__ == "__main__":
+    main()

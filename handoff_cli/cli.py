@@ -1,0 +1,198 @@
+"""The command line: parse arguments, call the library, render the result.
+
+``handoff SESSION ...`` with no command word runs the ``handoff`` command. Every error the
+library raises is a ``HandoffError``; ``main`` turns it into one line on stderr and its exit
+code, in one place.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import click
+import typer
+
+from . import __version__
+from .errors import ExitCode, HandoffError, NothingToHandOffError
+from .listing import list_sessions, resolve_session
+from .output import notice, report_load_problems, write_json, write_json_value
+from .session import Session, load_session
+from .tree import branch, leaf
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 ok, 1 handoff failed, 2 usage, 3 nothing to hand off, "
+    "4 unreadable or invalid session file, 5 no usable document, 130 cancelled."
+)
+
+app = typer.Typer(
+    help="Hand a pi / oh-my-pi coding-agent session over to a fresh one.\n\n" + EXIT_CODES_HELP,
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+
+COMMANDS = ("handoff", "show", "list")
+
+SessionArg = Annotated[
+    str, typer.Argument(help="A session file, or a session id (or unique prefix of one).")
+]
+SessionsDir = Annotated[
+    Path,
+    typer.Option(
+        "--sessions-dir",
+        envvar="HANDOFF_SESSIONS_DIR",
+        help="Where session ids are looked up.",
+        show_default=True,
+    ),
+]
+LeafOpt = Annotated[
+    str | None, typer.Option("--leaf", help="Entry id (or prefix) to use as the leaf.")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"handoff {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print version.")
+    ] = False,
+) -> None:
+    """Hand a pi / oh-my-pi coding-agent session over to a fresh one."""
+
+
+def _open(session: str, sessions_dir: Path) -> Session:
+    loaded = load_session(resolve_session(session, sessions_dir))
+    report_load_problems(loaded)
+    return loaded
+
+
+@app.command("handoff")
+def handoff_command(
+    session: SessionArg,
+    focus: Annotated[
+        str | None, typer.Option("--focus", help="What the handoff document should focus on.")
+    ] = None,
+    leaf_id: LeafOpt = None,
+    sessions_dir: SessionsDir = Path("sessions"),
+) -> None:
+    """Write a handoff document for SESSION and start a new session holding only it."""
+    loaded = _open(session, sessions_dir)
+    path = branch(loaded, leaf(loaded, leaf_id))
+    if sum(1 for r in path if r.type == "message") < 2:
+        raise NothingToHandOffError()
+    raise HandoffError("Handoff failed: the handoff itself is not built yet (see issue 3)")
+
+
+@app.command()
+def show(
+    session: SessionArg,
+    context: Annotated[
+        bool, typer.Option("--context", help="Show the context the agent would send.")
+    ] = False,
+    tree: Annotated[bool, typer.Option("--tree", help="Show every branch, not just one.")] = False,
+    json_out: JsonOpt = False,
+    leaf_id: LeafOpt = None,
+    sessions_dir: SessionsDir = Path("sessions"),
+) -> None:
+    """Show a session: its current branch (or --tree), or the context the agent would send."""
+    loaded = _open(session, sessions_dir)
+    tip = leaf(loaded, leaf_id)
+    path = branch(loaded, tip)
+    if context:
+        from .context import build_context
+
+        built = build_context(loaded, path)
+        if json_out:
+            fields = {"messages": built.messages(), "thinkingLevel": built.thinking_level}
+            write_json({**fields, "model": built.model})
+        else:
+            from .render import show_context
+
+            show_context(built)
+    elif json_out:
+        write_json(
+            {
+                "header": loaded.header,
+                "leaf": tip.id if tip else None,
+                "branch": loaded.entries(path),
+            }
+        )
+    else:
+        from .render import show_branch, show_tree
+
+        (show_tree if tree else show_branch)(loaded, path, tip)
+
+
+@app.command("list")
+def list_command(
+    directory: Annotated[
+        Path | None,
+        typer.Argument(
+            envvar="HANDOFF_SESSIONS_DIR",
+            help="Folder to search, recursively [default: $HANDOFF_SESSIONS_DIR or ./sessions].",
+            show_default=False,
+        ),
+    ] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """List the sessions under a folder, newest first."""
+    sessions, skipped = list_sessions(directory or Path("sessions"))
+    for problem in skipped:
+        notice(f"warning: skipped {problem.path}: {problem.reason}")
+    if json_out:
+        write_json_value([s.to_json() for s in sessions])
+    else:
+        from .render import show_list
+
+        show_list(sessions)
+
+
+def _with_default_command(args: list[str]) -> list[str]:
+    """``handoff FILE ...`` means ``handoff handoff FILE ...``."""
+    if not args:
+        return ["--help"]
+    if args[0] in COMMANDS or args[0] in ("--help", "-h", "--version"):
+        return args
+    return ["handoff", *args]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``handoff`` program: the one place errors become exit codes."""
+    args = sys.argv[1:] if argv is None else argv
+    command = typer.main.get_command(app)
+    code: int = ExitCode.OK
+    try:
+        result = command.main(
+            args=_with_default_command(args), prog_name="handoff", standalone_mode=False
+        )
+        code = result if isinstance(result, int) else ExitCode.OK
+        if not args:
+            code = ExitCode.USAGE
+    except HandoffError as error:
+        notice(str(error))
+        code = error.exit_code
+    except click.UsageError as error:
+        hint = f" (see 'handoff {error.ctx.info_name} --help')" if error.ctx else ""
+        notice(f"Usage error: {error.format_message()}{hint}")
+        code = ExitCode.USAGE
+    except click.ClickException as error:
+        notice(error.format_message())
+        code = error.exit_code
+    except (click.Abort, KeyboardInterrupt):
+        notice("Cancelled")
+        code = ExitCode.CANCELLED
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): not an error of ours. Point stdout at devnull so
+        # the interpreter's final flush does not complain.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = ExitCode.OK
+    sys.exit(code)

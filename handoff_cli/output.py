@@ -1,0 +1,74 @@
+"""Machine output and notices: JSON on stdout (streamed), one-line notices on stderr.
+
+Kept apart from ``render`` (the rich views for people) so that the JSON paths never pay for
+importing rich.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Mapping
+from typing import Any, BinaryIO
+
+from .jsonl import dumps
+from .session import Session
+
+MAX_LISTED_LINES = 10
+
+
+def write_json(fields: Mapping[str, Any], out: BinaryIO | None = None) -> None:
+    """Write one JSON object and a newline; values that are iterators are streamed as arrays.
+
+    Streaming keeps memory flat: a context of a 100 MB session is never held whole.
+    """
+    out = out if out is not None else sys.stdout.buffer
+    out.write(b"{")
+    for position, (key, value) in enumerate(fields.items()):
+        out.write(b"," if position else b"")
+        out.write(dumps(key) + b":")
+        if isinstance(value, Iterator):
+            out.write(b"[")
+            for index, item in enumerate(value):
+                if index:
+                    out.write(b",")
+                out.write(dumps(item))
+            out.write(b"]")
+        else:
+            out.write(dumps(value))
+    out.write(b"}\n")
+    out.flush()
+
+
+def write_json_value(value: Any, out: BinaryIO | None = None) -> None:
+    out = out if out is not None else sys.stdout.buffer
+    out.write(dumps(value) + b"\n")
+    out.flush()
+
+
+def notice(text: str) -> None:
+    """One line for people, on stderr."""
+    print(text, file=sys.stderr, flush=True)
+
+
+def _line_list(numbers: tuple[int, ...]) -> str:
+    shown = ", ".join(str(n) for n in numbers[:MAX_LISTED_LINES])
+    more = len(numbers) - MAX_LISTED_LINES
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def report_load_problems(session: Session) -> None:
+    """Say on stderr what loading skipped or overrode: never silently."""
+    skipped = session.skipped_lines
+    if skipped:
+        noun = "line" if len(skipped) == 1 else "lines"
+        notice(
+            f"warning: {session.path}: skipped {len(skipped)} malformed {noun} "
+            f"(line {_line_list(skipped)})"
+        )
+    duplicates = session.duplicate_ids
+    if duplicates:
+        shown = ", ".join(duplicates[:MAX_LISTED_LINES])
+        notice(
+            f"warning: {session.path}: {len(duplicates)} entry id(s) used more than once, "
+            f"the last entry wins: {shown}"
+        )

@@ -1,0 +1,245 @@
+"""Views for people: a session's branch or tree, its context, and the list of sessions.
+
+Written with rich to stdout; rich drops colour when stdout is not a terminal or ``NO_COLOR`` is
+set, and lines are never wrapped, so the plain text stays greppable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from .context import Context, Message
+from .listing import SessionSummary, one_line, text_of
+from .session import Entry, Record, Session
+from .tree import children
+
+EXCERPT_CHARS = 90
+
+ROLE_STYLES = {
+    "user": "bold green",
+    "assistant": "bold blue",
+    "toolResult": "cyan",
+    "bashExecution": "magenta",
+    "custom": "yellow",
+    "compactionSummary": "bold yellow",
+    "branchSummary": "yellow",
+}
+
+
+def _console() -> Console:
+    return Console(highlight=False, soft_wrap=True, emoji=False, markup=False)
+
+
+def _excerpt(text: str) -> str:
+    return one_line(text, EXCERPT_CHARS)
+
+
+def _human_size(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "kB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    raise AssertionError("unreachable")
+
+
+def describe_message(message: Any) -> tuple[str, str]:
+    """A message's role and a one-line excerpt of it, tool calls named."""
+    if not isinstance(message, dict):
+        return "?", ""
+    role = str(message.get("role", "?"))
+    content = message.get("content")
+    if role == "assistant":
+        text = text_of(content)
+        calls = [
+            str(b.get("name", "?"))
+            for b in content or []
+            if isinstance(b, dict) and b.get("type") == "toolCall"
+        ]
+        if calls:
+            text = (text + "  " if text else "") + "→ " + ", ".join(calls)
+        if message.get("stopReason") in ("error", "aborted"):
+            text = f"[{message['stopReason']}] {text}"
+        return role, text
+    if role == "toolResult":
+        flag = " (error)" if message.get("isError") else ""
+        return role, f"{message.get('toolName', '?')}{flag}: {text_of(content)}"
+    if role == "bashExecution":
+        code = message.get("exitCode")
+        status = f" (exit {code})" if code not in (0, None) else ""
+        return role, f"$ {message.get('command', '')}{status}: {message.get('output', '')}"
+    if role in ("compactionSummary", "branchSummary"):
+        return role, str(message.get("summary", ""))
+    if role == "custom":
+        return role, f"{message.get('customType', '')}: {text_of(content)}"
+    return role, text_of(content)
+
+
+def describe_entry(entry: Entry) -> tuple[str, str]:
+    """An entry's kind and a one-line excerpt of it."""
+    kind = str(entry.get("type", "?"))
+    if kind == "message":
+        return describe_message(entry.get("message"))
+    if kind == "compaction":
+        tokens = entry.get("tokensBefore")
+        before = f" ({tokens:,} tokens before)" if isinstance(tokens, int) else ""
+        return "compaction", f"{entry.get('summary', '')}{before}"
+    if kind == "branch_summary":
+        return "branch summary", f"from {entry.get('fromId')}: {entry.get('summary', '')}"
+    if kind == "custom_message":
+        return "custom message", f"{entry.get('customType')}: {text_of(entry.get('content'))}"
+    if kind == "model_change":
+        model = entry.get("model") or f"{entry.get('provider')}/{entry.get('modelId')}"
+        return "model", str(model)
+    if kind == "thinking_level_change":
+        return "thinking", str(entry.get("thinkingLevel"))
+    if kind == "label":
+        return "label", f"{entry.get('label', '(removed)')} → {entry.get('targetId')}"
+    if kind == "session_info":
+        return "name", str(entry.get("name", ""))
+    if kind == "custom":
+        return "custom", str(entry.get("customType", ""))
+    return kind, ""
+
+
+def labels_of(session: Session) -> dict[str, str]:
+    """The label on each entry: the latest label entry for it wins; none means removed."""
+    labels: dict[str, str] = {}
+    for record in session.records:
+        if record.type == "label" and record.entry is not None:
+            target, label = record.entry.get("targetId"), record.entry.get("label")
+            if isinstance(target, str):
+                if isinstance(label, str) and label:
+                    labels[target] = label
+                else:
+                    labels.pop(target, None)
+    return labels
+
+
+def _entry_line(
+    record: Record, entry: Entry, labels: dict[str, str], forks: int, mark: str = ""
+) -> Text:
+    kind, excerpt = describe_entry(entry)
+    line = Text()
+    line.append(mark)
+    line.append(record.id, "dim")
+    stamp = entry.get("timestamp")
+    clock = stamp[11:19] if isinstance(stamp, str) and len(stamp) >= 19 else "        "
+    line.append(f" {clock} ", "dim")
+    style = ROLE_STYLES.get(kind, "bold yellow" if kind == "compaction" else "")
+    line.append(f"{kind:<14}", style)
+    line.append(" " + _excerpt(excerpt))
+    if record.id in labels:
+        line.append(f"  [{labels[record.id]}]", "bold magenta")
+    if forks > 1:
+        line.append(f"  ⑂ {forks} branches", "bold red")
+    return line
+
+
+def _header_lines(session: Session, branch: list[Record], tip: Record | None) -> Iterator[Text]:
+    header = session.header
+    parent = header.get("parentSession", header.get("branchedFrom"))
+    rows = [
+        ("session", session.id),
+        ("file", str(session.path)),
+        ("cwd", str(header.get("cwd", ""))),
+        ("created", str(header.get("timestamp", ""))),
+        ("title", session.title or "(none)"),
+        ("parent", parent if isinstance(parent, str) else "(none)"),
+        (
+            "entries",
+            f"{len(session.records)} in the file, {len(branch)} on this branch, "
+            f"leaf {tip.id if tip else '(none)'}",
+        ),
+    ]
+    for name, value in rows:
+        yield Text.assemble((f"{name:<8} ", "bold"), value)
+    yield Text()
+
+
+def show_branch(session: Session, branch: list[Record], tip: Record | None) -> None:
+    """The header, then each entry of the branch on one line."""
+    console = _console()
+    for line in _header_lines(session, branch, tip):
+        console.print(line)
+    labels = labels_of(session)
+    kids = children(session)
+    for record, entry in zip(branch, session.entries(branch)):
+        console.print(_entry_line(record, entry, labels, len(kids.get(record.id, ()))))
+
+
+def _tree_order(session: Session) -> Iterator[tuple[Record, int]]:
+    """Every entry with its depth; a chain stays at one depth, each fork goes one deeper."""
+    kids = children(session)
+    roots = kids.get(None, [])
+    stack = [(r, 1 if len(roots) > 1 else 0) for r in reversed(roots)]
+    seen: set[str] = set()
+    while stack:
+        record, depth = stack.pop()
+        if record.id in seen:
+            continue
+        seen.add(record.id)
+        yield record, depth
+        below = [c for c in kids.get(record.id, ()) if c is not record]
+        deeper = depth + (1 if len(below) > 1 else 0)
+        stack.extend((child, deeper) for child in reversed(below))
+
+
+def show_tree(session: Session, branch: list[Record], tip: Record | None) -> None:
+    """Every branch of the tree; entries of the current branch are marked with ``*``."""
+    console = _console()
+    for line in _header_lines(session, branch, tip):
+        console.print(line)
+    labels = labels_of(session)
+    kids = children(session)
+    on_branch = {r.id for r in branch}
+    order = list(_tree_order(session))
+    entries = session.entries(record for record, _ in order)
+    for (record, depth), entry in zip(order, entries):
+        mark = ("* " if record.id in on_branch else "  ") + "  " * depth
+        console.print(_entry_line(record, entry, labels, len(kids.get(record.id, ())), mark))
+
+
+def show_context(context: Context) -> None:
+    """The messages the agent would send, one line each."""
+    console = _console()
+    console.print(
+        Text.assemble(
+            ("model ", "bold"),
+            context.model or "(unknown)",
+            ("  thinking ", "bold"),
+            context.thinking_level,
+            ("  messages ", "bold"),
+            str(len(context.items)),
+        )
+    )
+    for number, message in enumerate(context.messages(), 1):
+        console.print(_message_line(number, message))
+
+
+def _message_line(number: int, message: Message) -> Text:
+    role, excerpt = describe_message(message)
+    return Text.assemble(
+        (f"{number:>4} ", "dim"),
+        (f"{role:<18}", ROLE_STYLES.get(role, "")),
+        _excerpt(excerpt),
+    )
+
+
+def show_list(sessions: Iterable[SessionSummary]) -> None:
+    """One line per session: id, creation time, size, cwd, title, and where it came from."""
+    console = _console()
+    for summary in sessions:
+        line = Text()
+        line.append(summary.id, "bold")
+        line.append(f"  {summary.timestamp[:19].replace('T', ' ')}", "dim")
+        line.append(f"  {_human_size(summary.size):>8}")
+        line.append(f"  {summary.cwd}", "cyan")
+        line.append(f"  {summary.title or '(untitled)'}")
+        if summary.parent_session:
+            line.append(f"  ← {summary.parent_session}", "dim")
+        console.print(line)

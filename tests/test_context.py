@@ -1,0 +1,279 @@
+"""The context builder against the real agent's contexts, and each of its rules on small trees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from handoff_cli.context import Context, build_context, js_time
+from handoff_cli.session import load_session
+from handoff_cli.tree import branch, leaf
+
+from .conftest import CONTEXT_FIXTURES, FIXTURES, Entries, tool_call, write_session
+
+
+def context_of(path: Path, leaf_id: str | None = None) -> Context:
+    session = load_session(path)
+    return build_context(session, branch(session, leaf(session, leaf_id)))
+
+
+def messages_of(path: Path) -> list[dict[str, Any]]:
+    return list(context_of(path).messages())
+
+
+def key_orders(value: Any) -> Any:
+    """The keys of every object in ``value``, in order (numbers compare by value elsewhere:
+    JavaScript writes 1.0 as 1)."""
+    if isinstance(value, dict):
+        return [(k, key_orders(v)) for k, v in value.items()]
+    if isinstance(value, list):
+        return [key_orders(v) for v in value]
+    return None
+
+
+def pi_style_model(path: Path) -> str | None:
+    """The model of the last pi-style model_change on the branch, which omp ignores and we read."""
+    session = load_session(path)
+    model = None
+    for record in branch(session, leaf(session)):
+        entry = record.entry
+        if record.type == "model_change" and entry and "model" not in entry:
+            model = f"{entry['provider']}/{entry['modelId']}"
+        elif record.type == "model_change" and entry:
+            model = None
+    return model
+
+
+@pytest.mark.parametrize("path", CONTEXT_FIXTURES, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_context_matches_the_agent(path: Path) -> None:
+    expected = orjson.loads(path.with_suffix(".context.json").read_bytes())
+    context = context_of(path)
+    got = list(context.messages())
+    assert got == expected["messages"]
+    # Key order too: a message must serialise as the agent's does.
+    assert key_orders(got) == key_orders(expected["messages"])
+    assert context.thinking_level == expected["thinkingLevel"]
+    assert context.model == (pi_style_model(path) or expected["model"])
+
+
+def test_fixtures_cover_every_dialect() -> None:
+    names = {p.name.split("-")[0] for p in CONTEXT_FIXTURES}
+    assert {"omp", "pi", "v1", "v2"} <= names
+
+
+def test_pi_style_model_change_is_read(tmp_path: Path, entries: Entries) -> None:
+    entries.assistant("hi")
+    entries.add("model_change", provider="openai", modelId="gpt-4o")
+    entries.assistant("still answered by the old model's record")
+    context = context_of(write_session(tmp_path / "s.jsonl", entries.items))
+    assert context.model == "openai/gpt-4o"
+
+
+def test_model_falls_back_to_the_last_assistant(tmp_path: Path, entries: Entries) -> None:
+    entries.assistant("a")
+    entries.message({"role": "assistant", "provider": "openai", "model": "o3", "content": []})
+    assert context_of(write_session(tmp_path / "s.jsonl", entries.items)).model == "openai/o3"
+
+
+def test_model_change_for_another_role_does_not_count(tmp_path: Path, entries: Entries) -> None:
+    entries.add("model_change", model="openai/gpt-4o-mini", role="smol")
+    entries.assistant("a")
+    context = context_of(write_session(tmp_path / "s.jsonl", entries.items))
+    assert context.model == "anthropic/claude-sonnet-4-5"
+
+
+def test_no_model_and_default_thinking(tmp_path: Path, entries: Entries) -> None:
+    entries.user("hi")
+    entries.add("thinking_level_change", thinkingLevel=None)
+    context = context_of(write_session(tmp_path / "s.jsonl", entries.items))
+    assert (context.model, context.thinking_level) == (None, "off")
+
+
+def test_compaction_keeps_from_first_kept_entry(tmp_path: Path, entries: Entries) -> None:
+    entries.user("old")
+    kept = entries.user("kept")
+    entries.add("compaction", summary="S", firstKeptEntryId=kept, tokensBefore=10)
+    entries.user("new")
+    got = messages_of(write_session(tmp_path / "s.jsonl", entries.items))
+    assert [m.get("content", m.get("summary")) for m in got] == ["S", "kept", "new"]
+    assert got[0] == {"role": "compactionSummary", "summary": "S", "tokensBefore": 10,
+                      "timestamp": js_time(entries.items[2]["timestamp"])}
+
+
+def test_compaction_whose_kept_entry_is_off_the_branch_keeps_nothing(
+    tmp_path: Path, entries: Entries
+) -> None:
+    root = entries.user("root")
+    off = entries.user("abandoned")
+    entries.user("on the branch", parent=root)
+    entries.add("compaction", summary="S", firstKeptEntryId=off, tokensBefore=1)
+    entries.user("after")
+    got = messages_of(write_session(tmp_path / "s.jsonl", entries.items))
+    assert [m["role"] for m in got] == ["compactionSummary", "user"]
+
+
+def test_only_the_last_compaction_counts(tmp_path: Path, entries: Entries) -> None:
+    first = entries.user("a")
+    entries.add("compaction", summary="S1", firstKeptEntryId=first, tokensBefore=1)
+    kept = entries.user("b")
+    entries.add("compaction", summary="S2", firstKeptEntryId=kept, tokensBefore=2,
+                shortSummary="s", tokensAfter=1, method="llm", details={"x": 1})
+    got = messages_of(write_session(tmp_path / "s.jsonl", entries.items))
+    assert [m.get("summary", m.get("content")) for m in got] == ["S2", "b"]
+    assert list(got[0]) == ["role", "summary", "shortSummary", "tokensBefore", "tokensAfter",
+                            "method", "timestamp"]
+
+
+def test_reset_boundary_after_compaction_starts_afresh(tmp_path: Path, entries: Entries) -> None:
+    kept = entries.user("a")
+    entries.add("compaction", summary="S", firstKeptEntryId=kept, tokensBefore=1)
+    entries.add("reset_boundary")
+    entries.user("fresh")
+    got = messages_of(write_session(tmp_path / "s.jsonl", entries.items))
+    assert got == [{"role": "user", "content": "fresh", "timestamp": 1}]
+
+
+def test_reset_boundary_before_compaction_is_superseded(tmp_path: Path, entries: Entries) -> None:
+    entries.user("a")
+    entries.add("reset_boundary")
+    kept = entries.user("b")
+    entries.add("compaction", summary="S", firstKeptEntryId=kept, tokensBefore=1)
+    got = messages_of(write_session(tmp_path / "s.jsonl", entries.items))
+    assert [m["role"] for m in got] == ["compactionSummary", "user"]
+
+
+def test_branch_summary_and_custom_messages(tmp_path: Path, entries: Entries) -> None:
+    entries.user("a")
+    entries.add("branch_summary", fromId="root", summary="went elsewhere")
+    entries.add("branch_summary", fromId="root", summary="")
+    entries.items.append({"type": "custom_message", "customType": "", "content": "c",
+                          "display": "yes", "attribution": "weird", "id": "c1",
+                          "parentId": entries.leaf, "timestamp": "bad date"})
+    entries.leaf = "c1"
+    entries.items.append({"type": "custom_message", "customType": "prewalk-plan", "content": "x",
+                          "display": True, "id": "c2", "parentId": "c1",
+                          "timestamp": "2026-01-01T00:00:00.000Z"})
+    entries.items.append({"type": "custom_message", "customType": "n", "content": 5,
+                          "display": True, "id": "c3", "parentId": "c2",
+                          "timestamp": "2026-01-01T00:00:00.000Z"})
+    got = messages_of(write_session(tmp_path / "s.jsonl", entries.items))
+    assert got[1] == {"role": "branchSummary", "summary": "went elsewhere", "fromId": "root",
+                      "timestamp": js_time(entries.items[1]["timestamp"])}
+    assert got[2] == {"role": "custom", "customType": "custom-message", "content": "c",
+                      "display": False, "attribution": "agent", "timestamp": None}
+    assert len(got) == 3  # the empty summary, the hidden type and the bad content are left out
+
+
+def test_retried_and_empty_failed_turns_are_skipped(tmp_path: Path, entries: Entries) -> None:
+    entries.user("a")
+    entries.assistant("first try", retryRecovery={"attempt": 1})
+    entries.assistant({"type": "text", "text": "  "}, stop="error")
+    entries.assistant("answer")
+    got = messages_of(write_session(tmp_path / "s.jsonl", entries.items))
+    assert [m["content"] if m["role"] == "user" else m["content"][0]["text"] for m in got] == [
+        "a", "answer"]
+
+
+def test_unanswered_tool_calls_are_stripped(tmp_path: Path, entries: Entries) -> None:
+    entries.user("a")
+    entries.assistant(
+        {"type": "thinking", "thinking": "t", "thinkingSignature": "sig"},
+        {"type": "redactedThinking", "data": "r"},
+        "calling",
+        tool_call("answered"),
+        tool_call("dangling"),
+        stop="toolUse",
+    )
+    entries.result("answered")
+    entries.assistant(tool_call("only-dangling"), stop="toolUse")
+    got = messages_of(write_session(tmp_path / "s.jsonl", entries.items))
+    assert [m["role"] for m in got] == ["user", "assistant", "toolResult"]
+    assert got[1]["content"] == [
+        {"type": "thinking", "thinking": "t"},
+        {"type": "text", "text": "calling"},
+        tool_call("answered"),
+    ]
+    assert list(got[1]) == list(entries.items[1]["message"])
+
+
+def test_failed_turns_go_with_their_later_results(tmp_path: Path, entries: Entries) -> None:
+    entries.user("a")
+    entries.assistant("trying", tool_call("c1"), stop="aborted")
+    entries.result("c1")
+    entries.assistant("again", tool_call("c2"), stop="error")
+    entries.result("c2")
+    entries.items.append({"type": "custom_message", "customType": "interrupted-thinking",
+                          "content": "...", "display": True, "id": "it",
+                          "parentId": entries.leaf, "timestamp": "2026-01-01T00:00:00.000Z"})
+    entries.leaf = "it"
+    got = messages_of(write_session(tmp_path / "s.jsonl", entries.items))
+    # Each failed turn is followed by its own result, not by "interrupted-thinking": both go.
+    assert [m["role"] for m in got] == ["user", "custom"]
+
+
+def test_failed_turn_followed_by_interrupted_thinking_stays(
+    tmp_path: Path, entries: Entries
+) -> None:
+    entries.user("a")
+    entries.assistant("thinking hard", stop="aborted")
+    entries.items.append({"type": "custom_message", "customType": "interrupted-thinking",
+                          "content": "...", "display": True, "id": "it",
+                          "parentId": entries.leaf, "timestamp": "2026-01-01T00:00:00.000Z"})
+    entries.leaf = "it"
+    got = messages_of(write_session(tmp_path / "s.jsonl", entries.items))
+    assert [m["role"] for m in got] == ["user", "assistant", "custom"]
+
+
+def test_v1_compaction_index_and_v2_hook_message(tmp_path: Path) -> None:
+    v1 = write_session(
+        tmp_path / "v1.jsonl",
+        [
+            {"type": "message", "timestamp": "2026-01-01T00:00:00.000Z",
+             "message": {"role": "user", "content": "one", "timestamp": 1}},
+            {"type": "message", "timestamp": "2026-01-01T00:00:01.000Z",
+             "message": {"role": "user", "content": "two", "timestamp": 2}},
+            {"type": "compaction", "timestamp": "2026-01-01T00:00:02.000Z", "summary": "S",
+             "firstKeptEntryIndex": 2, "tokensBefore": 5},
+        ],
+        header={"type": "session", "id": "old", "timestamp": "2026-01-01T00:00:00.000Z",
+                "cwd": "/x"},
+    )
+    assert [m.get("content", m.get("summary")) for m in messages_of(v1)] == ["S", "two"]
+    v2 = write_session(
+        tmp_path / "v2.jsonl",
+        [{"type": "message", "id": "a", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z",
+          "message": {"role": "hookMessage", "customType": "h", "content": "x", "display": True,
+                      "timestamp": 1}}],
+        header={**{"type": "session", "version": 2, "id": "v2", "cwd": "/x"}},
+    )
+    assert messages_of(v2) == [
+        {"role": "custom", "customType": "h", "content": "x", "display": True, "timestamp": 1}]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2026-11-30T04:45:49.830Z", 1796013949830),
+        ("1970-01-01T00:00:00.001+00:00", 1),
+        ("not a date", None),
+        (None, 0),
+        (12.7, 12),
+        (float("inf"), None),
+        ({"a": 1}, None),
+    ],
+)
+def test_js_time(value: Any, expected: int | None) -> None:
+    assert js_time(value) == expected
+
+
+def test_context_reads_only_emitted_payloads(tmp_path: Path, entries: Entries) -> None:
+    for number in range(50):
+        entries.user(f"old {number}")
+    kept = entries.user("kept")
+    entries.add("compaction", summary="S", firstKeptEntryId=kept, tokensBefore=1)
+    path = write_session(tmp_path / "s.jsonl", entries.items)
+    context = context_of(path)
+    assert [r.id for r in context.records] == [entries.items[-1]["id"], kept]
