@@ -40,8 +40,8 @@ with open(sys.argv[1], "rb") as f:
 """
 
 WORDS = (
-    "the session tool file test parser error branch context model token write read "
-    "import config handoff compaction summary cache path function module retry"
+    "the session tool file test parser error branch context model token write read import "
+    "config handoff compaction summary cache path function module retry"
 ).split()
 
 
@@ -99,7 +99,12 @@ def write_big_session(path: Path, megabytes: int, seed: int = 7) -> None:
                     "content": [
                         {"type": "thinking", "thinking": _text(rng, 40), "thinkingSignature": "s"},
                         {"type": "text", "text": _text(rng, 60)},
-                        {"type": "toolCall", "id": call, "name": "bash", "arguments": {"cmd": "ls"}},
+                        {
+                            "type": "toolCall",
+                            "id": call,
+                            "name": "bash",
+                            "arguments": {"cmd": "ls"},
+                        },
                     ],
                     "usage": {"input": 100, "output": 50, "totalTokens": 150},
                     "stopReason": "toolUse",
@@ -118,8 +123,12 @@ def write_big_session(path: Path, megabytes: int, seed: int = 7) -> None:
                 },
             )
             if count % 2000 < 3:
-                emit("compaction", summary=_text(rng, 200), firstKeptEntryId=parent,
-                     tokensBefore=150000)
+                emit(
+                    "compaction",
+                    summary=_text(rng, 200),
+                    firstKeptEntryId=parent,
+                    tokensBefore=150000,
+                )
             if rng.random() < 0.01 and turn_start is not None:
                 parent = turn_start  # go back: the turn just written becomes an abandoned branch
 
@@ -148,8 +157,10 @@ def bench_context(work: Path, megabytes: int, runs: int) -> None:
     print(f"show --context --json, {size / 1e6:.0f} MB session (best of {runs}):")
     print(f"  bare orjson parse + write   {base:6.3f} s   peak RSS {base_rss / 1e6:6.0f} MB")
     print(f"  handoff show --context      {ours:6.3f} s   peak RSS {ours_rss / 1e6:6.0f} MB")
-    print(f"  time ratio {ours / base:.2f}x (target <= 1.5x)   "
-          f"memory {ours_rss / size:.2f}x the file (target <= 2x)")
+    print(
+        f"  time ratio {ours / base:.2f}x (target <= 1.5x)   "
+        f"memory {ours_rss / size:.2f}x the file (target <= 2x)"
+    )
 
 
 def bench_list(work: Path, sessions: int, runs: int) -> None:
@@ -162,8 +173,10 @@ def bench_list(work: Path, sessions: int, runs: int) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
     elapsed, _ = _run([*HANDOFF, "list", str(folder), "--json"], runs)
-    print(f"list --json over {sessions} sessions: {elapsed:.3f} s (target < 0.3 s, best of {runs},"
-          " process start-up included)")
+    print(
+        f"list --json over {sessions} sessions: {elapsed:.3f} s (target < 0.3 s, best of {runs},"
+        " process start-up included)"
+    )
 
 
 def bench_startup(work: Path, runs: int) -> None:
@@ -172,15 +185,23 @@ def bench_startup(work: Path, runs: int) -> None:
     bare, _ = _run([PYTHON, "-c", "pass"], runs)
     ours, _ = _run([*HANDOFF, "list", str(empty)], runs)
     probe = subprocess.run(
-        [PYTHON, "-c",
-         "import sys; from handoff_cli.cli import main\n"
-         "try: main(['list', sys.argv[1]])\n"
-         "except SystemExit: pass\n"
-         "print('litellm' in sys.modules)", str(empty)],
-        capture_output=True, text=True, check=True,
+        [
+            PYTHON,
+            "-c",
+            "import sys; from handoff_cli.cli import main\n"
+            "try: main(['list', sys.argv[1]])\n"
+            "except SystemExit: pass\n"
+            "print('litellm' in sys.modules)",
+            str(empty),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
-    print(f"start-up of `handoff list` (empty folder): {ours:.3f} s, bare python {bare:.3f} s, "
-          f"{ours - bare:.3f} s ours; litellm imported: {probe.stdout.strip()}")
+    print(
+        f"start-up of `handoff list` (empty folder): {ours:.3f} s, bare python {bare:.3f} s, "
+        f"{ours - bare:.3f} s ours; litellm imported: {probe.stdout.strip()}"
+    )
 
 
 def main() -> None:

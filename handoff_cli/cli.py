@@ -7,13 +7,12 @@ code, in one place.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
+from typer.exceptions import TyperException
 
 from . import __version__
 from .errors import ExitCode, HandoffError, NothingToHandOffError
@@ -180,19 +179,12 @@ def main(argv: list[str] | None = None) -> None:
     except HandoffError as error:
         notice(str(error))
         code = error.exit_code
-    except click.UsageError as error:
-        hint = f" (see 'handoff {error.ctx.info_name} --help')" if error.ctx else ""
+    except TyperException as error:  # typer's (vendored) click errors: bad usage, mostly
+        context = getattr(error, "ctx", None)
+        hint = f" (see 'handoff {context.info_name} --help')" if context is not None else ""
         notice(f"Usage error: {error.format_message()}{hint}")
-        code = ExitCode.USAGE
-    except click.ClickException as error:
-        notice(error.format_message())
         code = error.exit_code
-    except (click.Abort, KeyboardInterrupt):
+    except (typer.Abort, KeyboardInterrupt):
         notice("Cancelled")
         code = ExitCode.CANCELLED
-    except BrokenPipeError:
-        # The reader went away (e.g. `| head`): not an error of ours. Point stdout at devnull so
-        # the interpreter's final flush does not complain.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        code = ExitCode.OK
     sys.exit(code)

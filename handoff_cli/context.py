@@ -50,7 +50,7 @@ class Context:
     def messages(self) -> Iterator[Message]:
         """The context's messages in order, each read from the file only when reached."""
         strips = self.strips
-        for record, entry in zip(self.records, self.session.entries(self.records)):
+        for record, entry in zip(self.records, self.session.entries(self.records), strict=False):
             yield to_message(entry, strips.get(record.id, frozenset()))
 
 
@@ -208,7 +208,7 @@ def _drop_failed_turns(records: list[Record], strips: Strips) -> list[Record]:
             for position in results.get(call, ()) if call is not None else ():
                 if position > index:
                     drop(position)
-    return [record for record, keep in zip(records, alive) if keep]
+    return [record for record, keep in zip(records, alive, strict=False) if keep]
 
 
 def _is_interrupted_thinking(record: Record) -> bool:

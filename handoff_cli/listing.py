@@ -156,7 +156,7 @@ def list_sessions(directory: Path) -> tuple[list[SessionSummary], list[Skipped]]
 
 
 def resolve_session(spec: str, directory: Path) -> Path:
-    """The file named by ``spec``: a path, or a session id or unique id prefix under ``directory``."""
+    """The file ``spec`` names: a path, or a session id (or unique prefix) under ``directory``."""
     path = Path(spec)
     if path.exists() or os.sep in spec or spec.endswith(".jsonl") or not directory.is_dir():
         return path

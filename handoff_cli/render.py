@@ -168,7 +168,7 @@ def show_branch(session: Session, branch: list[Record], tip: Record | None) -> N
         console.print(line)
     labels = labels_of(session)
     kids = children(session)
-    for record, entry in zip(branch, session.entries(branch)):
+    for record, entry in zip(branch, session.entries(branch), strict=False):
         console.print(_entry_line(record, entry, labels, len(kids.get(record.id, ()))))
 
 
@@ -199,7 +199,7 @@ def show_tree(session: Session, branch: list[Record], tip: Record | None) -> Non
     on_branch = {r.id for r in branch}
     order = list(_tree_order(session))
     entries = session.entries(record for record, _ in order)
-    for (record, depth), entry in zip(order, entries):
+    for (record, depth), entry in zip(order, entries, strict=False):
         mark = ("* " if record.id in on_branch else "  ") + "  " * depth
         console.print(_entry_line(record, entry, labels, len(kids.get(record.id, ())), mark))
 
@@ -214,7 +214,7 @@ def show_context(context: Context) -> None:
             ("  thinking ", "bold"),
             context.thinking_level,
             ("  messages ", "bold"),
-            str(len(context.items)),
+            str(len(context.records)),
         )
     )
     for number, message in enumerate(context.messages(), 1):

@@ -146,8 +146,10 @@ def header_version(header: Entry) -> int:
 
 
 def is_header(value: Any) -> bool:
-    return isinstance(value, dict) and value.get("type") == "session" and isinstance(
-        value.get("id"), str
+    return (
+        isinstance(value, dict)
+        and value.get("type") == "session"
+        and isinstance(value.get("id"), str)
     )
 
 
@@ -194,9 +196,9 @@ def _migrate_v1_compaction(entry: Entry, ordinal: int, idless: set[int]) -> None
     index = entry.pop("firstKeptEntryIndex", None)
     if isinstance(index, float) and index.is_integer():
         index = int(index)
-    if isinstance(index, int) and not isinstance(index, bool) and 0 < index < ordinal:
-        if index not in idless:
-            entry["firstKeptEntryId"] = _v1_id(index)
+    valid = isinstance(index, int) and not isinstance(index, bool)
+    if valid and 0 < index < ordinal and index not in idless:
+        entry["firstKeptEntryId"] = _v1_id(index)
 
 
 def _has_text(value: Any) -> bool:
@@ -216,9 +218,7 @@ def _block_has_content(block: Any, signatures_count: bool) -> bool:
         )
     if kind == "redactedThinking":
         return _has_text(block.get("data"))
-    if kind == "fallback":
-        return False
-    return True  # tool calls, images and unknown blocks
+    return kind != "fallback"  # tool calls, images and unknown blocks count
 
 
 def replays_openai_history(message: dict[str, Any]) -> bool:
@@ -235,7 +235,9 @@ _NO_MESSAGE = MessageFacts(None, None, None, None, (), None, False, True)
 
 
 def _plain_facts(role: Any) -> MessageFacts:
-    return MessageFacts(role if isinstance(role, str) else None, None, None, None, (), None, False, False)
+    return MessageFacts(
+        role if isinstance(role, str) else None, None, None, None, (), None, False, False
+    )
 
 
 _USER = _plain_facts("user")
@@ -369,7 +371,8 @@ def _scan(path: Path, lines: Iterable[bytes]) -> Session:
                 skipped.append(line_no)
             else:
                 raise SessionFileError(
-                    path, "not a session file: no session header (a 'session' line with an id)",
+                    path,
+                    "not a session file: no session header (a 'session' line with an id)",
                     line_no,
                 )
             continue
@@ -415,7 +418,9 @@ def _scan(path: Path, lines: Iterable[bytes]) -> Session:
         records.append(record)
     if header is None:
         if skipped:
-            raise SessionFileError(path, "not valid JSON, and no session header follows", skipped[0])
+            raise SessionFileError(
+                path, "not valid JSON, and no session header follows", skipped[0]
+            )
         raise SessionFileError(path, "empty file, not a session")
     return Session(
         path=path,

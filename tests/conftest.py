@@ -18,7 +18,9 @@ PROJECT = Path(__file__).parent.parent
 EXAMPLES = PROJECT / "sessions"
 
 # Every fixture session that has the real agent's context beside it.
-CONTEXT_FIXTURES = sorted(p for p in FIXTURES.rglob("*.jsonl") if p.with_suffix(".context.json").exists())
+CONTEXT_FIXTURES = sorted(
+    p for p in FIXTURES.rglob("*.jsonl") if p.with_suffix(".context.json").exists()
+)
 
 HEADER = {
     "type": "session",
@@ -33,8 +35,12 @@ def line(value: Any) -> bytes:
     return orjson.dumps(value) + b"\n"
 
 
-def write_session(path: Path, entries: list[dict[str, Any]], header: dict[str, Any] | None = None,
-                  extra: bytes = b"") -> Path:
+def write_session(
+    path: Path,
+    entries: list[dict[str, Any]],
+    header: dict[str, Any] | None = None,
+    extra: bytes = b"",
+) -> Path:
     """A session file: ``header`` (default ``HEADER``), ``entries``, then raw ``extra`` bytes."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(line(header or HEADER) + b"".join(line(e) for e in entries) + extra)
@@ -48,36 +54,55 @@ class Entries:
         self.items: list[dict[str, Any]] = []
         self.leaf: str | None = None
 
-    def add(self, kind: str, parent: str | None | bool = True, **fields: Any) -> str:
+    def add(self, kind: str, parent: str | bool | None = True, **fields: Any) -> str:
         entry_id = f"e{len(self.items) + 1:07x}"
         parent_id = self.leaf if parent is True else parent
         second = len(self.items) % 60
         self.items.append(
-            {"type": kind, "id": entry_id, "parentId": parent_id,
-             "timestamp": f"2026-01-01T00:00:{second:02d}.000Z", **fields}
+            {
+                "type": kind,
+                "id": entry_id,
+                "parentId": parent_id,
+                "timestamp": f"2026-01-01T00:00:{second:02d}.000Z",
+                **fields,
+            }
         )
         self.leaf = entry_id
         return entry_id
 
-    def message(self, message: dict[str, Any], parent: str | None | bool = True) -> str:
+    def message(self, message: dict[str, Any], parent: str | bool | None = True) -> str:
         return self.add("message", parent=parent, message=message)
 
-    def user(self, text: str, parent: str | None | bool = True) -> str:
+    def user(self, text: str, parent: str | bool | None = True) -> str:
         return self.message({"role": "user", "content": text, "timestamp": 1}, parent)
 
-    def assistant(self, *blocks: Any, stop: str = "stop", parent: str | None | bool = True,
-                  **fields: Any) -> str:
+    def assistant(
+        self, *blocks: Any, stop: str = "stop", parent: str | bool | None = True, **fields: Any
+    ) -> str:
         content = [{"type": "text", "text": b} if isinstance(b, str) else b for b in blocks]
         return self.message(
-            {"role": "assistant", "provider": "anthropic", "model": "claude-sonnet-4-5",
-             "content": content, "stopReason": stop, "timestamp": 2, **fields},
+            {
+                "role": "assistant",
+                "provider": "anthropic",
+                "model": "claude-sonnet-4-5",
+                "content": content,
+                "stopReason": stop,
+                "timestamp": 2,
+                **fields,
+            },
             parent,
         )
 
-    def result(self, call_id: str, text: str = "ok", parent: str | None | bool = True) -> str:
+    def result(self, call_id: str, text: str = "ok", parent: str | bool | None = True) -> str:
         return self.message(
-            {"role": "toolResult", "toolCallId": call_id, "toolName": "bash",
-             "content": [{"type": "text", "text": text}], "isError": False, "timestamp": 3},
+            {
+                "role": "toolResult",
+                "toolCallId": call_id,
+                "toolName": "bash",
+                "content": [{"type": "text", "text": text}],
+                "isError": False,
+                "timestamp": 3,
+            },
             parent,
         )
 
@@ -96,7 +121,9 @@ class Result:
         return orjson.loads(self.stdout)
 
 
-def run_cli(*args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None) -> Result:
+def run_cli(
+    *args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> Result:
     """Run the real program in a subprocess, as a user would."""
     completed = subprocess.run(
         [sys.executable, "-m", "handoff_cli", *map(str, args)],

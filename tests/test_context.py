@@ -99,8 +99,12 @@ def test_compaction_keeps_from_first_kept_entry(tmp_path: Path, entries: Entries
     entries.user("new")
     got = messages_of(write_session(tmp_path / "s.jsonl", entries.items))
     assert [m.get("content", m.get("summary")) for m in got] == ["S", "kept", "new"]
-    assert got[0] == {"role": "compactionSummary", "summary": "S", "tokensBefore": 10,
-                      "timestamp": js_time(entries.items[2]["timestamp"])}
+    assert got[0] == {
+        "role": "compactionSummary",
+        "summary": "S",
+        "tokensBefore": 10,
+        "timestamp": js_time(entries.items[2]["timestamp"]),
+    }
 
 
 def test_compaction_whose_kept_entry_is_off_the_branch_keeps_nothing(
@@ -119,12 +123,27 @@ def test_only_the_last_compaction_counts(tmp_path: Path, entries: Entries) -> No
     first = entries.user("a")
     entries.add("compaction", summary="S1", firstKeptEntryId=first, tokensBefore=1)
     kept = entries.user("b")
-    entries.add("compaction", summary="S2", firstKeptEntryId=kept, tokensBefore=2,
-                shortSummary="s", tokensAfter=1, method="llm", details={"x": 1})
+    entries.add(
+        "compaction",
+        summary="S2",
+        firstKeptEntryId=kept,
+        tokensBefore=2,
+        shortSummary="s",
+        tokensAfter=1,
+        method="llm",
+        details={"x": 1},
+    )
     got = messages_of(write_session(tmp_path / "s.jsonl", entries.items))
     assert [m.get("summary", m.get("content")) for m in got] == ["S2", "b"]
-    assert list(got[0]) == ["role", "summary", "shortSummary", "tokensBefore", "tokensAfter",
-                            "method", "timestamp"]
+    assert list(got[0]) == [
+        "role",
+        "summary",
+        "shortSummary",
+        "tokensBefore",
+        "tokensAfter",
+        "method",
+        "timestamp",
+    ]
 
 
 def test_reset_boundary_after_compaction_starts_afresh(tmp_path: Path, entries: Entries) -> None:
@@ -149,21 +168,56 @@ def test_branch_summary_and_custom_messages(tmp_path: Path, entries: Entries) ->
     entries.user("a")
     entries.add("branch_summary", fromId="root", summary="went elsewhere")
     entries.add("branch_summary", fromId="root", summary="")
-    entries.items.append({"type": "custom_message", "customType": "", "content": "c",
-                          "display": "yes", "attribution": "weird", "id": "c1",
-                          "parentId": entries.leaf, "timestamp": "bad date"})
+    entries.items.append(
+        {
+            "type": "custom_message",
+            "customType": "",
+            "content": "c",
+            "display": "yes",
+            "attribution": "weird",
+            "id": "c1",
+            "parentId": entries.leaf,
+            "timestamp": "bad date",
+        }
+    )
     entries.leaf = "c1"
-    entries.items.append({"type": "custom_message", "customType": "prewalk-plan", "content": "x",
-                          "display": True, "id": "c2", "parentId": "c1",
-                          "timestamp": "2026-01-01T00:00:00.000Z"})
-    entries.items.append({"type": "custom_message", "customType": "n", "content": 5,
-                          "display": True, "id": "c3", "parentId": "c2",
-                          "timestamp": "2026-01-01T00:00:00.000Z"})
+    entries.items.append(
+        {
+            "type": "custom_message",
+            "customType": "prewalk-plan",
+            "content": "x",
+            "display": True,
+            "id": "c2",
+            "parentId": "c1",
+            "timestamp": "2026-01-01T00:00:00.000Z",
+        }
+    )
+    entries.items.append(
+        {
+            "type": "custom_message",
+            "customType": "n",
+            "content": 5,
+            "display": True,
+            "id": "c3",
+            "parentId": "c2",
+            "timestamp": "2026-01-01T00:00:00.000Z",
+        }
+    )
     got = messages_of(write_session(tmp_path / "s.jsonl", entries.items))
-    assert got[1] == {"role": "branchSummary", "summary": "went elsewhere", "fromId": "root",
-                      "timestamp": js_time(entries.items[1]["timestamp"])}
-    assert got[2] == {"role": "custom", "customType": "custom-message", "content": "c",
-                      "display": False, "attribution": "agent", "timestamp": None}
+    assert got[1] == {
+        "role": "branchSummary",
+        "summary": "went elsewhere",
+        "fromId": "root",
+        "timestamp": js_time(entries.items[1]["timestamp"]),
+    }
+    assert got[2] == {
+        "role": "custom",
+        "customType": "custom-message",
+        "content": "c",
+        "display": False,
+        "attribution": "agent",
+        "timestamp": None,
+    }
     assert len(got) == 3  # the empty summary, the hidden type and the bad content are left out
 
 
@@ -174,7 +228,9 @@ def test_retried_and_empty_failed_turns_are_skipped(tmp_path: Path, entries: Ent
     entries.assistant("answer")
     got = messages_of(write_session(tmp_path / "s.jsonl", entries.items))
     assert [m["content"] if m["role"] == "user" else m["content"][0]["text"] for m in got] == [
-        "a", "answer"]
+        "a",
+        "answer",
+    ]
 
 
 def test_unanswered_tool_calls_are_stripped(tmp_path: Path, entries: Entries) -> None:
@@ -205,9 +261,17 @@ def test_failed_turns_go_with_their_later_results(tmp_path: Path, entries: Entri
     entries.result("c1")
     entries.assistant("again", tool_call("c2"), stop="error")
     entries.result("c2")
-    entries.items.append({"type": "custom_message", "customType": "interrupted-thinking",
-                          "content": "...", "display": True, "id": "it",
-                          "parentId": entries.leaf, "timestamp": "2026-01-01T00:00:00.000Z"})
+    entries.items.append(
+        {
+            "type": "custom_message",
+            "customType": "interrupted-thinking",
+            "content": "...",
+            "display": True,
+            "id": "it",
+            "parentId": entries.leaf,
+            "timestamp": "2026-01-01T00:00:00.000Z",
+        }
+    )
     entries.leaf = "it"
     got = messages_of(write_session(tmp_path / "s.jsonl", entries.items))
     # Each failed turn is followed by its own result, not by "interrupted-thinking": both go.
@@ -219,9 +283,17 @@ def test_failed_turn_followed_by_interrupted_thinking_stays(
 ) -> None:
     entries.user("a")
     entries.assistant("thinking hard", stop="aborted")
-    entries.items.append({"type": "custom_message", "customType": "interrupted-thinking",
-                          "content": "...", "display": True, "id": "it",
-                          "parentId": entries.leaf, "timestamp": "2026-01-01T00:00:00.000Z"})
+    entries.items.append(
+        {
+            "type": "custom_message",
+            "customType": "interrupted-thinking",
+            "content": "...",
+            "display": True,
+            "id": "it",
+            "parentId": entries.leaf,
+            "timestamp": "2026-01-01T00:00:00.000Z",
+        }
+    )
     entries.leaf = "it"
     got = messages_of(write_session(tmp_path / "s.jsonl", entries.items))
     assert [m["role"] for m in got] == ["user", "assistant", "custom"]
@@ -231,26 +303,54 @@ def test_v1_compaction_index_and_v2_hook_message(tmp_path: Path) -> None:
     v1 = write_session(
         tmp_path / "v1.jsonl",
         [
-            {"type": "message", "timestamp": "2026-01-01T00:00:00.000Z",
-             "message": {"role": "user", "content": "one", "timestamp": 1}},
-            {"type": "message", "timestamp": "2026-01-01T00:00:01.000Z",
-             "message": {"role": "user", "content": "two", "timestamp": 2}},
-            {"type": "compaction", "timestamp": "2026-01-01T00:00:02.000Z", "summary": "S",
-             "firstKeptEntryIndex": 2, "tokensBefore": 5},
+            {
+                "type": "message",
+                "timestamp": "2026-01-01T00:00:00.000Z",
+                "message": {"role": "user", "content": "one", "timestamp": 1},
+            },
+            {
+                "type": "message",
+                "timestamp": "2026-01-01T00:00:01.000Z",
+                "message": {"role": "user", "content": "two", "timestamp": 2},
+            },
+            {
+                "type": "compaction",
+                "timestamp": "2026-01-01T00:00:02.000Z",
+                "summary": "S",
+                "firstKeptEntryIndex": 2,
+                "tokensBefore": 5,
+            },
         ],
-        header={"type": "session", "id": "old", "timestamp": "2026-01-01T00:00:00.000Z",
-                "cwd": "/x"},
+        header={
+            "type": "session",
+            "id": "old",
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "cwd": "/x",
+        },
     )
     assert [m.get("content", m.get("summary")) for m in messages_of(v1)] == ["S", "two"]
     v2 = write_session(
         tmp_path / "v2.jsonl",
-        [{"type": "message", "id": "a", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z",
-          "message": {"role": "hookMessage", "customType": "h", "content": "x", "display": True,
-                      "timestamp": 1}}],
+        [
+            {
+                "type": "message",
+                "id": "a",
+                "parentId": None,
+                "timestamp": "2026-01-01T00:00:00.000Z",
+                "message": {
+                    "role": "hookMessage",
+                    "customType": "h",
+                    "content": "x",
+                    "display": True,
+                    "timestamp": 1,
+                },
+            }
+        ],
         header={**{"type": "session", "version": 2, "id": "v2", "cwd": "/x"}},
     )
     assert messages_of(v2) == [
-        {"role": "custom", "customType": "h", "content": "x", "display": True, "timestamp": 1}]
+        {"role": "custom", "customType": "h", "content": "x", "display": True, "timestamp": 1}
+    ]
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,229 @@
+"""The real program, run in a subprocess: output streams, exit codes, messages."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from .conftest import EXAMPLES, FIXTURES, Entries, run_cli, write_session
+
+SAMPLE = FIXTURES / "omp/sample-v3.jsonl"
+SAMPLE_ID = "01a22ac6-037e-775c-8089-58f5d6db35c2"
+
+
+def test_show_branch_is_readable_plain_text() -> None:
+    result = run_cli("show", SAMPLE, env={"NO_COLOR": ""})
+    assert result.code == 0, result.stderr
+    assert "\x1b[" not in result.stdout  # not a terminal: no colour codes
+    assert f"session  {SAMPLE_ID}" in result.stdout
+    assert "[start]" in result.stdout  # the label on its entry
+    assert "⑂ 2 branches" in result.stdout
+    assert "Running ls → bash" in result.stdout
+    assert "on the new branch" in result.stdout
+    assert "after compaction" not in result.stdout  # on the other branch
+    assert result.stderr == ""
+
+
+def test_show_tree_shows_every_branch_and_marks_the_current_one() -> None:
+    result = run_cli("show", SAMPLE, "--tree")
+    assert result.code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    compaction = next(x for x in lines if "compaction" in x)
+    assert not compaction.startswith("*")
+    new_branch = next(x for x in lines if "on the new branch" in x)
+    assert new_branch.startswith("*   ")  # on the current branch, one level into a fork
+    assert next(x for x in lines if "List files" in x).startswith("* ae1c4c34")
+
+
+def test_show_json_is_the_branch_as_in_the_file() -> None:
+    result = run_cli("show", SAMPLE, "--json")
+    assert result.code == 0, result.stderr
+    data = result.json()
+    assert list(data) == ["header", "leaf", "branch"]
+    assert data["header"]["id"] == SAMPLE_ID
+    file_entries = {e["id"]: e for e in map(orjson.loads, SAMPLE.read_bytes().splitlines()[2:])}
+    assert [file_entries[e["id"]] for e in data["branch"]] == data["branch"]
+    assert data["branch"][-1]["id"] == data["leaf"] == "465da109"
+
+
+@pytest.mark.parametrize("name", ["omp/sample-v3", "pi/before-compaction", "generated/v2-030"])
+def test_show_context_json_is_the_agents_context(name: str) -> None:
+    result = run_cli("show", FIXTURES / f"{name}.jsonl", "--context", "--json")
+    assert result.code == 0, result.stderr
+    expected = orjson.loads((FIXTURES / f"{name}.context.json").read_bytes())
+    got = result.json()
+    assert list(got) == ["messages", "thinkingLevel", "model"]
+    assert got["messages"] == expected["messages"]
+    assert got["thinkingLevel"] == expected["thinkingLevel"]
+
+
+def test_show_context_human_and_leaf_option() -> None:
+    result = run_cli("show", SAMPLE, "--context", "--leaf", "52f68310")
+    assert result.code == 0, result.stderr
+    assert "compactionSummary" in result.stdout
+    assert "after compaction" in result.stdout
+    assert "thinking high" in result.stdout
+
+
+def test_session_by_id_prefix_from_the_sessions_dir(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions" / "--home-u-proj--"
+    folder.mkdir(parents=True)
+    shutil.copyfile(SAMPLE, folder / SAMPLE.name)
+    by_env = run_cli("show", SAMPLE_ID[:8], "--json")
+    by_option = run_cli(
+        "show",
+        SAMPLE_ID,
+        "--json",
+        "--sessions-dir",
+        tmp_path / "sessions",
+        env={"HANDOFF_SESSIONS_DIR": "/nonexistent"},
+    )
+    for result in (by_env, by_option):
+        assert result.code == 0, result.stderr
+        assert result.json()["header"]["id"] == SAMPLE_ID
+
+
+def test_list_json_and_skipped_files(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    shutil.copytree(EXAMPLES, folder)
+    (folder / "junk.jsonl").write_text("not json\n")
+    result = run_cli("list", "--json")
+    assert result.code == 0, result.stderr
+    data = result.json()
+    assert {tuple(s) for s in data} == {
+        ("id", "path", "timestamp", "cwd", "title", "parentSession", "size")
+    }
+    assert [s["timestamp"] for s in data] == sorted((s["timestamp"] for s in data), reverse=True)
+    assert "junk.jsonl" in result.stderr and "skipped" in result.stderr
+
+
+def test_list_human(tmp_path: Path) -> None:
+    result = run_cli("list", EXAMPLES)
+    assert result.code == 0, result.stderr
+    assert "Retry with backoff for the HTTP client" in result.stdout
+    assert "/home/dev/projects/notes-app" in result.stdout
+
+
+def test_skipped_lines_are_reported_on_stderr_only(tmp_path: Path, entries: Entries) -> None:
+    entries.user("a")
+    entries.assistant("b")
+    path = write_session(tmp_path / "s.jsonl", entries.items, extra=b"{torn\n")
+    result = run_cli("show", path, "--context", "--json")
+    assert result.code == 0
+    assert len(result.json()["messages"]) == 2
+    assert result.stderr.strip() == f"warning: {path}: skipped 1 malformed line (line 4)"
+
+
+@pytest.mark.parametrize(
+    ("make", "code", "text"),
+    [
+        (lambda p: p / "missing.jsonl", 4, "no such file"),
+        (lambda p: p, 4, "is a directory"),
+        (lambda p: write_bytes(p / "x.jsonl", b"\x00\xff\xfe binary"), 4, ":1: not valid JSON"),
+        (lambda p: write_bytes(p / "x.jsonl", b""), 4, "empty file"),
+        (lambda p: write_bytes(p / "x.jsonl", b'{"type":"message"}\n'), 4, "not a session file"),
+    ],
+)
+def test_bad_session_files(tmp_path: Path, make, code: int, text: str) -> None:  # type: ignore[no-untyped-def]
+    path = make(tmp_path)
+    result = run_cli("show", path)
+    assert result.code == code
+    assert text in result.stderr
+    assert str(path) in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+def write_bytes(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def test_cycle_is_reported_not_looped(tmp_path: Path, entries: Entries) -> None:
+    entries.user("a", parent="e0000002")
+    entries.user("b")
+    result = run_cli("show", write_session(tmp_path / "s.jsonl", entries.items))
+    assert result.code == 4
+    assert "parentId cycle through entries" in result.stderr
+
+
+def test_usage_errors_are_one_line_with_exit_2() -> None:
+    for args in (["show", SAMPLE, "--bogus"], ["show"], ["show", SAMPLE, "--leaf", "nope"]):
+        result = run_cli(*args)
+        assert result.code == 2, args
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_handoff_is_the_default_command(tmp_path: Path, entries: Entries) -> None:
+    entries.user("only one message")
+    path = write_session(tmp_path / "s.jsonl", entries.items)
+    before = path.read_bytes()
+    for args in ([path], ["handoff", path], [path, "--focus", "x"]):
+        result = run_cli(*args)
+        assert result.code == 3, result.stderr
+        assert result.stderr.strip() == "Nothing to hand off (no messages yet)"
+    assert path.read_bytes() == before
+
+
+def test_help_and_version() -> None:
+    result = run_cli("--help")
+    assert result.code == 0
+    assert all(word in result.stdout for word in ("handoff", "show", "list", "Exit codes"))
+    version = run_cli("--version")
+    assert version.code == 0 and version.stdout.startswith("handoff ")
+    bare = run_cli()
+    assert bare.code == 2 and "show" in bare.stdout
+
+
+def test_show_and_list_never_import_litellm(tmp_path: Path) -> None:
+    probe = (
+        "import sys\nfrom handoff_cli.cli import main\n"
+        "for args in (['show', sys.argv[1], '--context', '--json'], ['list', sys.argv[2]]):\n"
+        "    try:\n        main(args)\n    except SystemExit:\n        pass\n"
+        "print('litellm' in sys.modules, file=sys.stderr)\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", probe, str(SAMPLE), str(EXAMPLES)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert completed.stderr.strip().splitlines()[-1] == "False"
+
+
+def test_closed_pipe_ends_quietly() -> None:
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "handoff_cli",
+            "show",
+            FIXTURES / "pi/large-session.jsonl",
+            "--context",
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=os.environ,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.read(10)
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    # Quietly, with the status Python itself uses for a closed pipe.
+    assert process.wait(timeout=60) == 1
+    assert stderr == ""
+
+
+def test_console_script_is_the_same_program() -> None:
+    script = Path(sys.executable).parent / "handoff"
+    completed = subprocess.run([script, "show", SAMPLE, "--json"], capture_output=True, check=True)
+    assert completed.stdout.decode() == run_cli("show", SAMPLE, "--json").stdout

@@ -1,0 +1,179 @@
+"""Loading session files: dialects, versions, malformed input."""
+
+from __future__ import annotations
+
+import builtins
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from handoff_cli.errors import ExitCode, SessionFileError
+from handoff_cli.session import load_session
+
+from .conftest import FIXTURES, HEADER, Entries, line, write_session
+
+
+def test_omp_title_slot_is_dropped_and_read() -> None:
+    session = load_session(FIXTURES / "omp/sample-v3.jsonl")
+    assert session.title_slot is not None
+    assert session.title is None  # the slot's title is empty
+    assert session.header["id"] == "01a22ac6-037e-775c-8089-58f5d6db35c2"
+    assert session.records[0].type == "model_change"
+    assert session.records[0].line == 3
+
+
+def test_title_slot_overrides_the_header_title(tmp_path: Path) -> None:
+    slot = {"type": "title", "v": 1, "title": "From the slot", "updatedAt": "x", "pad": "  "}
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(line(slot) + line({**HEADER, "title": "From the header"}))
+    assert load_session(path).title == "From the slot"
+    path.write_bytes(line({**HEADER, "title": "From the header"}))
+    assert load_session(path).title == "From the header"
+
+
+def test_unknown_types_roles_and_header_keys_are_kept(tmp_path: Path, entries: Entries) -> None:
+    entries.add("future_thing", payload=[1, 2])
+    entries.message({"role": "developer", "content": "x", "timestamp": 1})
+    header = {**HEADER, "additionalDirectories": ["/a"], "providerPromptCacheKey": "k"}
+    session = load_session(write_session(tmp_path / "s.jsonl", entries.items, header))
+    assert session.header == header
+    assert [r.type for r in session.records] == ["future_thing", "message"]
+    assert list(session.entries(session.records)) == entries.items
+
+
+def test_version_1_is_migrated_in_memory(tmp_path: Path) -> None:
+    header = {
+        "type": "session",
+        "id": "v1",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "cwd": "/x",
+        "provider": "anthropic",
+        "modelId": "m",
+        "thinkingLevel": "off",
+    }
+    items = [
+        {"type": "message", "timestamp": "t", "message": {"role": "user", "content": "a"}},
+        {"type": "thinking_level_change", "timestamp": "t", "thinkingLevel": "high"},
+        {
+            "type": "compaction",
+            "timestamp": "t",
+            "summary": "S",
+            "firstKeptEntryIndex": 1,
+            "tokensBefore": 3,
+        },
+    ]
+    path = write_session(tmp_path / "v1.jsonl", items, header, extra=b"{broken\n")
+    before = path.read_bytes()
+    session = load_session(path)
+    assert session.version == 1
+    ids = [r.id for r in session.records]
+    assert len(set(ids)) == 3
+    assert [r.parent_id for r in session.records] == [None, ids[0], ids[1]]
+    compaction = session.entry(session.records[2])
+    assert compaction["firstKeptEntryId"] == ids[0]
+    assert "firstKeptEntryIndex" not in compaction
+    first = session.entry(session.records[0])
+    assert list(first)[-2:] == ["id", "parentId"]  # appended, as JavaScript would
+    assert path.read_bytes() == before  # reading never rewrites
+
+
+def test_malformed_lines_are_skipped_and_counted(tmp_path: Path, entries: Entries) -> None:
+    entries.user("a")
+    entries.user("b")
+    raw = line(HEADER) + line(entries.items[0]) + b"{not json\n" + b"\n" + b"[1, 2]\n"
+    raw += line({"type": "message", "id": 5}) + line(entries.items[1]) + b'{"type":"mess'
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(raw)
+    session = load_session(path)
+    assert [r.id for r in session.records] == [entries.items[0]["id"], entries.items[1]["id"]]
+    assert session.skipped_lines == (3, 5, 6, 8)
+
+
+def test_invalid_utf8_inside_a_string_is_replaced_as_the_agents_do(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    entry = b'{"type":"message","id":"a","parentId":null,"timestamp":"t",'
+    entry += b'"message":{"role":"user","content":"caf\xe9"}}\n'
+    path.write_bytes(line(HEADER) + entry)
+    session = load_session(path)
+    assert session.entry(session.records[0])["message"]["content"] == "caf\ufffd"
+
+
+def test_duplicate_ids_last_wins(tmp_path: Path, entries: Entries) -> None:
+    entries.user("first")
+    entries.items.append({**entries.items[0], "message": {"role": "user", "content": "second"}})
+    session = load_session(write_session(tmp_path / "s.jsonl", entries.items))
+    assert session.duplicate_ids == (entries.items[0]["id"],)
+    record = session.by_id[entries.items[0]["id"]]
+    assert session.entry(record)["message"]["content"] == "second"
+
+
+def test_crlf_and_missing_final_newline(tmp_path: Path, entries: Entries) -> None:
+    entries.user("a")
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(orjson.dumps(HEADER) + b"\r\n" + orjson.dumps(entries.items[0]))
+    session = load_session(path)
+    assert session.entry(session.records[0]) == entries.items[0]
+    assert session.skipped_lines == ()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "empty file"),
+        (b"\n\n", "empty file"),
+        (line({"type": "message", "id": "a"}), ":1: not a session file"),
+        (b"{oops\n" + line({"type": "x"}), ":2: not a session file"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00", ":1: not valid JSON"),
+        (line({"type": "session", "id": 7}), "not a session file"),
+        ("\ufeff".encode() + line(HEADER), ":1: not valid JSON"),
+    ],
+)
+def test_not_a_session_file(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(SessionFileError) as caught:
+        load_session(path)
+    assert message in str(caught.value)
+    assert str(path) in str(caught.value)
+    assert "\n" not in str(caught.value)
+    assert caught.value.exit_code == ExitCode.BAD_SESSION
+
+
+def test_missing_directory_and_unreadable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(SessionFileError, match="no such file"):
+        load_session(tmp_path / "missing.jsonl")
+    with pytest.raises(SessionFileError, match="is a directory"):
+        load_session(tmp_path)
+    path = write_session(tmp_path / "s.jsonl", [])
+    real_open = builtins.open
+
+    def deny(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if str(file) == str(path):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(file, *args, **kwargs)
+
+    # Tests run as root here, where chmod cannot make a file unreadable.
+    monkeypatch.setattr(builtins, "open", deny)
+    with pytest.raises(SessionFileError, match="permission denied"):
+        load_session(path)
+
+
+def test_message_payloads_are_read_on_demand(tmp_path: Path, entries: Entries) -> None:
+    entries.user("a")
+    entries.add("label", targetId="x", label="l")
+    session = load_session(write_session(tmp_path / "s.jsonl", entries.items))
+    message, label = session.records
+    assert message.entry is None and message.facts is not None
+    assert label.entry == entries.items[1]
+    assert session.entry(message) == entries.items[0]
+
+
+def test_file_changed_under_us_is_reported(tmp_path: Path, entries: Entries) -> None:
+    entries.user("a")
+    path = write_session(tmp_path / "s.jsonl", entries.items)
+    session = load_session(path)
+    path.write_bytes(b"x" * path.stat().st_size)
+    with pytest.raises(SessionFileError, match="changed while being read"):
+        session.entry(session.records[0])
