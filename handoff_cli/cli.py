@@ -109,9 +109,9 @@ def show(
     if context:
         from .context import build_context
 
-        built = build_context(loaded, path)
+        built = build_context(path)
         if json_out:
-            fields = {"messages": built.messages(), "thinkingLevel": built.thinking_level}
+            fields = {"messages": built.serialized(), "thinkingLevel": built.thinking_level}
             write_json({**fields, "model": built.model})
         else:
             from .render import show_context

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from .session import Entry, Record, Session, js_truthy, replays_openai_history
+import orjson
+
+from .session import Entry, Record, js_truthy, without_signature
 
 Message = dict[str, Any]
 """A message in the agent's in-memory shape (what ``show --context --json`` prints)."""
@@ -40,7 +42,6 @@ Strips = dict[str, frozenset[str | None]]
 class Context:
     """The context of a branch: its messages (read lazily), thinking level and model."""
 
-    session: Session
     records: list[Record]
     """The entries whose messages make up the context, in order."""
     strips: Strips
@@ -48,19 +49,28 @@ class Context:
     model: str | None
 
     def messages(self) -> Iterator[Message]:
-        """The context's messages in order, each read from the file only when reached."""
-        strips = self.strips
-        for record, entry in zip(self.records, self.session.entries(self.records), strict=False):
-            yield to_message(entry, strips.get(record.id, frozenset()))
+        """The context's messages in order, each built only when reached."""
+        for record in self.records:
+            yield to_message(record, self.strips.get(record.id))
+
+    def serialized(self) -> Iterator[Message | orjson.Fragment]:
+        """The same messages for JSON output: a message sent unchanged is passed on in the JSON
+        it was loaded as, never parsed again."""
+        for record in self.records:
+            strip = self.strips.get(record.id)
+            if record.payload is not None and not strip:
+                yield orjson.Fragment(record.payload)
+            else:
+                yield to_message(record, strip)
 
 
-def build_context(session: Session, branch: list[Record]) -> Context:
+def build_context(branch: list[Record]) -> Context:
     """The context the agent builds for ``branch`` (SESSION_FORMAT.md §6)."""
     thinking_level, model = _state(branch)
     head, window = _window(branch)
     emitted = ([head] if head is not None else []) + [r for r in window if _emits(r)]
     records, strips = _strip_unanswered(emitted)
-    return Context(session, _drop_failed_turns(records, strips), strips, thinking_level, model)
+    return Context(_drop_failed_turns(records, strips), strips, thinking_level, model)
 
 
 def js_time(value: Any) -> int | None:
@@ -222,22 +232,21 @@ def _custom_type(entry: Entry) -> str:
     return custom_type if isinstance(custom_type, str) and custom_type else DEFAULT_CUSTOM_TYPE
 
 
-def to_message(entry: Entry, strip: frozenset[str | None] = frozenset()) -> Message:
+def to_message(record: Record, strip: frozenset[str | None] | None = None) -> Message:
     """The in-memory message an emitted entry becomes (its keys in the agent's order)."""
-    kind = entry.get("type")
-    if kind == "message":
-        message: Message = entry["message"]
-        if replays_openai_history(message):
-            message = _without_replay_metadata(message)
+    if record.payload is not None:
+        message: Message = orjson.loads(record.payload)
         return _strip_tool_calls(message, strip) if strip else message
-    if kind == "compaction":
+    entry = record.entry
+    assert entry is not None, "only message entries are stored without their entry"
+    if record.type == "compaction":
         summary: Message = {"role": "compactionSummary"}
         for key in ("summary", "shortSummary", "tokensBefore", "tokensAfter", "method", "warning"):
             if key in entry:
                 summary[key] = entry[key]
         summary["timestamp"] = js_time(entry.get("timestamp"))
         return summary
-    if kind == "branch_summary":
+    if record.type == "branch_summary":
         branch_summary: Message = {"role": "branchSummary", "summary": entry.get("summary")}
         if "fromId" in entry:
             branch_summary["fromId"] = entry["fromId"]
@@ -258,21 +267,6 @@ def to_message(entry: Entry, strip: frozenset[str | None] = frozenset()) -> Mess
     return custom
 
 
-def _without_signatures(block: Any) -> Any:
-    if isinstance(block, dict) and block.get("type") == "thinking" and "thinkingSignature" in block:
-        return {k: v for k, v in block.items() if k != "thinkingSignature"}
-    return block
-
-
-def _without_replay_metadata(message: Message) -> Message:
-    """What omp keeps of a Copilot turn on load: no replay payload, no thinking signatures."""
-    copy = {k: v for k, v in message.items() if k != "providerPayload"}
-    content = copy.get("content")
-    if isinstance(content, list):
-        copy["content"] = [_without_signatures(block) for block in content]
-    return copy
-
-
 def _strip_tool_calls(message: Message, strip: frozenset[str | None]) -> Message:
     """The message without the given tool calls; its thinking no longer matches its signature."""
     content = []
@@ -285,6 +279,6 @@ def _strip_tool_calls(message: Message, strip: frozenset[str | None]) -> Message
             if (call_id if isinstance(call_id, str) else None) in strip:
                 continue
         if kind == "thinking" and js_truthy(block.get("thinkingSignature")):
-            block = _without_signatures(block)
+            block = without_signature(block)
         content.append(block)
     return {**message, "content": content}

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .errors import SessionFileError
-from .jsonl import parse_line
+from .jsonl import dumps, parse_line
 
 Entry = dict[str, Any]
 """An entry (or header, or title slot) exactly as written in the file; unknown keys are kept."""
@@ -60,9 +60,13 @@ class Record(NamedTuple):
     offset: int
     length: int
     entry: Entry | None
-    """The whole entry, for every type but ``message`` (whose payload is re-read on demand)."""
+    """The whole entry, for every type but ``message``."""
     facts: MessageFacts | None
     """For ``message`` entries only."""
+    payload: bytes | None = None
+    """For ``message`` entries the agent would send: the message, as the agent loads it, in
+    JSON. Serialising it while the parsed line is at hand is cheaper than reading and parsing
+    the line again, and holds a fraction of the parsed objects' memory."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +102,10 @@ class Session:
         return title if isinstance(title, str) and title else None
 
     def entries(self, records: Iterable[Record]) -> Iterator[Entry]:
-        """The full entries of ``records``, in the order given, migrated to version 3."""
+        """The full entries of ``records`` as in the file (migrated to version 3), in order.
+
+        Message entries are read again from the file, one line each.
+        """
         with _Reader(self) as reader:
             for record in records:
                 yield record.entry if record.entry is not None else reader.read(record)
@@ -219,6 +226,25 @@ def _block_has_content(block: Any, signatures_count: bool) -> bool:
     if kind == "redactedThinking":
         return _has_text(block.get("data"))
     return kind != "fallback"  # tool calls, images and unknown blocks count
+
+
+def _as_loaded(message: dict[str, Any], version: int) -> dict[str, Any]:
+    """A message as the agent holds it after loading: migrated, replay metadata dropped."""
+    if version < 3 and message.get("role") == "hookMessage":
+        message["role"] = "custom"
+    if message.get("role") == "assistant" and replays_openai_history(message):
+        copy = {k: v for k, v in message.items() if k != "providerPayload"}
+        if isinstance(copy.get("content"), list):
+            copy["content"] = [without_signature(block) for block in copy["content"]]
+        return copy
+    return message
+
+
+def without_signature(block: Any) -> Any:
+    """A thinking block without its signature (which no longer matches an edited turn)."""
+    if isinstance(block, dict) and block.get("type") == "thinking" and "thinkingSignature" in block:
+        return {k: v for k, v in block.items() if k != "thinkingSignature"}
+    return block
 
 
 def replays_openai_history(message: dict[str, Any]) -> bool:
@@ -399,8 +425,12 @@ def _scan(path: Path, lines: Iterable[bytes]) -> Session:
         if entry_id in seen:
             duplicates.append(entry_id)
         seen.add(entry_id)
+        payload = None
         if kind == "message":
-            entry, facts = None, message_facts(value.get("message"))
+            message = value.get("message")
+            entry, facts = None, message_facts(message)
+            if isinstance(message, dict) and not facts.superseded:
+                payload = dumps(_as_loaded(message, version))
         else:
             entry, facts = value, None
         record = Record(
@@ -412,6 +442,7 @@ def _scan(path: Path, lines: Iterable[bytes]) -> Session:
             length=offset - start,
             entry=entry,
             facts=facts,
+            payload=payload,
         )
         if entry is not None:
             _migrate(entry, record, version)

@@ -17,7 +17,7 @@ from .conftest import CONTEXT_FIXTURES, FIXTURES, Entries, tool_call, write_sess
 
 def context_of(path: Path, leaf_id: str | None = None) -> Context:
     session = load_session(path)
-    return build_context(session, branch(session, leaf(session, leaf_id)))
+    return build_context(branch(session, leaf(session, leaf_id)))
 
 
 def messages_of(path: Path) -> list[dict[str, Any]]:
