@@ -2,22 +2,31 @@
 
 This is ``buildSessionContext`` of SESSION_FORMAT.md §6, with the details of oh-my-pi's
 implementation that the spec leaves open (which model is in force, how custom messages are
-normalised, when a failed turn survives). What to send is decided on the facts gathered at
-load time, without message payloads, so it stays linear and cheap on sessions of hundreds of
-thousands of entries; ``Context.messages`` then reads only the payloads it emits, one at a time.
+normalised, when a failed turn survives, provider payloads of compactions). What to send is
+decided on the facts gathered at load time, so it stays linear and cheap on sessions of
+hundreds of thousands of entries; message payloads are touched only when emitted.
 """
 
 from __future__ import annotations
 
-import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from email.utils import parsedate_tz
 from typing import Any
 
 import orjson
 
-from .session import Entry, Record, js_truthy, without_signature
+from .session import (
+    UNDEFINED,
+    UNPAIRABLE,
+    CallId,
+    Entry,
+    Record,
+    call_id,
+    js_truthy,
+    without_signature,
+)
 
 Message = dict[str, Any]
 """A message in the agent's in-memory shape (what ``show --context --json`` prints)."""
@@ -29,33 +38,40 @@ FAILED_STOP_REASONS = frozenset({"error", "aborted"})
 # thinking when interrupted.
 INTERRUPTED_THINKING = "interrupted-thinking"
 DEFAULT_CUSTOM_TYPE = "custom-message"
-# JavaScript dates end at 8.64e15 ms either side of the epoch.
-_MAX_TIME_MS = 8.64e15
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
-
-Strips = dict[str, frozenset[str | None]]
+Strips = dict[str, frozenset[CallId]]
 """For an emitted assistant entry (by id): the ids of the tool calls to strip from it."""
 
 
 @dataclass(frozen=True)
 class Context:
-    """The context of a branch: its messages (read lazily), thinking level and model."""
+    """The context of a branch: its messages, thinking level and model."""
 
+    summary: Message | None
+    """The compaction summary that heads the context, if the branch has been compacted."""
     records: list[Record]
-    """The entries whose messages make up the context, in order."""
+    """The entries whose messages follow, in order."""
     strips: Strips
-    thinking_level: str
+    thinking_level: Any
+    """The thinking level, normally a string ("off" when never set)."""
     model: str | None
+    """"provider/model" in force at the leaf, if known."""
+
+    def __len__(self) -> int:
+        return len(self.records) + (self.summary is not None)
 
     def messages(self) -> Iterator[Message]:
         """The context's messages in order, each built only when reached."""
+        if self.summary is not None:
+            yield self.summary
         for record in self.records:
             yield to_message(record, self.strips.get(record.id))
 
     def serialized(self) -> Iterator[Message | orjson.Fragment]:
         """The same messages for JSON output: a message sent unchanged is passed on in the JSON
         it was loaded as, never parsed again."""
+        if self.summary is not None:
+            yield self.summary
         for record in self.records:
             strip = self.strips.get(record.id)
             if record.payload is not None and not strip:
@@ -67,10 +83,53 @@ class Context:
 def build_context(branch: list[Record]) -> Context:
     """The context the agent builds for ``branch`` (SESSION_FORMAT.md §6)."""
     thinking_level, model = _state(branch)
-    head, window = _window(branch)
-    emitted = ([head] if head is not None else []) + [r for r in window if _emits(r)]
-    records, strips = _strip_unanswered(emitted)
-    return Context(_drop_failed_turns(records, strips), strips, thinking_level, model)
+    compaction, window = _window(branch)
+    records, strips = _strip_unanswered([r for r in window if _emits(r)])
+    summary = _summary(compaction, branch) if compaction is not None else None
+    return Context(summary, _drop_failed_turns(records, strips), strips, thinking_level, model)
+
+
+# --- time ------------------------------------------------------------------------------------
+
+# ECMAScript's date-time string format, as leniently as JavaScriptCore reads it: one-digit
+# months and days, a space or lower-case "t", "z", offsets without a colon, six-digit years.
+_ISO_TIME = re.compile(
+    r"([+-]\d{6}|\d{4,6})(?:-(\d{1,2})(?:-(\d{1,2}))?)?"
+    r"(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?([Zz]|[+-]\d{2}:?\d{2})?)?"
+)
+_MAX_TIME_MS = 8.64e15  # JavaScript dates end here, either side of the epoch
+_DAY_MS = 86_400_000
+
+
+def _days_from_civil(year: int, month: int, day: int) -> int:
+    """Days since 1970-01-01 of a proleptic Gregorian date; days past a month's end roll over."""
+    year -= month <= 2
+    era = year // 400
+    year_of_era = year - era * 400
+    day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
+    return era * 146_097 + day_of_era - 719_468
+
+
+def _parse_iso(text: str) -> float | None:
+    match = _ISO_TIME.fullmatch(text)
+    if match is None:
+        return None
+    year_s, month_s, day_s, hour_s, minute_s, second_s, fraction, zone = match.groups()
+    month, day = int(month_s or 1), int(day_s or 1)
+    hour, minute, second = int(hour_s or 0), int(minute_s or 0), int(second_s or 0)
+    millis = int((fraction or "0")[:3].ljust(3, "0"))
+    if year_s == "-000000" or not (1 <= month <= 12 and 1 <= day <= 31):
+        return None
+    if minute > 59 or second > 59 or hour > 24 or (hour == 24 and (minute or second or millis)):
+        return None
+    offset = 0
+    if zone and zone not in "Zz":
+        digits = zone[1:].replace(":", "")
+        offset = (int(digits[:2]) * 60 + int(digits[2:])) * 60_000 * (1 if zone[0] == "+" else -1)
+    # A time with no zone is local time to JavaScript; the agents' sessions are read in UTC.
+    days = _days_from_civil(int(year_s), month, day)
+    return days * _DAY_MS + ((hour * 60 + minute) * 60 + second) * 1000 + millis - offset
 
 
 def js_time(value: Any) -> int | None:
@@ -78,36 +137,39 @@ def js_time(value: Any) -> int | None:
     if value is None:
         return 0
     if isinstance(value, (bool, int, float)):
-        number = float(value)
-        if not math.isfinite(number) or abs(number) > _MAX_TIME_MS:
-            return None
-        return int(number)
-    if not isinstance(value, str):
+        millis: float | None = float(value)
+    elif isinstance(value, str):
+        millis = _parse_iso(value)
+        if millis is None:
+            parts = parsedate_tz(value)  # the RFC 2822 form JavaScript also accepts
+            if parts is not None:
+                year, month, day, hour, minute, second = parts[:6]
+                seconds = (_days_from_civil(year, month, day) * 24 + hour) * 3600
+                millis = (seconds + minute * 60 + second - (parts[9] or 0)) * 1000.0
+    else:
+        millis = None
+    if millis is None or millis != millis or abs(millis) > _MAX_TIME_MS:
         return None
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        # JavaScript reads a zoneless time as local time; the agents run (and we read) in UTC.
-        moment = moment.replace(tzinfo=timezone.utc)
-    return (moment - _EPOCH) // timedelta(milliseconds=1)
+    return int(millis)
 
 
-def _state(branch: list[Record]) -> tuple[str, str | None]:
+# --- state and window ------------------------------------------------------------------------
+
+
+def _state(branch: list[Record]) -> tuple[Any, str | None]:
     """The thinking level and the model in force at the end of the branch.
 
     The model is the last default-role ``model_change``'s (omp's ``model``, or pi's
     ``provider`` and ``modelId``), else that of the last assistant message.
     """
-    thinking_level = "off"
+    thinking_level: Any = "off"
     changed: str | None = None
     answered: str | None = None
     for record in branch:
         entry = record.entry
         if record.type == "thinking_level_change" and entry is not None:
             level = entry.get("thinkingLevel")
-            thinking_level = level if isinstance(level, str) else "off"
+            thinking_level = "off" if level is None else level
         elif record.type == "model_change" and entry is not None:
             changed = _model_of_change(entry) or changed
         elif record.facts is not None and record.facts.role == "assistant":
@@ -116,15 +178,49 @@ def _state(branch: list[Record]) -> tuple[str, str | None]:
 
 
 def _model_of_change(entry: Entry) -> str | None:
-    if entry.get("role", "default") not in (None, "default"):
+    if entry.get("role") not in (None, "default"):
         return None  # a model for another role (e.g. omp's "smol"), not the conversation's
-    model = entry.get("model")
-    if isinstance(model, str) and model:
-        return model
+    if "model" in entry:  # omp's form
+        model = entry["model"]
+        return model if isinstance(model, str) and model else None
     provider, model_id = entry.get("provider"), entry.get("modelId")
     if isinstance(provider, str) and isinstance(model_id, str) and provider and model_id:
         return f"{provider}/{model_id}"
     return None
+
+
+def _preserved(compaction: Record, key: str) -> dict[str, Any] | None:
+    preserve = compaction.entry.get("preserveData") if compaction.entry is not None else None
+    value = preserve.get(key) if isinstance(preserve, dict) else None
+    return value if isinstance(value, dict) else None
+
+
+def _openai_history(compaction: Record) -> dict[str, Any] | None:
+    """The provider payload of a compaction done by OpenAI's servers."""
+    remote = _preserved(compaction, "openaiRemoteCompaction")
+    if remote is None:
+        return None
+    provider, history = remote.get("provider"), remote.get("replacementHistory")
+    if not (isinstance(provider, str) and provider and isinstance(history, list)):
+        return None
+    if not all(isinstance(item, dict) for item in history):
+        return None
+    return {"type": "openaiResponsesHistory", "provider": provider, "items": history}
+
+
+def _anthropic_compaction(compaction: Record) -> dict[str, Any] | None:
+    preserved = _preserved(compaction, "anthropicCompaction")
+    if preserved is None:
+        return None
+    provider, content = preserved.get("provider"), preserved.get("content")
+    if not (isinstance(provider, str) and provider and isinstance(content, str) and content):
+        return None
+    payload = {"type": "anthropicCompaction", "provider": provider, "content": content}
+    for key in ("encryptedContent", "filesText"):
+        value = preserved.get(key)
+        if isinstance(value, str) and value:
+            payload[key] = value
+    return payload
 
 
 def _window(branch: list[Record]) -> tuple[Record | None, list[Record]]:
@@ -140,14 +236,56 @@ def _window(branch: list[Record]) -> tuple[Record | None, list[Record]]:
     if compaction < 0:
         return None, branch
     head = branch[compaction]
-    first_kept = head.entry.get("firstKeptEntryId") if head.entry is not None else None
-    kept = next((i for i in range(compaction) if branch[i].id == first_kept), compaction)
-    return head, branch[kept:compaction] + branch[compaction + 1 :]
+    entry = head.entry if head.entry is not None else {}
+    # A compaction done by OpenAI's servers replays their history instead of kept entries:
+    # what follows is only what came after the last entry that history covers.
+    key, after = (
+        ("providerReplayThroughEntryId", 1)
+        if _openai_history(head) is not None
+        else ("firstKeptEntryId", 0)
+    )
+    start = next(
+        (i + after for i in range(compaction) if branch[i].id == entry.get(key)), compaction
+    )
+    return head, branch[start:compaction] + branch[compaction + 1 :]
+
+
+def _summary(compaction: Record, branch: list[Record]) -> Message:
+    """The compaction-summary message, keys in the agent's order, present only when set."""
+    entry = compaction.entry if compaction.entry is not None else {}
+    summary: Message = {"role": "compactionSummary"}
+    for key in ("summary", "shortSummary", "tokensBefore", "tokensAfter", "method"):
+        if key in entry:
+            summary[key] = entry[key]
+    anthropic = _anthropic_compaction(compaction)
+    payload = _openai_history(compaction) or anthropic
+    if payload is not None:
+        summary["providerPayload"] = payload
+    if "warning" in entry:
+        summary["warning"] = entry["warning"]
+    timestamp = js_time(entry.get("timestamp"))
+    if anthropic is not None:
+        # Anthropic's compaction stands just before the first entry it keeps.
+        kept = _first_retained(compaction, branch)
+        kept_time = js_time(kept.stamp) if kept is not None else None
+        timestamp = kept_time - 1 if kept_time is not None else timestamp
+    summary["timestamp"] = timestamp
+    return summary
+
+
+def _first_retained(compaction: Record, branch: list[Record]) -> Record | None:
+    index = branch.index(compaction)
+    first_kept = compaction.entry.get("firstKeptEntryId") if compaction.entry else None
+    before = next((r for r in branch[:index] if r.id == first_kept), None)
+    return before or (branch[index + 1] if index + 1 < len(branch) else None)
+
+
+# --- emission and clean-up -------------------------------------------------------------------
 
 
 def _emits(record: Record) -> bool:
     if record.type == "message":
-        return record.facts is not None and not record.facts.superseded
+        return record.payload is not None
     entry = record.entry
     if entry is None:
         return False
@@ -160,9 +298,14 @@ def _emits(record: Record) -> bool:
     return False
 
 
+def _is_result(record: Record) -> bool:
+    return record.facts is not None and record.facts.role == "toolResult"
+
+
 def _strip_unanswered(emitted: list[Record]) -> tuple[list[Record], Strips]:
     """Clean-up pass 1: tool calls that no tool result in the list answers are removed."""
-    answered = {r.facts.answers for r in emitted if r.facts is not None and r.facts.answers}
+    answered = {r.facts.answers for r in emitted if _is_result(r)}  # type: ignore[union-attr]
+    answered.discard(UNPAIRABLE)
     kept: list[Record] = []
     strips: Strips = {}
     for record in emitted:
@@ -200,11 +343,10 @@ def _drop_failed_turns(records: list[Record], strips: Strips) -> list[Record]:
         alive[index] = False
         skip[index] = index + 1
 
-    results: dict[str, list[int]] = {}
+    results: dict[CallId, list[int]] = {}
     for index, record in enumerate(records):
-        answers = record.facts.answers if record.facts is not None else None
-        if answers is not None:
-            results.setdefault(answers, []).append(index)
+        if _is_result(record):
+            results.setdefault(record.facts.answers, []).append(index)  # type: ignore[union-attr]
 
     for index in range(count - 1, -1, -1):
         facts = records[index].facts
@@ -214,11 +356,13 @@ def _drop_failed_turns(records: list[Record], strips: Strips) -> list[Record]:
         if following < count and _is_interrupted_thinking(records[following]):
             continue
         drop(index)
-        for call in set(facts.tool_call_ids) - strips.get(records[index].id, frozenset()):
-            for position in results.get(call, ()) if call is not None else ():
+        calls = set(facts.tool_call_ids) - strips.get(records[index].id, frozenset())
+        calls.discard(UNPAIRABLE)
+        for call in calls:
+            for position in results.get(call, ()):
                 if position > index:
                     drop(position)
-    return [record for record, keep in zip(records, alive, strict=False) if keep]
+    return [record for record, keep in zip(records, alive, strict=True) if keep]
 
 
 def _is_interrupted_thinking(record: Record) -> bool:
@@ -232,20 +376,13 @@ def _custom_type(entry: Entry) -> str:
     return custom_type if isinstance(custom_type, str) and custom_type else DEFAULT_CUSTOM_TYPE
 
 
-def to_message(record: Record, strip: frozenset[str | None] | None = None) -> Message:
+def to_message(record: Record, strip: frozenset[CallId] | None = None) -> Message:
     """The in-memory message an emitted entry becomes (its keys in the agent's order)."""
     if record.payload is not None:
         message: Message = orjson.loads(record.payload)
         return _strip_tool_calls(message, strip) if strip else message
     entry = record.entry
     assert entry is not None, "only message entries are stored without their entry"
-    if record.type == "compaction":
-        summary: Message = {"role": "compactionSummary"}
-        for key in ("summary", "shortSummary", "tokensBefore", "tokensAfter", "method", "warning"):
-            if key in entry:
-                summary[key] = entry[key]
-        summary["timestamp"] = js_time(entry.get("timestamp"))
-        return summary
     if record.type == "branch_summary":
         branch_summary: Message = {"role": "branchSummary", "summary": entry.get("summary")}
         if "fromId" in entry:
@@ -267,17 +404,15 @@ def to_message(record: Record, strip: frozenset[str | None] | None = None) -> Me
     return custom
 
 
-def _strip_tool_calls(message: Message, strip: frozenset[str | None]) -> Message:
+def _strip_tool_calls(message: Message, strip: frozenset[CallId]) -> Message:
     """The message without the given tool calls; its thinking no longer matches its signature."""
     content = []
     for block in message.get("content") or []:
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "redactedThinking":
             continue
-        if kind == "toolCall":
-            call_id = block.get("id")
-            if (call_id if isinstance(call_id, str) else None) in strip:
-                continue
+        if kind == "toolCall" and call_id(block.get("id", UNDEFINED)) in strip:
+            continue
         if kind == "thinking" and js_truthy(block.get("thinkingSignature")):
             block = without_signature(block)
         content.append(block)

@@ -214,7 +214,7 @@ def show_context(context: Context) -> None:
             ("  thinking ", "bold"),
             context.thinking_level,
             ("  messages ", "bold"),
-            str(len(context.records)),
+            str(len(context)),
         )
     )
     for number, message in enumerate(context.messages(), 1):

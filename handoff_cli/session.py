@@ -11,7 +11,7 @@ entry is small and kept whole. Versions 1 and 2 are migrated in memory as they a
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +24,29 @@ Entry = dict[str, Any]
 """An entry (or header, or title slot) exactly as written in the file; unknown keys are kept."""
 
 CURRENT_VERSION = 3
+BOM = b"\xef\xbb\xbf"
+
+
+class _Sentinel:
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return self._name
+
+
+UNDEFINED = _Sentinel("UNDEFINED")
+"""A tool call id that is absent: JavaScript's ``undefined``, which equals only itself."""
+UNPAIRABLE = _Sentinel("UNPAIRABLE")
+"""A tool call id that is an object or array: JavaScript compares those by identity, so such a
+call is never answered and such a result answers nothing."""
+
+CallId = Hashable
+"""A tool call id as the agent compares it: strings and numbers by value, else a sentinel."""
+
+
+def call_id(value: Any) -> CallId:
+    return UNPAIRABLE if isinstance(value, (dict, list)) else value
 
 
 class MessageFacts(NamedTuple):
@@ -34,9 +57,9 @@ class MessageFacts(NamedTuple):
     provider: str | None
     """Assistant: its provider and model, as JavaScript would print them ("undefined" if absent)."""
     model: str | None
-    tool_call_ids: tuple[str | None, ...]
-    """Assistant: the ids of its ``toolCall`` blocks (None for an id that is not a string)."""
-    answers: str | None
+    tool_call_ids: tuple[CallId, ...]
+    """Assistant: the ids of its ``toolCall`` blocks."""
+    answers: CallId
     """Tool result: the ``toolCallId`` it answers."""
     keeps_content: bool
     """Assistant: has a block that survives stripping tool calls (not toolCall/redactedThinking)."""
@@ -63,6 +86,8 @@ class Record(NamedTuple):
     """The whole entry, for every type but ``message``."""
     facts: MessageFacts | None
     """For ``message`` entries only."""
+    stamp: Any = None
+    """The entry's ``timestamp``, as written."""
     payload: bytes | None = None
     """For ``message`` entries the agent would send: the message, as the agent loads it, in
     JSON. Serialising it while the parsed line is at hand is cheaper than reading and parsing
@@ -184,11 +209,15 @@ def _migrate(entry: Entry, record: Record, version: int) -> Entry:
         # JavaScript adds new keys at the end of an object, and so do we.
         entry["id"] = record.id
         entry["parentId"] = record.parent_id
-    if version < 3 and entry.get("type") == "message":
-        message = entry.get("message")
-        if isinstance(message, dict) and message.get("role") == "hookMessage":
-            message["role"] = "custom"
+    if entry.get("type") == "message":
+        _migrate_message(entry.get("message"), version)
     return entry
+
+
+def _migrate_message(message: Any, version: int) -> None:
+    # Version 3 renamed the role of extension messages; only older files are migrated.
+    if version < 3 and isinstance(message, dict) and message.get("role") == "hookMessage":
+        message["role"] = "custom"
 
 
 def _v1_id(ordinal: int) -> str:
@@ -228,10 +257,8 @@ def _block_has_content(block: Any, signatures_count: bool) -> bool:
     return kind != "fallback"  # tool calls, images and unknown blocks count
 
 
-def _as_loaded(message: dict[str, Any], version: int) -> dict[str, Any]:
-    """A message as the agent holds it after loading: migrated, replay metadata dropped."""
-    if version < 3 and message.get("role") == "hookMessage":
-        message["role"] = "custom"
+def _as_loaded(message: dict[str, Any]) -> dict[str, Any]:
+    """A message as the agent holds it after loading: replay metadata dropped."""
     if message.get("role") == "assistant" and replays_openai_history(message):
         copy = {k: v for k, v in message.items() if k != "providerPayload"}
         if isinstance(copy.get("content"), list):
@@ -279,10 +306,8 @@ def message_facts(message: Any) -> MessageFacts:
     if role == "user":
         return _USER
     if role == "toolResult":
-        answers = message.get("toolCallId")
-        facts = _plain_facts(role)
-        return facts._replace(answers=answers) if isinstance(answers, str) else facts
-    if role in ("custom", "hookMessage"):
+        return _plain_facts(role)._replace(answers=call_id(message.get("toolCallId", UNDEFINED)))
+    if role == "custom":
         custom_type = message.get("customType")
         facts = _plain_facts("custom")
         return facts._replace(custom_type=custom_type) if isinstance(custom_type, str) else facts
@@ -292,13 +317,12 @@ def message_facts(message: Any) -> MessageFacts:
 def _assistant_facts(message: dict[str, Any]) -> MessageFacts:
     content = message.get("content")
     blocks = content if isinstance(content, list) else []
-    tool_call_ids: list[str | None] = []
+    tool_call_ids: list[CallId] = []
     keeps_content = False
     for block in blocks:
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "toolCall":
-            call_id = block.get("id")
-            tool_call_ids.append(call_id if isinstance(call_id, str) else None)
+            tool_call_ids.append(call_id(block.get("id", UNDEFINED)))
         elif kind != "redactedThinking":
             keeps_content = True
     stop_reason = message.get("stopReason")
@@ -308,8 +332,8 @@ def _assistant_facts(message: dict[str, Any]) -> MessageFacts:
     return MessageFacts(
         role="assistant",
         stop_reason=stop_reason if isinstance(stop_reason, str) else None,
-        provider=_js_string(message.get("provider")),
-        model=_js_string(message.get("model")),
+        provider=_js_string(message.get("provider", UNDEFINED)),
+        model=_js_string(message.get("model", UNDEFINED)),
         tool_call_ids=tuple(tool_call_ids),
         answers=None,
         keeps_content=keeps_content,
@@ -319,12 +343,20 @@ def _assistant_facts(message: dict[str, Any]) -> MessageFacts:
 
 def _js_string(value: Any) -> str:
     """``value`` as a JavaScript template literal prints it (for the "provider/model" name)."""
-    if value is None:
-        return "undefined"
     if isinstance(value, str):
         return value
+    if value is UNDEFINED:
+        return "undefined"
+    if value is None:
+        return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, list):
+        return ",".join("" if v is None else _js_string(v) for v in value)
+    if isinstance(value, dict):
+        return "[object Object]"
     return str(value)
 
 
@@ -381,6 +413,8 @@ def _scan(path: Path, lines: Iterable[bytes]) -> Session:
     for raw in lines:
         line_no += 1
         start, offset = offset, offset + len(raw)
+        if line_no == 1 and raw.startswith(BOM):
+            raw = raw[len(BOM) :]  # the agents read past a byte-order mark
         try:
             value = parse_line(raw)
         except ValueError:
@@ -428,9 +462,10 @@ def _scan(path: Path, lines: Iterable[bytes]) -> Session:
         payload = None
         if kind == "message":
             message = value.get("message")
+            _migrate_message(message, version)
             entry, facts = None, message_facts(message)
             if isinstance(message, dict) and not facts.superseded:
-                payload = dumps(_as_loaded(message, version))
+                payload = dumps(_as_loaded(message))
         else:
             entry, facts = value, None
         record = Record(
@@ -442,6 +477,7 @@ def _scan(path: Path, lines: Iterable[bytes]) -> Session:
             length=offset - start,
             entry=entry,
             facts=facts,
+            stamp=value.get("timestamp"),
             payload=payload,
         )
         if entry is not None:

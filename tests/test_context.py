@@ -62,6 +62,7 @@ def test_context_matches_the_agent(path: Path) -> None:
 def test_fixtures_cover_every_dialect() -> None:
     names = {p.name.split("-")[0] for p in CONTEXT_FIXTURES}
     assert {"omp", "pi", "v1", "v2"} <= names
+    assert len([p for p in CONTEXT_FIXTURES if p.parent.name == "edge"]) == 14
 
 
 def test_pi_style_model_change_is_read(tmp_path: Path, entries: Entries) -> None:
@@ -363,17 +364,35 @@ def test_v1_compaction_index_and_v2_hook_message(tmp_path: Path) -> None:
         (12.7, 12),
         (float("inf"), None),
         ({"a": 1}, None),
+        ("2026-02-30T00:00:00Z", 1772409600000),  # rolls over into March, as in JavaScript
+        ("2026-1-1", 1767225600000),
+        ("2026-01-01 10:00:00+0530", 1767241800000),
+        ("+275760-09-13T00:00:00.001Z", None),  # past the end of JavaScript time
+        ("Thu, 01 Jan 2026 00:00:00 GMT", 1767225600000),
+        (" 2026-01-01T00:00:00Z", None),
+        ("2026-01-01T23:60:00Z", None),
     ],
 )
 def test_js_time(value: Any, expected: int | None) -> None:
     assert js_time(value) == expected
 
 
-def test_context_reads_only_emitted_payloads(tmp_path: Path, entries: Entries) -> None:
+def test_context_holds_only_what_it_emits(tmp_path: Path, entries: Entries) -> None:
     for number in range(50):
         entries.user(f"old {number}")
     kept = entries.user("kept")
     entries.add("compaction", summary="S", firstKeptEntryId=kept, tokensBefore=1)
-    path = write_session(tmp_path / "s.jsonl", entries.items)
-    context = context_of(path)
-    assert [r.id for r in context.records] == [entries.items[-1]["id"], kept]
+    context = context_of(write_session(tmp_path / "s.jsonl", entries.items))
+    assert context.summary is not None and context.summary["summary"] == "S"
+    assert [r.id for r in context.records] == [kept]
+    assert len(context) == 2
+
+
+def test_serialized_passes_unchanged_messages_through(tmp_path: Path, entries: Entries) -> None:
+    entries.user("a")
+    entries.assistant("calling", tool_call("dangling"), stop="toolUse")
+    context = context_of(write_session(tmp_path / "s.jsonl", entries.items))
+    untouched, stripped = context.serialized()
+    assert isinstance(untouched, orjson.Fragment)  # written as loaded, never parsed again
+    assert stripped == list(context.messages())[1]
+    assert orjson.loads(orjson.dumps(list(context.serialized()))) == list(context.messages())

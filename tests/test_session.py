@@ -127,7 +127,6 @@ def test_crlf_and_missing_final_newline(tmp_path: Path, entries: Entries) -> Non
         (b"{oops\n" + line({"type": "x"}), ":2: not a session file"),
         (b"\x89PNG\r\n\x1a\n\x00\x00", ":1: not valid JSON"),
         (line({"type": "session", "id": 7}), "not a session file"),
-        ("\ufeff".encode() + line(HEADER), ":1: not valid JSON"),
     ],
 )
 def test_not_a_session_file(tmp_path: Path, content: bytes, message: str) -> None:
