@@ -12,6 +12,7 @@ from handoff_cli.context import Context, build_context, js_time
 from handoff_cli.session import load_session
 from handoff_cli.tree import branch, leaf
 
+from . import sessiongen
 from .conftest import CONTEXT_FIXTURES, FIXTURES, Entries, tool_call, write_session
 
 
@@ -396,3 +397,20 @@ def test_serialized_passes_unchanged_messages_through(tmp_path: Path, entries: E
     assert isinstance(untouched, orjson.Fragment)  # written as loaded, never parsed again
     assert stripped == list(context.messages())[1]
     assert orjson.loads(orjson.dumps(list(context.serialized()))) == list(context.messages())
+
+
+@pytest.mark.parametrize("dialect", ["omp", "pi", "v2", "v1"])
+def test_generated_sessions_build_consistently(tmp_path: Path, dialect: str) -> None:
+    """Random trees of every dialect (the generator behind the differential tests against the
+    agent): every context builds, its two outputs agree, and no unanswered call survives."""
+    for seed in range(40):
+        path = tmp_path / f"{dialect}-{seed}.jsonl"
+        path.write_bytes(sessiongen.generate(seed, dialect))
+        context = context_of(path)
+        messages = list(context.messages())
+        assert orjson.loads(orjson.dumps(list(context.serialized()))) == messages
+        answered = {m.get("toolCallId") for m in messages if m["role"] == "toolResult"}
+        for message in messages:
+            if message["role"] == "assistant":
+                calls = [b for b in message["content"] if b.get("type") == "toolCall"]
+                assert all(call.get("id") in answered for call in calls)

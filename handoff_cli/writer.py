@@ -1,0 +1,144 @@
+"""Writing sessions, the last step of the data's way.
+
+Two operations, both built so that no reader ever sees half a line or half a file and no
+session is ever damaged (SESSION_FORMAT.md §8):
+
+- ``append_entries``: whole lines, in one write, to a file opened for append, under an
+  exclusive advisory lock; a file left without its final newline by a crash is repaired by
+  starting on a new line.
+- ``write_new_session``: the file is written whole to a temporary file in the target folder
+  (a name that does not end in ``.jsonl``, so listings never show it), flushed to disk, then
+  renamed into place.
+
+The helpers make ids, times and names in the agents' own formats.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import secrets
+import time
+from collections.abc import Container, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .jsonl import dumps, dumps_line
+from .session import Entry
+
+TITLE_SLOT_BYTES = 256
+
+
+def iso_timestamp(moment: datetime | None = None) -> str:
+    """UTC time as the agents write it: ``2026-02-16T10:20:30.000Z``."""
+    moment = (moment or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def millis(iso: str) -> int:
+    """Unix milliseconds of a timestamp written by ``iso_timestamp``."""
+    moment = datetime.strptime(iso, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+    return int(moment.timestamp() * 1000 + 0.5)
+
+
+def uuid7() -> str:
+    """A time-ordered UUID (version 7), as current agents use for session ids."""
+    stamp = time.time_ns() // 1_000_000 & (1 << 48) - 1
+    random_bits = int.from_bytes(secrets.token_bytes(10), "big")  # 80 bits, 74 used
+    value = stamp << 80 | 0x7 << 76 | (random_bits >> 62 & 0xFFF) << 64
+    value |= 0b10 << 62 | random_bits & (1 << 62) - 1
+    text = f"{value:032x}"
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
+def new_entry_id(taken: Container[str]) -> str:
+    """Eight lowercase hex characters, unique among ``taken`` (on a clash, draw again)."""
+    while True:
+        candidate = secrets.token_hex(4)
+        if candidate not in taken:
+            return candidate
+
+
+def session_file_name(timestamp: str, session_id: str) -> str:
+    """``<header timestamp with ':' and '.' as '-'>_<session id>.jsonl``."""
+    return f"{timestamp.replace(':', '-').replace('.', '-')}_{session_id}.jsonl"
+
+
+def title_slot_line(updated_at: str, title: str = "") -> bytes:
+    """omp's fixed-width title line, exactly 256 bytes with its newline; a long title is cut
+    by whole characters until the line fits."""
+    while True:
+        slot: dict[str, Any] = {
+            "type": "title",
+            "v": 1,
+            "title": title,
+            "updatedAt": updated_at,
+            "pad": "",
+        }
+        free = TITLE_SLOT_BYTES - 1 - len(dumps(slot))
+        if free >= 0:
+            slot["pad"] = " " * free
+            return dumps_line(slot)
+        title = title[:-1]
+
+
+def new_session_bytes(header: Entry, entries: Sequence[Entry], title_slot: bool) -> bytes:
+    """A whole session file: the optional title slot (empty, dated as the header), the
+    header, then the entries."""
+    head = title_slot_line(header["timestamp"]) if title_slot else b""
+    return head + dumps_line(header) + b"".join(dumps_line(e) for e in entries)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def append_entries(path: Path, entries: Sequence[Entry]) -> None:
+    """Append ``entries`` to the session at ``path``: whole lines, one write, under a lock."""
+    data = b"".join(dumps_line(e) for e in entries)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data  # an earlier writer died mid-line: never glue onto it
+        _write_all(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)  # also releases the lock
+
+
+def write_new_session(folder: Path, name: str, data: bytes) -> Path:
+    """Write ``data`` as ``folder/name`` atomically (temp file, fsync, rename), mode 0600."""
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / name
+    temporary = folder / f".{name}.{secrets.token_hex(4)}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(temporary, flags, 0o600)
+    try:
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    _fsync_folder(folder)
+    return target
+
+
+def _fsync_folder(folder: Path) -> None:
+    # Makes the rename itself durable; some filesystems cannot open folders, which is fine.
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
