@@ -7,6 +7,7 @@ code, in one place.
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -15,7 +16,8 @@ import typer
 from typer.exceptions import TyperException
 
 from . import __version__
-from .errors import ExitCode, HandoffError, NothingToHandOffError
+from .core import Options, Reporter, handoff, on_signal, prepare
+from .errors import CancelledError, ExitCode, HandoffError
 from .listing import list_sessions, resolve_session
 from .output import notice, report_load_problems, write_json, write_json_value
 from .session import Session, load_session
@@ -27,7 +29,9 @@ EXIT_CODES_HELP = (
 )
 
 app = typer.Typer(
-    help="Hand a pi / oh-my-pi coding-agent session over to a fresh one.\n\n" + EXIT_CODES_HELP,
+    help="Hand a pi / oh-my-pi coding-agent session over to a fresh one.\n\n"
+    "`handoff SESSION [OPTIONS]` is short for `handoff handoff SESSION [OPTIONS]`.\n\n"
+    + EXIT_CODES_HELP,
     add_completion=False,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
@@ -68,6 +72,13 @@ def _root(
     """Hand a pi / oh-my-pi coding-agent session over to a fresh one."""
 
 
+class LoadReporter(Reporter):
+    """Says what loading skipped; nothing else."""
+
+    def loaded(self, session: Session) -> None:
+        report_load_problems(session)
+
+
 def _open(session: str, sessions_dir: Path) -> Session:
     loaded = load_session(resolve_session(session, sessions_dir))
     report_load_problems(loaded)
@@ -78,17 +89,88 @@ def _open(session: str, sessions_dir: Path) -> Session:
 def handoff_command(
     session: SessionArg,
     focus: Annotated[
-        str | None, typer.Option("--focus", help="What the handoff document should focus on.")
+        str | None, typer.Option("--focus", help="What the document should focus on.")
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            envvar="HANDOFF_MODEL",
+            help="LiteLLM model name [default: the session's own model].",
+        ),
+    ] = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key",
+            envvar="HANDOFF_API_KEY",
+            help="Key for the model's provider [default: the provider's usual variable].",
+            show_envvar=True,
+        ),
+    ] = None,
+    api_base: Annotated[
+        str | None,
+        typer.Option(
+            "--api-base",
+            envvar="HANDOFF_API_BASE",
+            help="URL of an OpenAI-compatible server (vLLM, llama.cpp, Ollama's /v1).",
+        ),
     ] = None,
     leaf_id: LeafOpt = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress on stderr.")] = False,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=1, help="Seconds to wait for the model.")
+    ] = 600.0,
+    retries: Annotated[
+        int, typer.Option("--retries", min=0, help="Retries on rate limits and server errors.")
+    ] = 2,
+    no_record: Annotated[
+        bool, typer.Option("--no-record", help="Leave the old session untouched.")
+    ] = False,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out-dir", help="Folder for the new session [default: the old one's]."),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the request as JSON; call and write nothing.")
+    ] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Fail (exit 5) if the document lacks a section.")
+    ] = False,
     sessions_dir: SessionsDir = Path("sessions"),
 ) -> None:
-    """Write a handoff document for SESSION and start a new session holding only it."""
-    loaded = _open(session, sessions_dir)
-    path = branch(loaded, leaf(loaded, leaf_id))
-    if sum(1 for r in path if r.type == "message") < 2:
-        raise NothingToHandOffError()
-    raise HandoffError("Handoff failed: the handoff itself is not built yet (see issue 3)")
+    """Write a handoff document for SESSION and start a new session holding only it.
+
+    Prints the new session's id (or, with --json, what was done) on stdout.
+    """
+    options = Options(
+        focus=focus,
+        model=model,
+        api_key=api_key,
+        api_base=api_base,
+        leaf_id=leaf_id,
+        timeout=timeout,
+        retries=retries,
+        record=not no_record,
+        out_dir=out_dir,
+        strict=strict,
+    )
+    try:
+        path = resolve_session(session, sessions_dir)
+        if dry_run:
+            write_json_value(prepare(path, options, LoadReporter()).to_json())
+            return
+        from .render import HandoffProgress
+
+        with HandoffProgress(quiet=quiet) as progress:
+            result = handoff(path, options, progress)
+    except KeyboardInterrupt:
+        raise CancelledError() from None
+    if json_out:
+        write_json_value(result.to_json())
+    else:
+        print(result.id, flush=True)
 
 
 @app.command()
@@ -168,6 +250,9 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``handoff`` program: the one place errors become exit codes."""
     args = sys.argv[1:] if argv is None else argv
     command = typer.main.get_command(app)
+    # Ctrl-C and SIGTERM both cancel, except while a handoff writes its result.
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
     code: int = ExitCode.OK
     try:
         result = command.main(

@@ -53,3 +53,30 @@ class NothingToHandOffError(HandoffError):
 
     def __init__(self) -> None:
         super().__init__("Nothing to hand off (no messages yet)")
+
+
+class ModelError(HandoffError):
+    """The model could not be reached or refused the request (after retries)."""
+
+    exit_code = ExitCode.FAILED
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"Handoff failed: {reason}")
+
+
+class NoDocumentError(HandoffError):
+    """The model answered, but with no usable handoff document."""
+
+    exit_code = ExitCode.NO_DOCUMENT
+
+    def __init__(self, reason: str = "the model returned no text") -> None:
+        super().__init__(f"Handoff failed: {reason}")
+
+
+class CancelledError(HandoffError):
+    """The user cancelled (Ctrl-C, SIGTERM) before anything was written."""
+
+    exit_code = ExitCode.CANCELLED
+
+    def __init__(self) -> None:
+        super().__init__("Handoff cancelled")

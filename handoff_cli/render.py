@@ -6,14 +6,18 @@ set, and lines are never wrapped, so the plain text stays greppable.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from rich.console import Console
+from rich.status import Status
 from rich.text import Text
 
 from .context import Context, Message
+from .core import Reporter
 from .listing import SessionSummary, one_line, text_of
+from .output import report_load_problems
 from .session import Entry, Record, Session
 from .tree import children
 
@@ -243,3 +247,44 @@ def show_list(sessions: Iterable[SessionSummary]) -> None:
         if summary.parent_session:
             line.append(f"  ← {summary.parent_session}", "dim")
         console.print(line)
+
+
+class HandoffProgress(Reporter):
+    """The handoff's progress on stderr: live on a terminal, a line per step otherwise, and
+    nothing but warnings with ``--quiet``."""
+
+    def __init__(self, quiet: bool = False) -> None:
+        self._console = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
+        self._quiet = quiet
+        self._live = self._console.is_terminal and not quiet
+        self._status: Status | None = None
+        self._stage = ""
+        self._started = time.monotonic()
+
+    def __enter__(self) -> HandoffProgress:
+        if self._live:
+            self._status = self._console.status("loading")
+            self._status.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._status is not None:
+            self._status.stop()
+
+    def loaded(self, session: Session) -> None:
+        report_load_problems(session)
+
+    def stage(self, text: str) -> None:
+        self._stage = text
+        if self._status is not None:
+            self._status.update(text)
+        elif not self._quiet:
+            self._console.print(f"{text}…", style="dim")
+
+    def streamed(self, pieces: int) -> None:
+        if self._status is not None:
+            elapsed = time.monotonic() - self._started
+            self._status.update(f"{self._stage} · ~{pieces} tokens · {elapsed:.1f} s")
+
+    def warn(self, text: str) -> None:
+        self._console.print(text, style="yellow")

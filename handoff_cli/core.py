@@ -1,0 +1,334 @@
+"""The handoff, start to end (HANDOFF.md): load, guard, context, prompt, model, write.
+
+``handoff()`` is the library's entry point; the CLI only parses options and renders its
+result. Nothing is written until the model has answered with a usable document, and the two
+writes (the new session, then the record in the old one) are shielded from cancellation: a
+Ctrl-C before them leaves every file as it was, one after them is too late to undo anything.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from .context import build_context
+from .errors import (
+    CancelledError,
+    ModelError,
+    NoDocumentError,
+    NothingToHandOffError,
+    SessionFileError,
+    UsageError,
+)
+from .model import Answer, complete, litellm_name, missing_credentials
+from .prompt import ChatMessage, handoff_request, missing_sections, repair_prompt, wrap_document
+from .session import CURRENT_VERSION, Entry, Session, load_session
+from .tree import branch, leaf
+from .writer import (
+    append_entries,
+    iso_timestamp,
+    millis,
+    new_entry_id,
+    new_session_bytes,
+    session_file_name,
+    uuid7,
+    write_new_session,
+)
+
+# The API that our OpenAI-format requests amount to, in the agents' own vocabulary.
+RECORDED_API = "openai-completions"
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to hand off; the CLI fills it from flags and ``HANDOFF_*`` variables."""
+
+    focus: str | None = None
+    model: str | None = None
+    api_key: str | None = None
+    api_base: str | None = None
+    leaf_id: str | None = None
+    timeout: float = 600.0
+    retries: int = 2
+    record: bool = True
+    out_dir: Path | None = None
+    strict: bool = False
+
+
+@dataclass(frozen=True)
+class Request:
+    """What would be sent: the model and the messages (``--dry-run`` prints this)."""
+
+    model: str
+    messages: list[ChatMessage]
+    session: Session = field(repr=False)
+    leaf_id: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"model": self.model, "messages": self.messages}
+
+
+@dataclass(frozen=True)
+class HandoffResult:
+    id: str
+    path: Path
+    parent_path: Path
+    model: str
+    focus: str | None
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    missing_sections: list[str]
+    duration_s: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "path": str(self.path),
+            "parent_path": str(self.parent_path),
+            "model": self.model,
+            "focus": self.focus,
+            "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens},
+            "cost_usd": self.cost_usd,
+            "missing_sections": self.missing_sections,
+            "duration_s": round(self.duration_s, 3),
+        }
+
+
+class Reporter:
+    """Where the handoff tells people how it goes; the CLI renders these on stderr."""
+
+    def loaded(self, session: Session) -> None:
+        """The session is loaded (with whatever lines it had to skip)."""
+
+    def stage(self, text: str) -> None:
+        """A step begins (asking the model, writing)."""
+
+    def streamed(self, pieces: int) -> None:
+        """The answer is streaming in."""
+
+    def warn(self, text: str) -> None:
+        """Something the user should know, which does not stop the handoff."""
+
+
+# --- cancellation ------------------------------------------------------------------------------
+
+_committing = False
+
+
+def on_signal(signum: int, frame: FrameType | None) -> None:
+    """SIGINT / SIGTERM handler: cancel the handoff, unless its result is being written."""
+    if not _committing:
+        raise KeyboardInterrupt
+
+
+@contextmanager
+def _shielded() -> Iterator[None]:
+    global _committing
+    _committing = True
+    try:
+        yield
+    finally:
+        _committing = False
+
+
+# --- the steps ---------------------------------------------------------------------------------
+
+
+def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> Request:
+    """Steps 1 to 4: load, guard, build the context and the request, pick the model."""
+    session = load_session(path)
+    if reporter is not None:
+        reporter.loaded(session)
+    tip = leaf(session, options.leaf_id)
+    path_records = branch(session, tip)
+    if tip is None or sum(1 for r in path_records if r.type == "message") < 2:
+        raise NothingToHandOffError()
+    context = build_context(path_records)
+    model = options.model or (litellm_name(context.model) if context.model else None)
+    if not model:
+        raise UsageError("no model to use: the session names none; pass --model M")
+    messages = handoff_request(context.messages(), options.focus)
+    return Request(model, messages, session, tip.id)
+
+
+def handoff(path: Path, options: Options, reporter: Reporter | None = None) -> HandoffResult:
+    """Hand the session at ``path`` over to a new session; return what was written."""
+    reporter = reporter or Reporter()
+    started = time.monotonic()
+    try:
+        request = prepare(path, options, reporter)
+        if options.record and request.session.version < CURRENT_VERSION:
+            raise SessionFileError(
+                path,
+                f"a version {request.session.version} file: recording the exchange would mean "
+                "rewriting it whole; pass --no-record",
+            )
+        reporter.stage(f"asking {request.model}")
+        missing_keys = missing_credentials(request.model, options.api_key, options.api_base)
+        if missing_keys:
+            raise ModelError(
+                f"{request.model}: no credentials: set {' or '.join(missing_keys)}, "
+                "or pass --api-key"
+            )
+        answer, missing = _document(request, options, reporter)
+        reporter.stage("writing")
+        with _shielded():
+            new_id, new_path = _commit(request, options, answer, path)
+    except KeyboardInterrupt:
+        raise CancelledError() from None
+    return HandoffResult(
+        id=new_id,
+        path=new_path,
+        parent_path=path.resolve(),
+        model=request.model,
+        focus=options.focus,
+        input_tokens=answer.input_tokens,
+        output_tokens=answer.output_tokens,
+        cost_usd=answer.cost_usd,
+        missing_sections=missing,
+        duration_s=time.monotonic() - started,
+    )
+
+
+def _document(request: Request, options: Options, reporter: Reporter) -> tuple[Answer, list[str]]:
+    """Ask for the document; if its sections are wrong, ask once for a repair.
+
+    The answer returned holds the final document and the usage of every call made.
+    """
+
+    def ask(messages: list[ChatMessage]) -> Answer:
+        return complete(
+            messages,
+            model=request.model,
+            api_key=options.api_key,
+            api_base=options.api_base,
+            timeout=options.timeout,
+            retries=options.retries,
+            progress=reporter.streamed,
+        )
+
+    answer = ask(request.messages)
+    answer = replace(answer, text=answer.text.strip())
+    if not answer.text:
+        raise NoDocumentError()
+    missing = missing_sections(answer.text)
+    if missing:
+        reporter.stage("asking for the document in the required structure")
+        repaired = ask([{"role": "user", "content": repair_prompt(answer.text)}])
+        text = repaired.text.strip()
+        better = text and len(missing_sections(text)) < len(missing)
+        answer = _combined(answer, repaired, text if better else answer.text)
+        missing = missing_sections(answer.text)
+    if missing:
+        message = "the document lacks the sections " + ", ".join(missing)
+        if options.strict:
+            raise NoDocumentError(message)
+        reporter.warn(f"warning: {message}")
+    return answer, missing
+
+
+def _combined(first: Answer, second: Answer, text: str) -> Answer:
+    def total(a: float | None, b: float | None) -> float | None:
+        return None if a is None or b is None else a + b
+
+    return replace(
+        first,
+        text=text,
+        input_tokens=first.input_tokens + second.input_tokens,
+        output_tokens=first.output_tokens + second.output_tokens,
+        input_cost_usd=total(first.input_cost_usd, second.input_cost_usd),
+        output_cost_usd=total(first.output_cost_usd, second.output_cost_usd),
+    )
+
+
+def _commit(request: Request, options: Options, answer: Answer, source: Path) -> tuple[str, Path]:
+    """Write the new session, then record the exchange in the old one (or undo the first)."""
+    session = request.session
+    new_id = uuid7()
+    created = iso_timestamp()
+    header: Entry = {
+        "type": "session",
+        "version": CURRENT_VERSION,
+        "id": new_id,
+        "timestamp": created,
+        "cwd": session.header.get("cwd", ""),
+        "parentSession": str(source.resolve()),
+    }
+    entry: Entry = {
+        "type": "custom_message",
+        "customType": "handoff",
+        "content": wrap_document(answer.text),
+        "display": True,
+        "attribution": "agent",
+        "id": new_entry_id(()),
+        "parentId": None,
+        "timestamp": iso_timestamp(),
+    }
+    folder = options.out_dir or source.resolve().parent
+    data = new_session_bytes(header, [entry], title_slot=session.title_slot is not None)
+    new_path = write_new_session(folder, session_file_name(created, new_id), data)
+    if options.record:
+        try:
+            append_entries(source.resolve(), _exchange(request, answer))
+        except BaseException:
+            new_path.unlink(missing_ok=True)
+            raise
+    return new_id, new_path
+
+
+def _exchange(request: Request, answer: Answer) -> list[Entry]:
+    """The prompt and the answer as the agent records a turn, chained from the leaf."""
+    taken = request.session.by_id
+    asked_id = new_entry_id(taken)
+    answered_id = new_entry_id({*taken, asked_id})
+    asked_at, answered_at = iso_timestamp(), iso_timestamp()
+    prompt = request.messages[-1]["content"]
+    cost = {
+        "input": answer.input_cost_usd or 0,
+        "output": answer.output_cost_usd or 0,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "total": answer.cost_usd or 0,
+    }
+    return [
+        {
+            "type": "message",
+            "id": asked_id,
+            "parentId": request.leaf_id,
+            "timestamp": asked_at,
+            "message": {
+                "role": "user",
+                "content": [{"type": "text", "text": prompt}],
+                "timestamp": millis(asked_at),
+            },
+        },
+        {
+            "type": "message",
+            "id": answered_id,
+            "parentId": asked_id,
+            "timestamp": answered_at,
+            "message": {
+                "role": "assistant",
+                "api": RECORDED_API,
+                "provider": answer.provider,
+                "model": answer.model,
+                "content": [{"type": "text", "text": answer.text}],
+                "usage": {
+                    "input": answer.input_tokens,
+                    "output": answer.output_tokens,
+                    "cacheRead": 0,
+                    "cacheWrite": 0,
+                    "totalTokens": answer.input_tokens + answer.output_tokens,
+                    "cost": cost,
+                },
+                "stopReason": "stop",
+                "timestamp": millis(answered_at),
+            },
+        },
+    ]

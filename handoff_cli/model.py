@@ -1,0 +1,209 @@
+"""The model call: the one module that imports LiteLLM.
+
+LiteLLM is imported lazily, on the first call, because the import takes seconds; ``show`` and
+``list`` never reach it. Its offline switches are set before the import (otherwise it fetches a
+price list from the network), and its debug printing, which would go to stdout, is turned off.
+Every LiteLLM failure derives from ``openai.APIError`` and becomes a ``ModelError`` here, with
+one line naming the model. Retries (with backoff) are ours, on rate limits, server errors and
+lost connections.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from .errors import ModelError
+
+ChatMessage = dict[str, Any]
+Progress = Callable[[int], None]
+"""Called as the answer streams in, with the number of output tokens so far."""
+
+# pi's provider names where LiteLLM's differ.
+PROVIDERS = {
+    "google": "gemini",
+    "google-vertex": "vertex_ai",
+    "google-gemini-cli": "gemini",
+    "amazon-bedrock": "bedrock",
+    "azure-openai-responses": "azure",
+    "github-copilot": "github_copilot",
+    "vercel-ai-gateway": "vercel_ai_gateway",
+}
+MAX_BACKOFF_S = 30.0
+NO_KEY = "sk-no-key-needed"  # OpenAI's client insists on a key, which local servers ignore
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the model answered, with what it cost."""
+
+    text: str
+    provider: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    input_cost_usd: float | None
+    output_cost_usd: float | None
+
+    @property
+    def cost_usd(self) -> float | None:
+        if self.input_cost_usd is None or self.output_cost_usd is None:
+            return None
+        return self.input_cost_usd + self.output_cost_usd
+
+
+def litellm_name(session_model: str) -> str:
+    """LiteLLM's name for a model as the agents write it ("provider/model")."""
+    provider, _, model = session_model.partition("/")
+    return f"{PROVIDERS.get(provider, provider)}/{model}" if model else session_model
+
+
+_litellm: ModuleType | None = None
+
+
+def _import_litellm() -> ModuleType:
+    global _litellm
+    if _litellm is None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+        import litellm
+
+        litellm.suppress_debug_info = True
+        _litellm = litellm
+    return _litellm
+
+
+def missing_credentials(model: str, api_key: str | None, api_base: str | None) -> list[str]:
+    """The environment variables the provider of ``model`` needs and does not have."""
+    if api_key or api_base:
+        return []
+    litellm = _import_litellm()
+    try:
+        found = litellm.validate_environment(model=model)
+    except Exception:  # an unknown provider: let the call itself say what is wrong
+        return []
+    return [] if found.get("keys_in_environment") else list(found.get("missing_keys") or [])
+
+
+def complete(
+    messages: Sequence[ChatMessage],
+    *,
+    model: str,
+    api_key: str | None = None,
+    api_base: str | None = None,
+    timeout: float = 600.0,
+    retries: int = 2,
+    progress: Progress | None = None,
+) -> Answer:
+    """Stream the model's answer to ``messages``; retry what is worth retrying."""
+    litellm = _import_litellm()
+    import openai
+
+    for attempt in range(retries + 1):
+        try:
+            return _stream(litellm, messages, model, api_key, api_base, timeout, progress)
+        except openai.APIError as error:
+            if attempt == retries or not _retryable(error):
+                raise ModelError(f"{model}: {describe(error, timeout)}") from None
+            time.sleep(_backoff(error, attempt))
+    raise AssertionError("unreachable")
+
+
+def _stream(
+    litellm: ModuleType,
+    messages: Sequence[ChatMessage],
+    model: str,
+    api_key: str | None,
+    api_base: str | None,
+    timeout: float,
+    progress: Progress | None,
+) -> Answer:
+    response = litellm.completion(
+        model=model,
+        messages=list(messages),
+        stream=True,
+        stream_options={"include_usage": True},
+        timeout=timeout,
+        num_retries=0,
+        api_key=api_key or (NO_KEY if api_base else None),
+        api_base=api_base,
+    )
+    chunks = []
+    pieces = 0
+    try:
+        for chunk in response:
+            chunks.append(chunk)
+            if chunk.choices and chunk.choices[0].delta.content:
+                pieces += 1
+                if progress is not None:
+                    progress(pieces)
+    finally:
+        # On cancel or error, close the connection now rather than when it is collected.
+        stream = getattr(response, "completion_stream", None)
+        close = getattr(stream, "close", None)
+        if callable(close):
+            close()
+    built = litellm.stream_chunk_builder(chunks, messages=list(messages))
+    text = (built.choices[0].message.content or "") if built and built.choices else ""
+    usage = getattr(built, "usage", None)
+    input_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+    output_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+    model_name, provider, *_ = litellm.get_llm_provider(model)
+    try:
+        input_cost, output_cost = litellm.cost_per_token(
+            model=model, prompt_tokens=input_tokens, completion_tokens=output_tokens
+        )
+    except Exception:  # LiteLLM cannot price every model (local ones, new ones)
+        input_cost = output_cost = None
+    return Answer(text, provider, model_name, input_tokens, output_tokens, input_cost, output_cost)
+
+
+def _retryable(error: Exception) -> bool:
+    import openai
+
+    if isinstance(error, openai.APITimeoutError):
+        return False  # waiting the whole timeout again rarely helps
+    if isinstance(error, openai.APIConnectionError):
+        return True
+    status = getattr(error, "status_code", None)
+    return status == 429 or (isinstance(status, int) and status >= 500)
+
+
+def _backoff(error: Exception, attempt: int) -> float:
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None) or {}
+    try:
+        wanted = float(headers.get("retry-after", ""))
+    except (TypeError, ValueError):
+        wanted = 0.0
+    exponential = min(MAX_BACKOFF_S, 2.0**attempt) * (0.5 + random.random() / 2)
+    return min(MAX_BACKOFF_S, max(wanted, exponential))
+
+
+def describe(error: Exception, timeout: float) -> str:
+    """One line saying what went wrong, without LiteLLM's prefixes."""
+    import openai
+
+    status = getattr(error, "status_code", None)
+    if isinstance(error, openai.APITimeoutError):
+        return f"no answer within {timeout:g} s"
+    if isinstance(error, openai.APIConnectionError):
+        kind = "cannot reach the model"
+    elif status == 401 or isinstance(error, openai.AuthenticationError):
+        kind = "authentication failed"
+    elif status == 429:
+        kind = "rate limited"
+    elif "context" in type(error).__name__.lower():
+        kind = "the conversation is too long for the model"
+    else:
+        kind = "the model's server refused the request"
+    detail = str(getattr(error, "message", "") or error)
+    detail = detail.split(" - ", 1)[-1] if " - " in detail else detail
+    detail = " ".join(detail.split())[:240]
+    code = f" ({status})" if isinstance(status, int) else ""
+    return f"{kind}{code}: {detail}" if detail else f"{kind}{code}"
