@@ -12,14 +12,13 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
+import click
 import typer
-from typer.exceptions import TyperException
 
 from . import __version__
-from .core import Options, Reporter, handoff, on_signal, prepare
 from .errors import CancelledError, ExitCode, HandoffError
 from .listing import list_sessions, resolve_session
-from .output import notice, report_load_problems, write_json, write_json_value
+from .output import Reporter, notice, report_load_problems, write_json, write_json_value
 from .session import Session, load_session
 from .tree import branch, leaf
 
@@ -70,13 +69,6 @@ def _root(
     ] = False,
 ) -> None:
     """Hand a pi / oh-my-pi coding-agent session over to a fresh one."""
-
-
-class LoadReporter(Reporter):
-    """Says what loading skipped; nothing else."""
-
-    def loaded(self, session: Session) -> None:
-        report_load_problems(session)
 
 
 def _open(session: str, sessions_dir: Path) -> Session:
@@ -144,6 +136,11 @@ def handoff_command(
 
     Prints the new session's id (or, with --json, what was done) on stdout.
     """
+    from .core import Options, handoff, on_signal, prepare
+
+    # Ctrl-C and SIGTERM both cancel, except while the result is being written.
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
     options = Options(
         focus=focus,
         model=model,
@@ -159,7 +156,7 @@ def handoff_command(
     try:
         path = resolve_session(session, sessions_dir)
         if dry_run:
-            write_json_value(prepare(path, options, LoadReporter()).to_json())
+            write_json_value(prepare(path, options, Reporter()).to_json())
             return
         from .render import HandoffProgress
 
@@ -250,9 +247,6 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``handoff`` program: the one place errors become exit codes."""
     args = sys.argv[1:] if argv is None else argv
     command = typer.main.get_command(app)
-    # Ctrl-C and SIGTERM both cancel, except while a handoff writes its result.
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
     code: int = ExitCode.OK
     try:
         result = command.main(
@@ -264,12 +258,12 @@ def main(argv: list[str] | None = None) -> None:
     except HandoffError as error:
         notice(str(error))
         code = error.exit_code
-    except TyperException as error:  # typer's (vendored) click errors: bad usage, mostly
+    except click.ClickException as error:  # bad usage, mostly
         context = getattr(error, "ctx", None)
         hint = f" (see 'handoff {context.info_name} --help')" if context is not None else ""
         notice(f"Usage error: {error.format_message()}{hint}")
         code = error.exit_code
-    except (typer.Abort, KeyboardInterrupt):
+    except (click.Abort, KeyboardInterrupt):
         notice("Cancelled")
         code = ExitCode.CANCELLED
     sys.exit(code)

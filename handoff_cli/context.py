@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from email.utils import parsedate_tz
 from typing import Any
 
 import orjson
@@ -141,6 +140,8 @@ def js_time(value: Any) -> int | None:
     elif isinstance(value, str):
         millis = _parse_iso(value)
         if millis is None:
+            from email.utils import parsedate_tz  # rare: imported only when needed
+
             parts = parsedate_tz(value)  # the RFC 2822 form JavaScript also accepts
             if parts is not None:
                 year, month, day, hour, minute, second = parts[:6]

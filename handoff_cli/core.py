@@ -26,6 +26,7 @@ from .errors import (
     UsageError,
 )
 from .model import Answer, complete, litellm_name, missing_credentials
+from .output import Reporter
 from .prompt import ChatMessage, handoff_request, missing_sections, repair_prompt, wrap_document
 from .session import CURRENT_VERSION, Entry, Session, load_session
 from .tree import branch, leaf
@@ -100,22 +101,6 @@ class HandoffResult:
         }
 
 
-class Reporter:
-    """Where the handoff tells people how it goes; the CLI renders these on stderr."""
-
-    def loaded(self, session: Session) -> None:
-        """The session is loaded (with whatever lines it had to skip)."""
-
-    def stage(self, text: str) -> None:
-        """A step begins (asking the model, writing)."""
-
-    def streamed(self, pieces: int) -> None:
-        """The answer is streaming in."""
-
-    def warn(self, text: str) -> None:
-        """Something the user should know, which does not stop the handoff."""
-
-
 # --- cancellation ------------------------------------------------------------------------------
 
 _committing = False
@@ -143,8 +128,7 @@ def _shielded() -> Iterator[None]:
 def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> Request:
     """Steps 1 to 4: load, guard, build the context and the request, pick the model."""
     session = load_session(path)
-    if reporter is not None:
-        reporter.loaded(session)
+    (reporter or Reporter()).loaded(session)
     tip = leaf(session, options.leaf_id)
     path_records = branch(session, tip)
     if tip is None or sum(1 for r in path_records if r.type == "message") < 2:

@@ -72,3 +72,20 @@ def report_load_problems(session: Session) -> None:
             f"warning: {session.path}: {len(duplicates)} entry id(s) used more than once, "
             f"the last entry wins: {shown}"
         )
+
+
+class Reporter:
+    """Where the handoff tells people how it goes; the CLI renders these on stderr."""
+
+    def loaded(self, session: Session) -> None:
+        """The session is loaded: say what it had to skip."""
+        report_load_problems(session)
+
+    def stage(self, text: str) -> None:
+        """A step begins (asking the model, writing)."""
+
+    def streamed(self, pieces: int) -> None:
+        """The answer is streaming in."""
+
+    def warn(self, text: str) -> None:
+        """Something the user should know, which does not stop the handoff."""

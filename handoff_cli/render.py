@@ -15,9 +15,8 @@ from rich.status import Status
 from rich.text import Text
 
 from .context import Context, Message
-from .core import Reporter
 from .listing import SessionSummary, one_line, text_of
-from .output import report_load_problems
+from .output import Reporter
 from .session import Entry, Record, Session
 from .tree import children
 
@@ -270,9 +269,6 @@ class HandoffProgress(Reporter):
     def __exit__(self, *_: object) -> None:
         if self._status is not None:
             self._status.stop()
-
-    def loaded(self, session: Session) -> None:
-        report_load_problems(session)
 
     def stage(self, text: str) -> None:
         self._stage = text

@@ -11,11 +11,14 @@ entry is small and kept whole. Versions 1 and 2 are migrated in memory as they a
 from __future__ import annotations
 
 import gc
+import re
 from collections.abc import Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
+
+import orjson
 
 from .errors import SessionFileError
 from .jsonl import dumps, parse_line
@@ -306,7 +309,8 @@ def message_facts(message: Any) -> MessageFacts:
     if role == "user":
         return _USER
     if role == "toolResult":
-        return _plain_facts(role)._replace(answers=call_id(message.get("toolCallId", UNDEFINED)))
+        answers = call_id(message.get("toolCallId", UNDEFINED))
+        return MessageFacts("toolResult", None, None, None, (), answers, False, False)
     if role == "custom":
         custom_type = message.get("customType")
         facts = _plain_facts("custom")
@@ -382,6 +386,60 @@ def _os_reason(error: OSError) -> str:
     return (error.strerror or str(error)).lower()
 
 
+# A message line exactly as the agents write it: its message can be parsed (and kept) on its own,
+# with no parse of the whole line and no serialising again. Anything else takes the long way.
+_MESSAGE_LINE = re.compile(
+    rb'\{"type":"message","id":"([^"\\\x00-\x1f]+)","parentId":(?:null|"([^"\\\x00-\x1f]*)"),'
+    rb'"timestamp":"([^"\\\x00-\x1f]*)","message":'
+)
+_LINE_END = b" \t\r\n"
+_CLOSING_BRACE = ord("}")
+
+
+def _message_line(raw: bytes) -> tuple[str, str | None, str, bytes | None, MessageFacts] | None:
+    """A canonical version-3 message line, split without parsing it whole; None otherwise.
+
+    What follows ``"message":`` up to the line's last brace parses as one JSON value only if
+    the line holds exactly these five keys, so that value is the message, and its text can be
+    kept as it is.
+    """
+    match = _MESSAGE_LINE.match(raw)
+    if match is None:
+        return None
+    if raw.endswith(b"}}\n"):
+        end = len(raw) - 2
+    else:
+        end = len(raw)
+        while end and raw[end - 1] in _LINE_END:
+            end -= 1
+        if raw[end - 1] != _CLOSING_BRACE:
+            return None
+        end -= 1
+    text = raw[match.end() : end]
+    try:
+        message = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None  # invalid UTF-8, lone surrogates, or more keys: the long way decides
+    facts = message_facts(message)
+    payload: bytes | None = None
+    if isinstance(message, dict) and not facts.superseded:
+        loaded = _as_loaded(message)
+        payload = text if loaded is message else _exact(dumps(loaded))
+    entry_id, parent_id, stamp = match.groups()
+    return (
+        entry_id.decode(),
+        parent_id.decode() if parent_id is not None else None,
+        stamp.decode(),
+        payload,
+        facts,
+    )
+
+
+def _exact(data: bytes) -> bytes:
+    # orjson's output keeps spare capacity; a copy the exact size holds a third of the memory.
+    return bytes(memoryview(data))
+
+
 def load_session(path: Path | str) -> Session:
     """Read a session file (any dialect, any version) into a ``Session``.
 
@@ -405,6 +463,9 @@ def _scan(path: Path, lines: Iterable[bytes]) -> Session:
     skipped: list[int] = []
     seen: set[str] = set()
     duplicates: list[str] = []
+    entry_id: Any
+    parent_id: Any
+    facts: MessageFacts | None
     previous_id: str | None = None  # version 1: entries chain in file order
     ordinal = 0  # parsed values after the header, as version 1's firstKeptEntryIndex counts
     idless: set[int] = set()  # ordinals of values that get no version-1 id
@@ -413,6 +474,28 @@ def _scan(path: Path, lines: Iterable[bytes]) -> Session:
     for raw in lines:
         line_no += 1
         start, offset = offset, offset + len(raw)
+        if version >= CURRENT_VERSION and header is not None:
+            fast = _message_line(raw)
+            if fast is not None:
+                entry_id, parent_id, stamp, payload, facts = fast
+                if entry_id in seen:
+                    duplicates.append(entry_id)
+                seen.add(entry_id)
+                records.append(
+                    Record(
+                        entry_id,
+                        parent_id,
+                        "message",
+                        line_no,
+                        start,
+                        len(raw),
+                        None,
+                        facts,
+                        stamp,
+                        payload,
+                    )
+                )
+                continue
         if line_no == 1 and raw.startswith(BOM):
             raw = raw[len(BOM) :]  # the agents read past a byte-order mark
         try:
@@ -444,8 +527,8 @@ def _scan(path: Path, lines: Iterable[bytes]) -> Session:
             continue
         kind = value.get("type")
         if version < 2 and kind != "session":
-            entry_id: Any = _v1_id(ordinal)
-            parent_id: Any = previous_id
+            entry_id = _v1_id(ordinal)
+            parent_id = previous_id
             previous_id = entry_id
             if kind == "compaction":
                 _migrate_v1_compaction(value, ordinal, idless)
@@ -465,7 +548,7 @@ def _scan(path: Path, lines: Iterable[bytes]) -> Session:
             _migrate_message(message, version)
             entry, facts = None, message_facts(message)
             if isinstance(message, dict) and not facts.superseded:
-                payload = dumps(_as_loaded(message))
+                payload = _exact(dumps(_as_loaded(message)))
         else:
             entry, facts = value, None
         record = Record(
