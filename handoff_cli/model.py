@@ -192,9 +192,11 @@ def describe(error: Exception, timeout: float) -> str:
     status = getattr(error, "status_code", None)
     if isinstance(error, openai.APITimeoutError):
         return f"no answer within {timeout:g} s"
-    if isinstance(error, openai.APIConnectionError):
-        kind = "cannot reach the model"
-    elif status == 401 or isinstance(error, openai.AuthenticationError):
+    detail = str(getattr(error, "message", "") or error)
+    if isinstance(error, openai.APIConnectionError) or "Connection error" in detail:
+        # LiteLLM reports a refused or dropped connection as a 500 "Connection error."
+        return "cannot reach the model's server (connection refused or dropped)"
+    if status == 401 or isinstance(error, openai.AuthenticationError):
         kind = "authentication failed"
     elif status == 429:
         kind = "rate limited"
@@ -202,7 +204,6 @@ def describe(error: Exception, timeout: float) -> str:
         kind = "the conversation is too long for the model"
     else:
         kind = "the model's server refused the request"
-    detail = str(getattr(error, "message", "") or error)
     detail = detail.split(" - ", 1)[-1] if " - " in detail else detail
     detail = " ".join(detail.split())[:240]
     code = f" ({status})" if isinstance(status, int) else ""

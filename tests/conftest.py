@@ -13,6 +13,8 @@ from typing import Any
 import orjson
 import pytest
 
+from .fakellm import llm_server as llm_server  # the loopback model server fixture
+
 FIXTURES = Path(__file__).parent / "fixtures"
 PROJECT = Path(__file__).parent.parent
 EXAMPLES = PROJECT / "sessions"

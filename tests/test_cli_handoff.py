@@ -1,0 +1,154 @@
+"""The `handoff` command as users run it: a subprocess against the loopback model server."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from handoff_cli.prompt import SECTIONS
+
+from .conftest import EXAMPLES, run_cli
+from .fakellm import Error, FakeLLMServer, Reply
+
+DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()}" for name in SECTIONS)
+SOURCE = next(EXAMPLES.glob("-home-dev-projects-weather-cli/*.jsonl"))
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Path:
+    target = tmp_path / "sessions" / SOURCE.parent.name / SOURCE.name
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(SOURCE, target)
+    return target
+
+
+def model_env(server: FakeLLMServer) -> dict[str, str]:
+    return {"HANDOFF_MODEL": "openai/test-model", "HANDOFF_API_BASE": server.base_url}
+
+
+def files_in(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+def test_prints_only_the_new_id(session: Path, llm_server: FakeLLMServer) -> None:
+    llm_server.script(Reply(DOCUMENT))
+    result = run_cli(session, "--focus", "tests", env=model_env(llm_server))
+    assert result.code == 0, result.stderr
+    new_id = result.stdout.strip()
+    assert result.stdout == new_id + "\n"
+    assert f"_{new_id}.jsonl" in " ".join(files_in(session.parent))
+    assert "asking openai/test-model" in result.stderr  # progress for people, on stderr
+    listed = run_cli("list", "--json").json()
+    assert {s["id"] for s in listed} == {
+        new_id,
+        orjson.loads(SOURCE.read_bytes().splitlines()[1])["id"],
+    }
+
+
+def test_json_result_by_id_prefix_and_quiet(session: Path, llm_server: FakeLLMServer) -> None:
+    llm_server.script(Reply(DOCUMENT, usage=(900, 60)))
+    session_id = orjson.loads(session.read_bytes().splitlines()[1])["id"]
+    result = run_cli(
+        "handoff",
+        session_id[:13],
+        "--json",
+        "--quiet",
+        "--model",
+        "openai/test-model",
+        "--api-base",
+        llm_server.base_url,
+    )
+    assert result.code == 0, result.stderr
+    assert result.stderr == ""
+    data = result.json()
+    assert list(data) == [
+        "id",
+        "path",
+        "parent_path",
+        "model",
+        "focus",
+        "usage",
+        "cost_usd",
+        "missing_sections",
+        "duration_s",
+    ]
+    assert data["parent_path"] == str(session.resolve())
+    assert data["usage"] == {"input_tokens": 900, "output_tokens": 60}
+    assert data["cost_usd"] is None  # LiteLLM has no price for a made-up model
+    assert data["model"] == "openai/test-model" and data["missing_sections"] == []
+    assert Path(data["path"]).exists()
+
+
+def test_dry_run_calls_and_writes_nothing(session: Path, llm_server: FakeLLMServer) -> None:
+    before = session.read_bytes()
+    result = run_cli(session, "--dry-run", "--focus", "x", env=model_env(llm_server))
+    assert result.code == 0, result.stderr
+    request = result.json()
+    assert request["model"] == "openai/test-model"
+    assert request["messages"][-1]["content"].endswith("Additional focus: x")
+    assert llm_server.requests == []
+    assert session.read_bytes() == before and files_in(session.parent) == [session.name]
+
+
+@pytest.mark.parametrize(
+    ("step", "code", "message"),
+    [
+        (Error.auth(), 1, "Handoff failed: openai/test-model: authentication failed (401): "),
+        (Reply(""), 5, "Handoff failed: the model returned no text"),
+    ],
+)
+def test_failures_write_nothing(
+    session: Path, llm_server: FakeLLMServer, step: object, code: int, message: str
+) -> None:
+    before = session.read_bytes()
+    llm_server.script(step)  # type: ignore[arg-type]
+    result = run_cli(session, "--retries", "0", env=model_env(llm_server))
+    assert result.code == code
+    assert result.stderr.strip().splitlines()[-1].startswith(message)
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    assert session.read_bytes() == before and files_in(session.parent) == [session.name]
+
+
+def test_invalid_options_are_usage_errors(session: Path) -> None:
+    for args in (["--timeout", "0"], ["--retries", "-1"], ["--bogus"]):
+        result = run_cli(session, *args)
+        assert result.code == 2, args
+        assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_signal_while_streaming_cancels_cleanly(
+    session: Path, llm_server: FakeLLMServer, signum: int
+) -> None:
+    before = session.read_bytes()
+    llm_server.script(Reply(DOCUMENT, delay=0.5))  # about 15 s of slow streaming
+    process = subprocess.Popen(
+        [sys.executable, "-m", "handoff_cli", str(session), "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **model_env(llm_server)},
+    )
+    deadline = time.monotonic() + 60
+    while not llm_server.requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert llm_server.requests, "the request never reached the server"
+    time.sleep(0.3)  # mid-stream
+    sent = time.monotonic()
+    process.send_signal(signum)
+    stdout, stderr = process.communicate(timeout=30)
+    waited = time.monotonic() - sent
+    assert process.returncode == 130, stderr
+    assert stderr.strip() == "Handoff cancelled"
+    assert stdout == ""
+    assert waited < 10  # it stops promptly rather than finishing the answer (~15 s)
+    assert session.read_bytes() == before and files_in(session.parent) == [session.name]
+    assert llm_server.wait_idle(5)  # the connection was closed

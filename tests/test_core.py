@@ -1,0 +1,270 @@
+"""The whole handoff, in process, against the loopback model server over real HTTP."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from handoff_cli.context import build_context
+from handoff_cli.core import HandoffResult, Options, handoff, prepare
+from handoff_cli.errors import (
+    ExitCode,
+    HandoffError,
+    ModelError,
+    NoDocumentError,
+    SessionFileError,
+)
+from handoff_cli.output import Reporter
+from handoff_cli.prompt import HANDOFF_PROMPT, SECTIONS, wrap_document
+from handoff_cli.session import load_session
+from handoff_cli.tree import branch, leaf
+
+from .conftest import EXAMPLES, FIXTURES
+from .fakellm import Drop, Error, FakeLLMServer, Hang, Reply
+
+DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()} facts" for name in SECTIONS)
+OMP_EXAMPLE = next(EXAMPLES.glob("-home-dev-projects-weather-cli/*.jsonl"))
+PI_EXAMPLE = next(EXAMPLES.glob("--home-dev-projects-notes-app--/*.jsonl"))
+
+
+class Collect(Reporter):
+    def __init__(self) -> None:
+        self.warnings: list[str] = []
+        self.pieces = 0
+
+    def streamed(self, pieces: int) -> None:
+        self.pieces = pieces
+
+    def warn(self, text: str) -> None:
+        self.warnings.append(text)
+
+
+def copy(source: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "sessions" / source.parent.name / source.name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, target)
+    return target
+
+
+def run(
+    path: Path, server: FakeLLMServer, reporter: Reporter | None = None, **options: Any
+) -> HandoffResult:
+    options.setdefault("model", "openai/test-model")
+    options.setdefault("retries", 0)
+    return handoff(path, Options(api_base=server.base_url, **options), reporter)
+
+
+def test_handoff_writes_the_new_session_and_records_the_exchange(
+    tmp_path: Path, llm_server: FakeLLMServer
+) -> None:
+    path = copy(OMP_EXAMPLE, tmp_path)
+    before = path.read_bytes()
+    llm_server.script(Reply(DOCUMENT, usage=(1200, 80)))
+    reporter = Collect()
+    result = run(path, llm_server, reporter, focus="the --retries flag")
+
+    # The request: the agent's context as chat messages, then the prompt with the focus line.
+    (request,) = llm_server.requests
+    assert request.stream
+    sent = request.messages
+    assert sent[-1] == {
+        "role": "user",
+        "content": HANDOFF_PROMPT + "\n\nAdditional focus: the --retries flag",
+    }
+    assert "<summary>" in sent[0]["content"]  # the compaction summary, user side
+    assert any(m["role"] == "tool" for m in sent)
+    assert reporter.pieces > 0 and reporter.warnings == []
+
+    # The new session: title slot (the source had one), header, the one handoff message.
+    assert result.path.parent == path.parent
+    assert result.path.name.endswith(f"_{result.id}.jsonl")
+    lines = result.path.read_bytes().splitlines(keepends=True)
+    assert len(lines) == 3 and len(lines[0]) == 256
+    header, entry = orjson.loads(lines[1]), orjson.loads(lines[2])
+    assert list(header) == ["type", "version", "id", "timestamp", "cwd", "parentSession"]
+    assert header["id"] == result.id and header["version"] == 3
+    assert header["cwd"] == "/home/dev/projects/weather-cli"
+    assert header["parentSession"] == str(path.resolve())
+    assert orjson.loads(lines[0])["updatedAt"] == header["timestamp"]
+    assert list(entry) == [
+        "type",
+        "customType",
+        "content",
+        "display",
+        "attribution",
+        "id",
+        "parentId",
+        "timestamp",
+    ]
+    assert entry["content"] == wrap_document(DOCUMENT)
+    assert entry["parentId"] is None
+    new = load_session(result.path)
+    messages = list(build_context(branch(new, leaf(new))).messages())
+    assert [(m["role"], m["customType"], m["content"]) for m in messages] == [
+        ("custom", "handoff", wrap_document(DOCUMENT))
+    ]
+
+    # The old session: exactly two whole lines more, chained from the leaf we read.
+    after = path.read_bytes()
+    assert after.startswith(before)
+    asked, answered = map(orjson.loads, after[len(before) :].splitlines())
+    old_leaf = orjson.loads(before.splitlines()[-1])["id"]
+    assert asked["parentId"] == old_leaf and answered["parentId"] == asked["id"]
+    assert asked["message"]["content"][0]["text"] == sent[-1]["content"]
+    reply = answered["message"]
+    assert list(reply) == [
+        "role",
+        "api",
+        "provider",
+        "model",
+        "content",
+        "usage",
+        "stopReason",
+        "timestamp",
+    ]
+    assert reply["content"] == [{"type": "text", "text": DOCUMENT}]
+    assert (reply["provider"], reply["model"], reply["stopReason"]) == (
+        "openai",
+        "test-model",
+        "stop",
+    )
+    assert reply["usage"]["input"] == 1200 and reply["usage"]["output"] == 80
+
+    assert result.to_json()["usage"] == {"input_tokens": 1200, "output_tokens": 80}
+    assert result.missing_sections == []
+
+
+def test_pi_session_gets_no_title_slot_and_no_record_leaves_it_alone(
+    tmp_path: Path, llm_server: FakeLLMServer
+) -> None:
+    path = copy(PI_EXAMPLE, tmp_path)
+    before = path.read_bytes()
+    llm_server.script(Reply(DOCUMENT))
+    result = run(path, llm_server, record=False, out_dir=tmp_path / "elsewhere")
+    assert path.read_bytes() == before
+    assert result.path.parent == tmp_path / "elsewhere"
+    assert orjson.loads(result.path.read_bytes().splitlines()[0])["type"] == "session"
+
+
+def test_repair_once_when_sections_are_missing(tmp_path: Path, llm_server: FakeLLMServer) -> None:
+    path = copy(PI_EXAMPLE, tmp_path)
+    llm_server.script(Reply("## Goal\nonly a goal"), Reply(DOCUMENT))
+    result = run(path, llm_server)
+    assert len(llm_server.requests) == 2
+    repair = llm_server.requests[1].messages
+    assert len(repair) == 1 and "only a goal" in repair[0]["content"]
+    assert result.missing_sections == []
+    assert orjson.loads(result.path.read_bytes().splitlines()[1])["content"] == wrap_document(
+        DOCUMENT
+    )
+
+
+def test_still_missing_sections_warn_or_fail_when_strict(
+    tmp_path: Path, llm_server: FakeLLMServer
+) -> None:
+    path = copy(PI_EXAMPLE, tmp_path)
+    llm_server.default = Reply("## Goal\nstill only a goal")
+    reporter = Collect()
+    result = run(path, llm_server, reporter)
+    assert result.missing_sections == list(SECTIONS[1:])
+    assert "lacks the sections" in reporter.warnings[0]
+    before = path.read_bytes()
+    with pytest.raises(NoDocumentError) as caught:
+        run(path, llm_server, strict=True)
+    assert caught.value.exit_code == ExitCode.NO_DOCUMENT
+    assert path.read_bytes() == before
+
+
+def test_empty_answer_is_a_failure_not_a_cancel(tmp_path: Path, llm_server: FakeLLMServer) -> None:
+    path = copy(PI_EXAMPLE, tmp_path)
+    before = path.read_bytes()
+    llm_server.script(Reply("   "))
+    with pytest.raises(NoDocumentError, match="Handoff failed: the model returned no text"):
+        run(path, llm_server)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
+
+
+@pytest.mark.parametrize(
+    ("steps", "retries", "requests", "words"),
+    [
+        ([Error.auth()], 2, 1, "authentication failed (401)"),
+        ([Error.context_length(1000, 5000)], 2, 1, "too long for the model"),
+        ([Error.server_error()] * 3, 2, 3, "(500)"),
+        ([Drop(), Drop()], 1, 2, "cannot reach the model's server"),
+        ([Error.rate_limit(retry_after=0), Reply(DOCUMENT)], 1, 2, None),
+    ],
+)
+def test_model_failures_and_retries(
+    tmp_path: Path,
+    llm_server: FakeLLMServer,
+    steps: list[Any],
+    retries: int,
+    requests: int,
+    words: str | None,
+) -> None:
+    path = copy(PI_EXAMPLE, tmp_path)
+    before = path.read_bytes()
+    llm_server.script(*steps)
+    if words is None:
+        run(path, llm_server, retries=retries)
+    else:
+        with pytest.raises(ModelError) as caught:
+            run(path, llm_server, retries=retries)
+        message = str(caught.value)
+        assert message.startswith("Handoff failed: openai/test-model: ")
+        assert words in message and "\n" not in message
+        assert path.read_bytes() == before
+        assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
+    assert len(llm_server.requests) == requests
+
+
+def test_timeout(tmp_path: Path, llm_server: FakeLLMServer) -> None:
+    path = copy(PI_EXAMPLE, tmp_path)
+    llm_server.script(Hang(30))
+    with pytest.raises(ModelError, match="no answer within 1 s"):
+        run(path, llm_server, timeout=1, retries=2)
+    assert len(llm_server.requests) == 1  # a timeout is not retried
+
+
+def test_model_is_the_sessions_own_and_needs_its_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = copy(OMP_EXAMPLE, tmp_path)
+    request = prepare(path, Options())
+    assert request.model == "anthropic/claude-sonnet-4-5"
+    with pytest.raises(ModelError, match="no credentials: set ANTHROPIC_API_KEY"):
+        handoff(path, Options())
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    assert prepare(path, Options(model="openai/o3")).model == "openai/o3"
+
+
+def test_old_versions_are_not_recorded_into(tmp_path: Path, llm_server: FakeLLMServer) -> None:
+    path = copy(FIXTURES / "generated/v1-003.jsonl", tmp_path)
+    with pytest.raises(SessionFileError, match="--no-record"):
+        run(path, llm_server)
+    assert llm_server.requests == []
+    llm_server.script(Reply(DOCUMENT))
+    assert run(path, llm_server, record=False).id
+
+
+def test_cancel_before_writing_leaves_everything(
+    tmp_path: Path, llm_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = copy(PI_EXAMPLE, tmp_path)
+    before = path.read_bytes()
+
+    class Interrupt(Reporter):
+        def streamed(self, pieces: int) -> None:
+            raise KeyboardInterrupt
+
+    llm_server.script(Reply(DOCUMENT))
+    with pytest.raises(HandoffError, match="Handoff cancelled") as caught:
+        run(path, llm_server, Interrupt())
+    assert caught.value.exit_code == ExitCode.CANCELLED
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
