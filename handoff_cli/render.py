@@ -164,13 +164,19 @@ def _header_lines(session: Session, branch: list[Record], tip: Record | None) ->
     yield Text()
 
 
-def show_branch(session: Session, branch: list[Record], tip: Record | None) -> None:
-    """The header, then each entry of the branch on one line."""
+def _begin(
+    session: Session, branch: list[Record], tip: Record | None
+) -> tuple[Console, dict[str, str], dict[str | None, list[Record]]]:
+    """Print the session's header; return the console, the labels and each entry's children."""
     console = _console()
     for line in _header_lines(session, branch, tip):
         console.print(line)
-    labels = labels_of(session)
-    kids = children(session)
+    return console, labels_of(session), children(session)
+
+
+def show_branch(session: Session, branch: list[Record], tip: Record | None) -> None:
+    """The header, then each entry of the branch on one line."""
+    console, labels, kids = _begin(session, branch, tip)
     for record, entry in zip(branch, session.entries(branch), strict=False):
         console.print(_entry_line(record, entry, labels, len(kids.get(record.id, ()))))
 
@@ -194,11 +200,7 @@ def _tree_order(session: Session) -> Iterator[tuple[Record, int]]:
 
 def show_tree(session: Session, branch: list[Record], tip: Record | None) -> None:
     """Every branch of the tree; entries of the current branch are marked with ``*``."""
-    console = _console()
-    for line in _header_lines(session, branch, tip):
-        console.print(line)
-    labels = labels_of(session)
-    kids = children(session)
+    console, labels, kids = _begin(session, branch, tip)
     on_branch = {r.id for r in branch}
     order = list(_tree_order(session))
     entries = session.entries(record for record, _ in order)

@@ -72,6 +72,30 @@ class Entries:
         self.leaf = entry_id
         return entry_id
 
+    def custom_message(
+        self,
+        custom_type: Any,
+        content: Any = "...",
+        timestamp: Any = "2026-01-01T00:00:00.000Z",
+        **fields: Any,
+    ) -> str:
+        """A custom_message entry, whose id, parentId and timestamp come last, as agents write."""
+        entry_id = f"e{len(self.items) + 1:07x}"
+        self.items.append(
+            {
+                "type": "custom_message",
+                "customType": custom_type,
+                "content": content,
+                "display": True,
+                **fields,
+                "id": entry_id,
+                "parentId": self.leaf,
+                "timestamp": timestamp,
+            }
+        )
+        self.leaf = entry_id
+        return entry_id
+
     def message(self, message: dict[str, Any], parent: str | bool | None = True) -> str:
         return self.add("message", parent=parent, message=message)
 

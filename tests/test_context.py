@@ -170,41 +170,9 @@ def test_branch_summary_and_custom_messages(tmp_path: Path, entries: Entries) ->
     entries.user("a")
     entries.add("branch_summary", fromId="root", summary="went elsewhere")
     entries.add("branch_summary", fromId="root", summary="")
-    entries.items.append(
-        {
-            "type": "custom_message",
-            "customType": "",
-            "content": "c",
-            "display": "yes",
-            "attribution": "weird",
-            "id": "c1",
-            "parentId": entries.leaf,
-            "timestamp": "bad date",
-        }
-    )
-    entries.leaf = "c1"
-    entries.items.append(
-        {
-            "type": "custom_message",
-            "customType": "prewalk-plan",
-            "content": "x",
-            "display": True,
-            "id": "c2",
-            "parentId": "c1",
-            "timestamp": "2026-01-01T00:00:00.000Z",
-        }
-    )
-    entries.items.append(
-        {
-            "type": "custom_message",
-            "customType": "n",
-            "content": 5,
-            "display": True,
-            "id": "c3",
-            "parentId": "c2",
-            "timestamp": "2026-01-01T00:00:00.000Z",
-        }
-    )
+    entries.custom_message("", "c", display="yes", attribution="weird", timestamp="bad date")
+    entries.custom_message("prewalk-plan", "x")
+    entries.custom_message("n", 5)
     got = messages_of(write_session(tmp_path / "s.jsonl", entries.items))
     assert got[1] == {
         "role": "branchSummary",
@@ -263,18 +231,7 @@ def test_failed_turns_go_with_their_later_results(tmp_path: Path, entries: Entri
     entries.result("c1")
     entries.assistant("again", tool_call("c2"), stop="error")
     entries.result("c2")
-    entries.items.append(
-        {
-            "type": "custom_message",
-            "customType": "interrupted-thinking",
-            "content": "...",
-            "display": True,
-            "id": "it",
-            "parentId": entries.leaf,
-            "timestamp": "2026-01-01T00:00:00.000Z",
-        }
-    )
-    entries.leaf = "it"
+    entries.custom_message("interrupted-thinking")
     got = messages_of(write_session(tmp_path / "s.jsonl", entries.items))
     # Each failed turn is followed by its own result, not by "interrupted-thinking": both go.
     assert [m["role"] for m in got] == ["user", "custom"]
@@ -285,18 +242,7 @@ def test_failed_turn_followed_by_interrupted_thinking_stays(
 ) -> None:
     entries.user("a")
     entries.assistant("thinking hard", stop="aborted")
-    entries.items.append(
-        {
-            "type": "custom_message",
-            "customType": "interrupted-thinking",
-            "content": "...",
-            "display": True,
-            "id": "it",
-            "parentId": entries.leaf,
-            "timestamp": "2026-01-01T00:00:00.000Z",
-        }
-    )
-    entries.leaf = "it"
+    entries.custom_message("interrupted-thinking")
     got = messages_of(write_session(tmp_path / "s.jsonl", entries.items))
     assert [m["role"] for m in got] == ["user", "assistant", "custom"]
 
