@@ -4,7 +4,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help install test check lint typecheck bench clean
+.PHONY: help demo install test check lint typecheck bench clean
+
+# The demo hands off a copy of an example session, so sessions/ stays as it is.
+DEMO := .demo
+DEMO_SESSION := 019ac4d2
+# Nothing configured: no key for the example's model, so the built-in extractive writer runs.
+DEMO_ENV := env -u ANTHROPIC_API_KEY -u HANDOFF_MODEL -u HANDOFF_API_KEY -u HANDOFF_API_BASE \
+	HANDOFF_SESSIONS_DIR=$(DEMO)/sessions
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -14,6 +21,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
+
+demo: $(STAMP)  ## hand off an example session, with no key and no model provider
+	rm -rf $(DEMO) && mkdir -p $(DEMO) && cp -R sessions $(DEMO)/sessions
+	@id=$$($(DEMO_ENV) $(BIN)/handoff $(DEMO_SESSION) --focus "the --retries flag") && \
+	echo "new session: $$id" && $(DEMO_ENV) $(BIN)/handoff show "$$id"
 
 install: $(STAMP)  ## create .venv with the project (editable) and its test tools
 
@@ -32,5 +44,5 @@ check: lint typecheck test  ## lint, types and tests
 bench: $(STAMP)  ## print the performance figures
 	$(BIN)/python bench/bench.py
 
-clean:  ## remove the venv and caches
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+clean:  ## remove the venv, the demo's output and the caches
+	rm -rf $(VENV) $(DEMO) .pytest_cache .mypy_cache .ruff_cache

@@ -23,9 +23,8 @@ from .errors import (
     NoDocumentError,
     NothingToHandOffError,
     SessionFileError,
-    UsageError,
 )
-from .model import Answer, complete, litellm_name, missing_credentials
+from .model import ALIASES, EXTRACTIVE, Answer, complete, litellm_name, missing_credentials
 from .output import Reporter
 from .prompt import ChatMessage, handoff_request, missing_sections, repair_prompt, wrap_document
 from .session import CURRENT_VERSION, Entry, Session, load_session
@@ -128,17 +127,41 @@ def _shielded() -> Iterator[None]:
 def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> Request:
     """Steps 1 to 4: load, guard, build the context and the request, pick the model."""
     session = load_session(path)
-    (reporter or Reporter()).loaded(session)
+    reporter = reporter or Reporter()
+    reporter.loaded(session)
     tip = leaf(session, options.leaf_id)
     path_records = branch(session, tip)
     if tip is None or sum(1 for r in path_records if r.type == "message") < 2:
         raise NothingToHandOffError()
     context = build_context(path_records)
-    model = options.model or (litellm_name(context.model) if context.model else None)
-    if not model:
-        raise UsageError("no model to use: the session names none; pass --model M")
+    model = _choose_model(options, context.model, reporter)
     messages = handoff_request(context.messages(), options.focus)
     return Request(model, messages, session, tip.id)
+
+
+def _choose_model(options: Options, session_model: str | None, reporter: Reporter) -> str:
+    """``--model`` (or ``$HANDOFF_MODEL``) if given, and no fallback for it; else the session's
+    own model if its credentials are at hand; else the built-in extractive writer, said once."""
+    if options.model:
+        return ALIASES.get(options.model, options.model)
+    if session_model is None:
+        reporter.warn(
+            f"note: the session names no model, so the built-in extractive writer "
+            f"({EXTRACTIVE}) writes the document. For an LLM, pick one with --model or "
+            "$HANDOFF_MODEL."
+        )
+        return EXTRACTIVE
+    own = litellm_name(session_model)
+    missing = missing_credentials(own, options.api_key, options.api_base)
+    if missing:
+        keys = " or ".join(missing)
+        reporter.warn(
+            f"note: {keys} is not set for the session's model {own}, so the built-in "
+            f"extractive writer ({EXTRACTIVE}) writes the document. For an LLM, set {keys} "
+            "or pick a model with --model or $HANDOFF_MODEL."
+        )
+        return EXTRACTIVE
+    return own
 
 
 def handoff(path: Path, options: Options, reporter: Reporter | None = None) -> HandoffResult:

@@ -10,10 +10,12 @@ lost connections.
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -34,6 +36,9 @@ PROVIDERS = {
     "github-copilot": "github_copilot",
     "vercel-ai-gateway": "vercel_ai_gateway",
 }
+EXTRACTIVE = "handoff/extractive"
+"""The built-in extractive writer, offered to LiteLLM as a model of our own provider."""
+ALIASES = {"extractive": EXTRACTIVE}
 MAX_BACKOFF_S = 30.0
 NO_KEY = "sk-no-key-needed"  # OpenAI's client insists on a key, which local servers ignore
 
@@ -74,13 +79,73 @@ def _import_litellm() -> ModuleType:
         import litellm
 
         litellm.suppress_debug_info = True
+        _register_extractive(litellm)
         _litellm = litellm
     return _litellm
 
 
+def _register_extractive(litellm: ModuleType) -> None:
+    """Offer the extractive writer to LiteLLM as ``handoff/extractive``: free, and streamed
+    like any other model. The class can only be made once LiteLLM is imported."""
+    from litellm.llms.custom_llm import CustomLLM
+    from litellm.types.llms.openai import ChatCompletionUsageBlock
+    from litellm.types.utils import GenericStreamingChunk
+
+    from .extractive import write_document
+
+    def tokens(text: str) -> int:
+        return (len(text) + 3) // 4  # a rough count, as the writer has no tokenizer
+
+    class Extractive(CustomLLM):
+        def streaming(
+            self, model: str, messages: list[ChatMessage], *args: Any, **kwargs: Any
+        ) -> Iterator[GenericStreamingChunk]:
+            document = write_document(messages)
+            for line in document.splitlines(keepends=True):
+                yield {
+                    "text": line,
+                    "is_finished": False,
+                    "finish_reason": "",
+                    "usage": None,
+                    "index": 0,
+                    "tool_use": None,
+                }
+            prompt = tokens(json.dumps(messages))
+            usage = ChatCompletionUsageBlock(
+                prompt_tokens=prompt,
+                completion_tokens=tokens(document),
+                total_tokens=prompt + tokens(document),
+            )
+            yield {
+                "text": "",
+                "is_finished": True,
+                "finish_reason": "stop",
+                "usage": usage,
+                "index": 0,
+                "tool_use": None,
+            }
+
+    provider = EXTRACTIVE.split("/")[0]
+    settings: Any = litellm  # its module-level settings are untyped
+    others = [p for p in settings.custom_provider_map if p.get("provider") != provider]
+    settings.custom_provider_map = [*others, {"provider": provider, "custom_handler": Extractive()}]
+    # Registering a price it has no cache prices for makes LiteLLM log a warning on stderr.
+    logging.getLogger("LiteLLM").setLevel(logging.ERROR)
+    litellm.register_model(
+        {
+            EXTRACTIVE: {
+                "litellm_provider": provider,
+                "mode": "chat",
+                "input_cost_per_token": 0.0,
+                "output_cost_per_token": 0.0,
+            }
+        }
+    )
+
+
 def missing_credentials(model: str, api_key: str | None, api_base: str | None) -> list[str]:
     """The environment variables the provider of ``model`` needs and does not have."""
-    if api_key or api_base:
+    if api_key or api_base or model == EXTRACTIVE:
         return []
     litellm = _import_litellm()
     try:

@@ -89,3 +89,4 @@ class Reporter:
 
     def warn(self, text: str) -> None:
         """Something the user should know, which does not stop the handoff."""
+        notice(text)

@@ -82,11 +82,15 @@ WRAPPER_CLOSE = (
 
 COMPACTION_INTRO = "The conversation before this point was condensed into this summary:"
 BRANCH_INTRO = "The conversation went down another path first, which ended as summarised here:"
+BASH_INTRO = "I ran this command myself:\n$ "
+CUSTOM_INTRO = "[Context added by the agent: "
+RESULT_INTRO = "[Result of "
+FOCUS_INTRO = "\n\nAdditional focus: "
 
 
 def handoff_prompt(focus: str | None = None) -> str:
     """The instruction sent as the last user message; ``focus`` is appended as given."""
-    return HANDOFF_PROMPT + (f"\n\nAdditional focus: {focus}" if focus else "")
+    return HANDOFF_PROMPT + (f"{FOCUS_INTRO}{focus}" if focus else "")
 
 
 def repair_prompt(document: str) -> str:
@@ -151,7 +155,7 @@ def _user(content: str | list[dict[str, Any]]) -> ChatMessage:
 
 
 def _bash_text(message: Message) -> str:
-    text = f"I ran this command myself:\n$ {message.get('command', '')}\n"
+    text = f"{BASH_INTRO}{message.get('command', '')}\n"
     output = message.get("output") or ""
     text += f"```\n{output.rstrip()}\n```" if output else "(no output)"
     code = message.get("exitCode")
@@ -178,7 +182,10 @@ def _side_text(message: Message) -> str | None:
         return (
             f"I ran this Python code myself:\n```python\n{code}\n```\nOutput:\n```\n{output}\n```"
         )
-    return _plain(_text_parts(message.get("content"))) or None
+    text = _plain(_text_parts(message.get("content")))
+    if role == "custom" and text:
+        return f"{CUSTOM_INTRO}{message.get('customType', 'custom')}]\n{text}"
+    return text or None
 
 
 def _result_text(message: Message) -> str:
@@ -204,7 +211,7 @@ def to_chat(messages: Iterable[Message]) -> list[ChatMessage]:
         elif role == "toolResult":
             # Its call is not right before it (e.g. it was summarised away): plain text then.
             name, call = message.get("toolName", "a tool"), message.get("toolCallId", "?")
-            chat.append(_user(f"[Result of {name} call {call}]\n{_result_text(message)}"))
+            chat.append(_user(f"{RESULT_INTRO}{name} call {call}]\n{_result_text(message)}"))
         else:
             text = _side_text(message)
             if text:

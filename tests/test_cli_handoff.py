@@ -152,3 +152,28 @@ def test_signal_while_streaming_cancels_cleanly(
     assert waited < 10  # it stops promptly rather than finishing the answer (~15 s)
     assert session.read_bytes() == before and files_in(session.parent) == [session.name]
     assert llm_server.wait_idle(5)  # the connection was closed
+
+
+def test_no_key_falls_back_to_the_extractive_writer(session: Path) -> None:
+    result = run_cli(session, "--json")
+    assert result.code == 0, result.stderr
+    data = result.json()
+    assert data["model"] == "handoff/extractive" and data["cost_usd"] == 0
+    notes = [line for line in result.stderr.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1 and "ANTHROPIC_API_KEY" in notes[0] and "--model" in notes[0]
+    document = orjson.loads(Path(data["path"]).read_bytes().splitlines()[2])["content"]
+    assert all(f"## {name}\n" in document for name in SECTIONS)
+
+
+def test_with_a_key_the_sessions_own_model_is_used(session: Path) -> None:
+    result = run_cli(session, "--dry-run", env={"ANTHROPIC_API_KEY": "sk-test"})
+    assert result.code == 0, result.stderr
+    assert result.json()["model"] == "anthropic/claude-sonnet-4-5"
+    assert "note:" not in result.stderr
+
+
+def test_an_explicit_model_never_falls_back(session: Path) -> None:
+    result = run_cli(session, "--model", "anthropic/claude-sonnet-4-5")
+    assert result.code == 1
+    assert "no credentials: set ANTHROPIC_API_KEY" in result.stderr
+    assert files_in(session.parent) == [session.name]

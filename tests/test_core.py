@@ -18,6 +18,7 @@ from handoff_cli.errors import (
     NoDocumentError,
     SessionFileError,
 )
+from handoff_cli.model import EXTRACTIVE
 from handoff_cli.output import Reporter
 from handoff_cli.prompt import HANDOFF_PROMPT, SECTIONS, wrap_document
 from handoff_cli.session import load_session
@@ -231,16 +232,38 @@ def test_timeout(tmp_path: Path, llm_server: FakeLLMServer) -> None:
     assert len(llm_server.requests) == 1  # a timeout is not retried
 
 
-def test_model_is_the_sessions_own_and_needs_its_key(
+def test_model_choice_and_the_extractive_fallback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = copy(OMP_EXAMPLE, tmp_path)
-    request = prepare(path, Options())
-    assert request.model == "anthropic/claude-sonnet-4-5"
+    reporter = Collect()
+    # No key for the session's own model: the built-in writer, said once.
+    assert prepare(path, Options(), reporter).model == EXTRACTIVE
+    (note,) = reporter.warnings
+    assert "ANTHROPIC_API_KEY" in note and "anthropic/claude-sonnet-4-5" in note
+    assert "--model" in note
+    # An explicitly chosen model never falls back: it fails.
     with pytest.raises(ModelError, match="no credentials: set ANTHROPIC_API_KEY"):
-        handoff(path, Options())
+        handoff(path, Options(model="anthropic/claude-sonnet-4-5"))
+    assert prepare(path, Options(model="extractive")).model == EXTRACTIVE
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    reporter = Collect()
+    assert prepare(path, Options(), reporter).model == "anthropic/claude-sonnet-4-5"
+    assert reporter.warnings == []
     assert prepare(path, Options(model="openai/o3")).model == "openai/o3"
+
+
+def test_extractive_model_runs_the_same_pipeline(tmp_path: Path) -> None:
+    path = copy(OMP_EXAMPLE, tmp_path)
+    before = path.read_bytes()
+    result = handoff(path, Options(model="extractive", focus="retries"))
+    assert result.model == EXTRACTIVE
+    assert result.cost_usd == 0 and result.input_tokens > 0 and result.output_tokens > 0
+    assert result.missing_sections == []
+    recorded = orjson.loads(path.read_bytes()[len(before) :].splitlines()[1])["message"]
+    assert (recorded["provider"], recorded["model"]) == ("handoff", "extractive")
+    content = orjson.loads(result.path.read_bytes().splitlines()[2])["content"]
+    assert content == wrap_document(recorded["content"][0]["text"])
 
 
 def test_old_versions_are_not_recorded_into(tmp_path: Path, llm_server: FakeLLMServer) -> None:

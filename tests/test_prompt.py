@@ -121,7 +121,7 @@ def test_side_messages_are_user_text() -> None:
     assert all(m["role"] == "user" for m in chat)
     assert texts[0].endswith("<summary>\nS1\n</summary>")
     assert texts[1].endswith("<summary>\nS2\n</summary>")
-    assert texts[2] == "injected"
+    assert texts[2] == "[Context added by the agent: note]\ninjected"
     assert texts[3] == "I ran this command myself:\n$ make\n```\nerr\n```\n(exit code 2)"
     assert len(chat) == 4  # excluded run, empty assistant turn and unknown role left out
 
