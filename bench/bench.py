@@ -9,6 +9,8 @@ set beside a reference measured the same way on the same machine at the same mom
 2. ``list --json`` over 1,000 sessions (target: under 0.3 s).
 3. The start-up of ``handoff list`` (an empty folder) against a bare ``python -c pass``, and a
    check that litellm is not imported on that path.
+4. Planning a handoff of sessions of 1x, 10x and 50x a 128k model's window: the time it takes,
+   the requests, and the tokens sent against the session's own (target: about 1.3x at most).
 """
 
 from __future__ import annotations
@@ -49,7 +51,9 @@ def _text(rng: random.Random, words: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(words))
 
 
-def write_big_session(path: Path, megabytes: int, seed: int = 7) -> None:
+def write_big_session(
+    path: Path, megabytes: float, seed: int = 7, compact_every: int | None = 2000
+) -> None:
     """A realistic session of about ``megabytes`` MB: turns of user, assistant with tool calls
     and tool results, a compaction every ~2,000 entries, and a short abandoned branch now and
     then."""
@@ -122,7 +126,7 @@ def write_big_session(path: Path, megabytes: int, seed: int = 7) -> None:
                     "timestamp": 3,
                 },
             )
-            if count % 2000 < 3:
+            if compact_every and count % compact_every < 3:
                 emit(
                     "compaction",
                     summary=_text(rng, 200),
@@ -204,6 +208,35 @@ def bench_startup(work: Path, runs: int) -> None:
     )
 
 
+def bench_planning(work: Path, window: int = 128_000) -> None:
+    """Planning only: no model is called. Tokens sent count each draft at its largest."""
+    from handoff_cli.core import Options, prepare
+    from handoff_cli.model import token_counter
+    from handoff_cli.plan import describe
+
+    count = token_counter("openai/test-model")
+    print(f"planning a handoff to a {window:,}-token model (no calls; drafts at their largest):")
+    print("  session    own tokens  strategy  requests  tokens sent  ratio  planning")
+    for multiple in (1, 10, 50):
+        path = work / f"plan-{multiple}x.jsonl"
+        # About 7 bytes of session file a token of this text.
+        write_big_session(path, multiple * window * 7 / 1e6, compact_every=None)
+        options = Options(model="openai/test-model", context_window=window)
+        start = time.perf_counter()
+        request = prepare(path, options)
+        plan = request.plan()
+        elapsed = time.perf_counter() - start
+        own = sum(count([m]) for m in request.conversation)
+        assert request.budget is not None
+        sent = sum(
+            r["tokens"] for r in describe(plan, request.prompt, count, request.budget.reserve)
+        )
+        print(
+            f"  {multiple:>3}x {own:>14,}  {plan.strategy:<8} {plan.requests:>9} {sent:>12,}"
+            f"  {sent / own:5.2f}  {elapsed:6.2f} s"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--megabytes", type=int, default=100)
@@ -215,6 +248,7 @@ def main() -> None:
         bench_startup(work, args.runs)
         bench_list(work, args.sessions, args.runs)
         bench_context(work, args.megabytes, args.runs)
+        bench_planning(work)
 
 
 if __name__ == "__main__":

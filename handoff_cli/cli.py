@@ -132,6 +132,15 @@ def handoff_command(
     strict: Annotated[
         bool, typer.Option("--strict", help="Fail (exit 5) if the document lacks a section.")
     ] = False,
+    context_window: Annotated[
+        int | None,
+        typer.Option(
+            "--context-window",
+            envvar="HANDOFF_CONTEXT_WINDOW",
+            min=1000,
+            help="The model's window in tokens [default: as LiteLLM knows it, else 128000].",
+        ),
+    ] = None,
     sessions_dir: SessionsDir = Path("sessions"),
 ) -> None:
     """Write a handoff document for SESSION and start a new session holding only it.
@@ -154,6 +163,7 @@ def handoff_command(
         record=not no_record,
         out_dir=out_dir,
         strict=strict,
+        context_window=context_window,
     )
     try:
         path = resolve_session(session, sessions_dir)

@@ -9,12 +9,14 @@ Ctrl-C before them leaves every file as it was, one after them is too late to un
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
 from typing import Any
+
+import orjson
 
 from .context import build_context
 from .errors import (
@@ -24,8 +26,19 @@ from .errors import (
     NothingToHandOffError,
     SessionFileError,
 )
-from .model import ALIASES, EXTRACTIVE, Answer, complete, litellm_name, missing_credentials
+from .model import (
+    ALIASES,
+    EXTRACTIVE,
+    Answer,
+    ContextTooLongError,
+    complete,
+    litellm_name,
+    missing_credentials,
+    token_counter,
+    window,
+)
 from .output import Reporter
+from .plan import DEFAULT_WINDOW, Budget, Plan, describe, final_request, fold_request, make_plan
 from .prompt import ChatMessage, handoff_request, missing_sections, repair_prompt, wrap_document
 from .session import CURRENT_VERSION, Entry, Session, load_session
 from .tree import branch, leaf
@@ -42,6 +55,7 @@ from .writer import (
 
 # The API that our OpenAI-format requests amount to, in the agents' own vocabulary.
 RECORDED_API = "openai-completions"
+REPLANS = 2  # how often a provider's "too long" makes us plan again, with less room
 
 
 @dataclass(frozen=True)
@@ -58,19 +72,46 @@ class Options:
     record: bool = True
     out_dir: Path | None = None
     strict: bool = False
+    context_window: int | None = None
+    """Overrides the model's window as LiteLLM knows it (default 128,000 when it does not)."""
 
 
 @dataclass(frozen=True)
 class Request:
-    """What would be sent: the model and the messages (``--dry-run`` prints this)."""
+    """What is to be sent: the model, the conversation, the prompt, and the room there is."""
 
     model: str
-    messages: list[ChatMessage]
+    conversation: list[ChatMessage]
+    prompt: ChatMessage
+    budget: Budget | None
+    """None for a model without a window (the extractive writer takes everything)."""
     session: Session = field(repr=False)
     leaf_id: str
 
+    def plan(self, budget: Budget | None = None) -> Plan:
+        budget = budget or self.budget
+        if budget is None:
+            return Plan("single", self.conversation)
+        return make_plan(self.conversation, self.prompt, budget, token_counter(self.model))
+
     def to_json(self) -> dict[str, Any]:
-        return {"model": self.model, "messages": self.messages}
+        """The plan, each request with its size (``--dry-run``): nothing is called."""
+        plan = self.plan()
+        count = token_counter(self.model) if self.budget else _estimate
+        draft_tokens = self.budget.reserve if self.budget else 0
+        requests = describe(plan, self.prompt, count, draft_tokens)
+        return {
+            "model": self.model,
+            "strategy": plan.strategy,
+            "window": self.budget.window if self.budget else None,
+            "budget_tokens": self.budget.tokens if self.budget else None,
+            "messages": requests[-1]["messages"],
+            "requests": requests,
+        }
+
+
+def _estimate(messages: Any) -> int:
+    return len(orjson.dumps(messages)) // 4
 
 
 @dataclass(frozen=True)
@@ -85,6 +126,8 @@ class HandoffResult:
     cost_usd: float | None
     missing_sections: list[str]
     duration_s: float
+    requests: int = 1
+    strategy: str = "single"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -97,6 +140,8 @@ class HandoffResult:
             "cost_usd": self.cost_usd,
             "missing_sections": self.missing_sections,
             "duration_s": round(self.duration_s, 3),
+            "requests": self.requests,
+            "strategy": self.strategy,
         }
 
 
@@ -135,8 +180,15 @@ def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> R
         raise NothingToHandOffError()
     context = build_context(path_records)
     model = _choose_model(options, context.model, reporter)
-    messages = handoff_request(context.messages(), options.focus)
-    return Request(model, messages, session, tip.id)
+    *conversation, prompt = handoff_request(context.messages(), options.focus)
+    return Request(model, conversation, prompt, _budget(model, options), session, tip.id)
+
+
+def _budget(model: str, options: Options) -> Budget | None:
+    if model == EXTRACTIVE:
+        return None
+    known, max_output = window(model)
+    return Budget(options.context_window or known or DEFAULT_WINDOW, max_output)
 
 
 def _choose_model(options: Options, session_model: str | None, reporter: Reporter) -> str:
@@ -183,7 +235,7 @@ def handoff(path: Path, options: Options, reporter: Reporter | None = None) -> H
                 f"{request.model}: no credentials: set {' or '.join(missing_keys)}, "
                 "or pass --api-key"
             )
-        answer, missing = _document(request, options, reporter)
+        answer, missing, plan = _generate(request, options, reporter)
         reporter.stage("writing")
         with _shielded():
             new_id, new_path = _commit(request, options, answer, path)
@@ -200,14 +252,17 @@ def handoff(path: Path, options: Options, reporter: Reporter | None = None) -> H
         cost_usd=answer.cost_usd,
         missing_sections=missing,
         duration_s=time.monotonic() - started,
+        requests=plan.requests,
+        strategy=plan.strategy,
     )
 
 
-def _document(request: Request, options: Options, reporter: Reporter) -> tuple[Answer, list[str]]:
-    """Ask for the document; if its sections are wrong, ask once for a repair.
-
-    The answer returned holds the final document and the usage of every call made.
-    """
+def _generate(
+    request: Request, options: Options, reporter: Reporter
+) -> tuple[Answer, list[str], Plan]:
+    """Ask for the document, as the plan says; if the provider finds a request too long after
+    all, plan again with a quarter less room, at most twice. Then check the sections, and ask
+    once for a repair if they are wrong. The answer holds the usage of every call made."""
 
     def ask(messages: list[ChatMessage]) -> Answer:
         return complete(
@@ -220,7 +275,23 @@ def _document(request: Request, options: Options, reporter: Reporter) -> tuple[A
             progress=reporter.streamed,
         )
 
-    answer = ask(request.messages)
+    budget = request.budget
+    for attempt in range(REPLANS + 1):
+        plan = request.plan(budget)
+        try:
+            answer = _run(plan, request.prompt, ask, reporter)
+            break
+        except ContextTooLongError as error:
+            if budget is None or attempt == REPLANS:
+                raise ModelError(
+                    f"{request.model}: the conversation does not fit the model's window even "
+                    f"at {budget.tokens if budget else '?'} tokens a request ({error})"
+                ) from None
+            budget = budget.cut(0.75)
+            reporter.warn(
+                f"warning: {request.model} found a request too long; planning again with "
+                f"{budget.tokens:,} tokens a request"
+            )
     answer = replace(answer, text=answer.text.strip())
     if not answer.text:
         raise NoDocumentError()
@@ -237,7 +308,27 @@ def _document(request: Request, options: Options, reporter: Reporter) -> tuple[A
         if options.strict:
             raise NoDocumentError(message)
         reporter.warn(f"warning: {message}")
-    return answer, missing
+    return answer, missing, plan
+
+
+def _run(
+    plan: Plan,
+    prompt: ChatMessage,
+    ask: Callable[[list[ChatMessage]], Answer],
+    reporter: Reporter,
+) -> Answer:
+    """Send the plan's requests: fold each chunk into the draft, then the final request."""
+    draft: str | None = None
+    spent: Answer | None = None
+    for number, chunk in enumerate(plan.chunks, 1):
+        reporter.stage(f"chunk {number}/{len(plan.chunks)}")
+        folded = ask(fold_request(chunk, draft))
+        draft = folded.text.strip() or draft
+        spent = folded if spent is None else _combined(spent, folded, folded.text)
+    if plan.chunks:
+        reporter.stage(f"final request ({plan.requests} in all)")
+    answer = ask(final_request(plan, prompt, draft))
+    return answer if spent is None else _combined(spent, answer, answer.text)
 
 
 def _combined(first: Answer, second: Answer, text: str) -> Answer:
@@ -295,7 +386,7 @@ def _exchange(request: Request, answer: Answer) -> list[Entry]:
     asked_id = new_entry_id(taken)
     answered_id = new_entry_id({*taken, asked_id})
     asked_at, answered_at = iso_timestamp(), iso_timestamp()
-    prompt = request.messages[-1]["content"]
+    prompt = request.prompt["content"]
     cost = {
         "input": answer.input_cost_usd or 0,
         "output": answer.output_cost_usd or 0,

@@ -22,6 +22,11 @@ from typing import Any
 
 from .errors import ModelError
 
+
+class ContextTooLongError(ModelError):
+    """The provider says the request does not fit the model's window."""
+
+
 ChatMessage = dict[str, Any]
 Progress = Callable[[int], None]
 """Called as the answer streams in, with the number of output tokens so far."""
@@ -155,6 +160,28 @@ def missing_credentials(model: str, api_key: str | None, api_base: str | None) -
     return [] if found.get("keys_in_environment") else list(found.get("missing_keys") or [])
 
 
+def window(model: str) -> tuple[int | None, int | None]:
+    """The model's input window and its longest answer, where LiteLLM knows them."""
+    if model == EXTRACTIVE:
+        return None, None
+    litellm = _import_litellm()
+    try:
+        info = litellm.get_model_info(model)
+    except Exception:  # unknown to LiteLLM's price list: the caller's default applies
+        return None, None
+    return info.get("max_input_tokens"), info.get("max_output_tokens")
+
+
+def token_counter(model: str) -> Callable[[Sequence[ChatMessage]], int]:
+    """Counts the tokens of messages as LiteLLM does for ``model``."""
+    litellm = _import_litellm()
+
+    def count(messages: Sequence[ChatMessage]) -> int:
+        return int(litellm.token_counter(model=model, messages=list(messages)))
+
+    return count
+
+
 def complete(
     messages: Sequence[ChatMessage],
     *,
@@ -173,6 +200,8 @@ def complete(
         try:
             return _stream(litellm, messages, model, api_key, api_base, timeout, progress)
         except openai.APIError as error:
+            if "context" in type(error).__name__.lower():
+                raise ContextTooLongError(f"{model}: {describe(error, timeout)}") from None
             if attempt == retries or not _retryable(error):
                 raise ModelError(f"{model}: {describe(error, timeout)}") from None
             time.sleep(_backoff(error, attempt))

@@ -211,6 +211,8 @@ class FakeLLMServer(ThreadingHTTPServer):
         super().__init__((HOST, 0), _Handler)
         self.default: Step = Reply("ok")
         self.max_context_tokens: int | None = None
+        # How the limit counts a prompt: a real provider uses its own tokenizer.
+        self.count_tokens: Callable[[Any], int] = count_message_tokens
         self.stopping = threading.Event()
         self._lock = threading.Condition()
         self._script: deque[Step] = deque()
@@ -316,7 +318,7 @@ class FakeLLMServer(ThreadingHTTPServer):
             self._requests.append(request)
             self._in_flight += 1
             limit = self.max_context_tokens
-            tokens = count_message_tokens(request.body.get("messages", []))
+            tokens = self.count_tokens(request.body.get("messages", []))
             # An over-long prompt does not use up a scripted step: the retry should get it.
             if limit is not None and tokens > limit:
                 return Error.context_length(limit, tokens)

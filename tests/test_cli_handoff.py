@@ -79,6 +79,8 @@ def test_json_result_by_id_prefix_and_quiet(session: Path, llm_server: FakeLLMSe
         "cost_usd",
         "missing_sections",
         "duration_s",
+        "requests",
+        "strategy",
     ]
     assert data["parent_path"] == str(session.resolve())
     assert data["usage"] == {"input_tokens": 900, "output_tokens": 60}

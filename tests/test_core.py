@@ -18,13 +18,14 @@ from handoff_cli.errors import (
     NoDocumentError,
     SessionFileError,
 )
-from handoff_cli.model import EXTRACTIVE
+from handoff_cli.model import EXTRACTIVE, token_counter
 from handoff_cli.output import Reporter
+from handoff_cli.plan import Budget
 from handoff_cli.prompt import HANDOFF_PROMPT, SECTIONS, wrap_document
 from handoff_cli.session import load_session
 from handoff_cli.tree import branch, leaf
 
-from .conftest import EXAMPLES, FIXTURES
+from .conftest import EXAMPLES, FIXTURES, Entries, write_session
 from .fakellm import Drop, Error, FakeLLMServer, Hang, Reply
 
 DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()} facts" for name in SECTIONS)
@@ -194,7 +195,7 @@ def test_empty_answer_is_a_failure_not_a_cancel(tmp_path: Path, llm_server: Fake
     ("steps", "retries", "requests", "words"),
     [
         ([Error.auth()], 2, 1, "authentication failed (401)"),
-        ([Error.context_length(1000, 5000)], 2, 1, "too long for the model"),
+        ([Error.context_length(1000, 5000)] * 3, 2, 3, "does not fit the model's window"),
         ([Error.server_error()] * 3, 2, 3, "(500)"),
         ([Drop(), Drop()], 1, 2, "cannot reach the model's server"),
         ([Error.rate_limit(retry_after=0), Reply(DOCUMENT)], 1, 2, None),
@@ -291,3 +292,126 @@ def test_cancel_before_writing_leaves_everything(
     assert caught.value.exit_code == ExitCode.CANCELLED
     assert path.read_bytes() == before
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
+
+
+# --- sessions larger than the model's window ---------------------------------------------------
+
+WORDS = (
+    "parser",
+    "retry",
+    "budget",
+    "config",
+    "handler",
+    "socket",
+    "schema",
+    "tokens",
+    "cache",
+    "module",
+    "fixture",
+    "branch",
+    "commit",
+    "window",
+    "stream",
+    "timeout",
+    "payload",
+)
+WINDOW = 4_000
+
+
+def big_session(tmp_path: Path, turns: int, output_words: int, last: str = "go on") -> Path:
+    entries = Entries()
+    for number in range(turns):
+        entries.user(f"step {number}: run the tests and fix what fails")
+        call = {
+            "type": "toolCall",
+            "id": f"c{number}",
+            "name": "bash",
+            "arguments": {"command": f"pytest -k case{number}"},
+        }
+        entries.assistant(f"Running case {number}.", call, stop="toolUse")
+        words = " ".join(WORDS[(number * 7 + i * 3) % len(WORDS)] for i in range(output_words))
+        entries.result(f"c{number}", words)
+    entries.user(last)
+    return write_session(tmp_path / "sessions" / "big.jsonl", entries.items)
+
+
+def sizes(server: FakeLLMServer) -> list[int]:
+    count = token_counter("openai/test-model")
+    return [count(r.messages) for r in server.requests]
+
+
+def window_server(server: FakeLLMServer) -> None:
+    server.max_context_tokens = WINDOW
+    count = token_counter("openai/test-model")
+    server.count_tokens = count  # a provider whose tokenizer counts as ours does
+    server.default = Reply(DOCUMENT)
+
+
+def test_ten_times_the_window_hands_off_in_chunks(
+    tmp_path: Path, llm_server: FakeLLMServer
+) -> None:
+    path = big_session(tmp_path, turns=200, output_words=200)
+    window_server(llm_server)
+    request = prepare(path, Options(model="openai/test-model"))
+    own = token_counter("openai/test-model")([*request.conversation, request.prompt])
+    assert own > 10 * WINDOW
+    reporter = Collect()
+    result = run(path, llm_server, reporter, context_window=WINDOW)
+    assert result.strategy == "chunked" and result.missing_sections == []
+    assert result.requests == len(llm_server.requests)
+    sent = sizes(llm_server)
+    assert max(sent) <= WINDOW  # no request was ever over the limit
+    assert sum(sent) <= 1.3 * own  # each part of the conversation sent once
+    assert reporter.warnings == []
+    final = llm_server.requests[-1].messages
+    assert "<draft>" in final[0]["content"] and final[-1]["content"].startswith("Write a handoff")
+    assert orjson.loads(result.path.read_bytes().splitlines()[1])["content"] == wrap_document(
+        DOCUMENT
+    )
+
+
+def test_just_under_the_window_is_one_request(tmp_path: Path, llm_server: FakeLLMServer) -> None:
+    count = token_counter("openai/test-model")
+    budget = Budget(WINDOW).tokens
+    turns = 1
+    while True:  # the largest session whose request still fits
+        path = big_session(tmp_path, turns=turns + 1, output_words=40)
+        request = prepare(path, Options(model="openai/test-model"))
+        if sum(count([m]) for m in [*request.conversation, request.prompt]) > budget:
+            break
+        turns += 1
+    path = big_session(tmp_path, turns=turns, output_words=40)
+    window_server(llm_server)
+    result = run(path, llm_server, context_window=WINDOW)
+    assert (result.strategy, result.requests, len(llm_server.requests)) == ("single", 1, 1)
+    assert sizes(llm_server)[0] > 0.8 * budget
+
+
+def test_one_message_larger_than_the_window_is_cut(
+    tmp_path: Path, llm_server: FakeLLMServer
+) -> None:
+    path = big_session(tmp_path, turns=2, output_words=20, last="log: " + "timeout " * 6_000)
+    window_server(llm_server)
+    result = run(path, llm_server, context_window=WINDOW)
+    assert max(sizes(llm_server)) <= WINDOW
+    assert any(
+        "characters cut" in m.get("content", "")
+        for m in llm_server.requests[-1].messages
+        if isinstance(m.get("content"), str)
+    )
+    assert result.missing_sections == []
+
+
+def test_a_provider_that_counts_more_gets_smaller_requests(
+    tmp_path: Path, llm_server: FakeLLMServer
+) -> None:
+    path = big_session(tmp_path, turns=60, output_words=100)
+    window_server(llm_server)
+    ours = token_counter("openai/test-model")
+    llm_server.count_tokens = lambda messages: int(3.5 * ours(messages))
+    reporter = Collect()
+    result = run(path, llm_server, reporter, context_window=WINDOW)
+    assert result.strategy == "chunked" and result.missing_sections == []
+    assert any("planning again" in w for w in reporter.warnings)
+    rejected = [n for n in sizes(llm_server) if int(3.5 * n) > WINDOW]
+    assert 0 < len(rejected) <= 2  # refused, then smaller requests went through

@@ -25,7 +25,8 @@ CASES = {
 
 
 def document_for(path: Path, focus: str | None = None) -> str:
-    return write_document(prepare(path, Options(model="extractive", focus=focus)).messages)
+    request = prepare(path, Options(model="extractive", focus=focus))
+    return write_document([*request.conversation, request.prompt])
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -52,7 +53,8 @@ def sections(document: str) -> dict[str, str]:
 
 def request(tmp_path: Path, entries: Entries, focus: str | None = None) -> list[dict[str, object]]:
     path = write_session(tmp_path / "s.jsonl", entries.items)
-    return prepare(path, Options(model="extractive", focus=focus)).messages
+    request = prepare(path, Options(model="extractive", focus=focus))
+    return [*request.conversation, request.prompt]
 
 
 def test_sections_from_a_session_that_edits_files_and_fails(
