@@ -141,6 +141,9 @@ def handoff_command(
             help="The model's window in tokens [default: as LiteLLM knows it, else 128000].",
         ),
     ] = None,
+    no_redact: Annotated[
+        bool, typer.Option("--no-redact", help="Send secrets as they are (not masked).")
+    ] = False,
     sessions_dir: SessionsDir = Path("sessions"),
 ) -> None:
     """Write a handoff document for SESSION and start a new session holding only it.
@@ -164,6 +167,7 @@ def handoff_command(
         out_dir=out_dir,
         strict=strict,
         context_window=context_window,
+        redact=not no_redact,
     )
     try:
         path = resolve_session(session, sessions_dir)

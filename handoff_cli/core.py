@@ -25,6 +25,7 @@ from .errors import (
     NoDocumentError,
     NothingToHandOffError,
     SessionFileError,
+    WriteError,
 )
 from .model import (
     ALIASES,
@@ -40,6 +41,7 @@ from .model import (
 from .output import Reporter
 from .plan import DEFAULT_WINDOW, Budget, Plan, describe, final_request, fold_request, make_plan
 from .prompt import ChatMessage, handoff_request, missing_sections, repair_prompt, wrap_document
+from .redact import Redactor
 from .session import CURRENT_VERSION, Entry, Session, load_session
 from .tree import branch, leaf
 from .writer import (
@@ -74,6 +76,8 @@ class Options:
     strict: bool = False
     context_window: int | None = None
     """Overrides the model's window as LiteLLM knows it (default 128,000 when it does not)."""
+    redact: bool = True
+    """Mask secrets in everything sent (``--no-redact`` turns it off)."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,8 @@ class Request:
     """None for a model without a window (the extractive writer takes everything)."""
     session: Session = field(repr=False)
     leaf_id: str
+    redacted: int = 0
+    """How many distinct secrets were masked in the conversation and the prompt."""
 
     def plan(self, budget: Budget | None = None) -> Plan:
         budget = budget or self.budget
@@ -107,6 +113,7 @@ class Request:
             "budget_tokens": self.budget.tokens if self.budget else None,
             "messages": requests[-1]["messages"],
             "requests": requests,
+            "redacted": self.redacted,
         }
 
 
@@ -128,6 +135,7 @@ class HandoffResult:
     duration_s: float
     requests: int = 1
     strategy: str = "single"
+    redacted: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -142,6 +150,7 @@ class HandoffResult:
             "duration_s": round(self.duration_s, 3),
             "requests": self.requests,
             "strategy": self.strategy,
+            "redacted": self.redacted,
         }
 
 
@@ -180,8 +189,13 @@ def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> R
         raise NothingToHandOffError()
     context = build_context(path_records)
     model = _choose_model(options, context.model, reporter)
-    *conversation, prompt = handoff_request(context.messages(), options.focus)
-    return Request(model, conversation, prompt, _budget(model, options), session, tip.id)
+    request = handoff_request(context.messages(), options.focus)
+    redactor = Redactor()
+    if options.redact:
+        request = redactor.messages(request)
+    *conversation, prompt = request
+    budget = _budget(model, options)
+    return Request(model, conversation, prompt, budget, session, tip.id, redactor.count)
 
 
 def _budget(model: str, options: Options) -> Budget | None:
@@ -254,6 +268,7 @@ def handoff(path: Path, options: Options, reporter: Reporter | None = None) -> H
         duration_s=time.monotonic() - started,
         requests=plan.requests,
         strategy=plan.strategy,
+        redacted=request.redacted,
     )
 
 
@@ -370,12 +385,19 @@ def _commit(request: Request, options: Options, answer: Answer, source: Path) ->
     }
     folder = options.out_dir or source.resolve().parent
     data = new_session_bytes(header, [entry], title_slot=session.title_slot is not None)
-    new_path = write_new_session(folder, session_file_name(created, new_id), data)
+    try:
+        new_path = write_new_session(folder, session_file_name(created, new_id), data)
+    except OSError as error:
+        raise WriteError(folder / session_file_name(created, new_id), error) from None
     if options.record:
+        # Written through a symlink only once resolved: the real file gets the lines.
+        old = source.resolve()
         try:
-            append_entries(source.resolve(), _exchange(request, answer))
-        except BaseException:
+            append_entries(old, _exchange(request, answer))
+        except BaseException as error:
             new_path.unlink(missing_ok=True)
+            if isinstance(error, OSError):
+                raise WriteError(old, error) from None
             raise
     return new_id, new_path
 

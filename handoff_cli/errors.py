@@ -80,3 +80,13 @@ class CancelledError(HandoffError):
 
     def __init__(self) -> None:
         super().__init__("Handoff cancelled")
+
+
+class WriteError(HandoffError):
+    """A session file could not be written (full disk, permissions); nothing was left behind."""
+
+    exit_code = ExitCode.FAILED
+
+    def __init__(self, path: Path | str, error: OSError) -> None:
+        reason = (error.strerror or str(error)).rstrip(".")
+        super().__init__(f"Handoff failed: cannot write {path}: {reason}")

@@ -98,9 +98,13 @@ def repair_prompt(document: str) -> str:
     return REPAIR_PROMPT.format(sections=sections, document=document)
 
 
+_CLOSING_TAG = re.compile(r"<(\s*/\s*handoff-context\s*)>", re.IGNORECASE)
+
+
 def wrap_document(document: str) -> str:
-    """The content of the new session's handoff message, as the agent writes it."""
-    return WRAPPER_OPEN + document + WRAPPER_CLOSE
+    """The content of the new session's handoff message, as the agent writes it. A closing
+    tag inside the document is escaped, so the wrapper closes exactly once, at its end."""
+    return WRAPPER_OPEN + _CLOSING_TAG.sub(r"&lt;\1&gt;", document) + WRAPPER_CLOSE
 
 
 _HEADING = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)

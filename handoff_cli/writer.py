@@ -28,6 +28,7 @@ from .jsonl import dumps, dumps_line
 from .session import Entry
 
 TITLE_SLOT_BYTES = 256
+TEMP_SUFFIX = ".tmp"
 
 
 def iso_timestamp(moment: datetime | None = None) -> str:
@@ -97,25 +98,39 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def append_entries(path: Path, entries: Sequence[Entry]) -> None:
-    """Append ``entries`` to the session at ``path``: whole lines, one write, under a lock."""
+    """Append ``entries`` to the session at ``path``: whole lines, one write, under a lock.
+
+    ``path`` must not be a symlink (resolve it first). If the write fails half way (a full
+    disk), the file is cut back to its size before the write, so no partial line remains.
+    """
     data = b"".join(dumps_line(e) for e in entries)
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
             data = b"\n" + data  # an earlier writer died mid-line: never glue onto it
-        _write_all(fd, data)
-        os.fsync(fd)
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        except OSError:
+            os.ftruncate(fd, size)
+            raise
     finally:
         os.close(fd)  # also releases the lock
 
 
 def write_new_session(folder: Path, name: str, data: bytes) -> Path:
-    """Write ``data`` as ``folder/name`` atomically (temp file, fsync, rename), mode 0600."""
+    """Write ``data`` as ``folder/name`` atomically (temp file, fsync, rename), mode 0600.
+
+    The temporary file's name starts with a dot and does not end in ``.jsonl``, so listings
+    never show it; it carries the writer's process id, so that the next run can remove one a
+    killed process left behind.
+    """
     folder.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(folder)
     target = folder / name
-    temporary = folder / f".{name}.{secrets.token_hex(4)}.tmp"
+    temporary = folder / f".{name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(temporary, flags, 0o600)
     try:
@@ -130,6 +145,27 @@ def write_new_session(folder: Path, name: str, data: bytes) -> Path:
         raise
     _fsync_folder(folder)
     return target
+
+
+def remove_stale_temporaries(folder: Path) -> None:
+    """Remove the temporary files of writers that no longer run (killed mid-write)."""
+    for path in folder.glob(f".*{TEMP_SUFFIX}"):
+        try:
+            pid = int(path.name.rsplit(".", 3)[-3])
+        except (ValueError, IndexError):
+            continue  # not one of ours
+        if pid != os.getpid() and not _running(pid):
+            path.unlink(missing_ok=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
 
 
 def _fsync_folder(folder: Path) -> None:

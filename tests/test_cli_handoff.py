@@ -81,6 +81,7 @@ def test_json_result_by_id_prefix_and_quiet(session: Path, llm_server: FakeLLMSe
         "duration_s",
         "requests",
         "strategy",
+        "redacted",
     ]
     assert data["parent_path"] == str(session.resolve())
     assert data["usage"] == {"input_tokens": 900, "output_tokens": 60}
