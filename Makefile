@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help demo install test check lint typecheck bench clean
+.PHONY: help demo install test stress check lint typecheck bench clean
 
 # The demo hands off a copy of an example session, so sessions/ stays as it is.
 DEMO := .demo
@@ -31,6 +31,10 @@ install: $(STAMP)  ## create .venv with the project (editable) and its test tool
 
 test: $(STAMP)  ## run the whole test suite
 	$(BIN)/pytest -q
+
+stress: $(STAMP)  ## the long safety runs: 200 kills at random moments, 1,500 fuzz cases each
+	HANDOFF_STRESS_TRIALS=200 HYPOTHESIS_PROFILE=stress $(BIN)/pytest -q -s \
+		tests/test_safety.py tests/test_fuzz.py
 
 lint: $(STAMP)  ## ruff
 	$(BIN)/ruff check handoff_cli tests bench

@@ -25,15 +25,16 @@ _SHAPES = {
     "openai-key": r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
     "aws-access-key": r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
     "github-token": r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
-    "slack-token": r"\bxox[abposr]-[A-Za-z0-9-]{10,}",
+    "slack-token": r"\b(?:xox[abposr]|xapp)-[A-Za-z0-9-]{10,}",
     "jwt": r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
     "url-password": r"(?<=://)[^/\s:@]+:(?P<url_password_value>[^/\s@]{3,})(?=@)",
     "query-secret": r"[?&](?:access_token|token|api_key|apikey|key|password|secret|sig)="
     r"(?P<query_secret_value>[^&\s#\"']{6,})",
     # Environment assignments: upper-case names, as in env files and shells; not references
-    # (``$OTHER``) and not numbers (``MAX_TOKENS=4096``).
+    # (``$OTHER``), numbers (``MAX_TOKENS=4096``) or placeholders in docs (``sk-ant-...``).
     "env-secret": r"\b[A-Z][A-Z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_KEY|APIKEY|ACCESS_KEY)"
-    r"[A-Z0-9_]*=[\"']?(?P<env_secret_value>(?![$<{*])(?!\d+\b)[^\s\"'&;]{4,})",
+    r"[A-Z0-9_]*=[\"']?(?P<env_secret_value>(?![$<{*])(?!\d+\b)(?![^\s\"'&;]*\.\.\.)"
+    r"[^\s\"'&;]{4,})",
 }
 _PATTERN = re.compile("|".join(f"(?P<{k.replace('-', '_')}>{v})" for k, v in _SHAPES.items()))
 _INNER = ("url_password_value", "query_secret_value", "env_secret_value")

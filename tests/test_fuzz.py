@@ -1,0 +1,215 @@
+"""Property-based tests: whatever a file holds, loading it gives a session or our own error.
+
+Arbitrary bytes, arbitrary JSON lines, and valid trees of every dialect with random damage
+(dropped lines, swapped parents, cycles, duplicate ids, wrong types, huge strings, deep
+nesting, invalid UTF-8). The only outcomes allowed: a loaded session whose context, request
+and extractive document can all be built, or a ``SessionFileError`` (exit code 4). Each case
+is bounded in time. ``make stress`` runs many more examples (``HYPOTHESIS_PROFILE=stress``).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import orjson
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from handoff_cli.context import build_context
+from handoff_cli.errors import ExitCode, SessionFileError
+from handoff_cli.extractive import write_document
+from handoff_cli.jsonl import dumps
+from handoff_cli.prompt import handoff_request
+from handoff_cli.redact import Redactor
+from handoff_cli.session import load_session
+from handoff_cli.tree import branch, leaf
+
+from . import sessiongen
+from .conftest import HEADER
+
+settings.register_profile(
+    "default",
+    max_examples=60,
+    deadline=5_000,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "stress",
+    max_examples=1_500,
+    deadline=5_000,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+_FOLDER = Path(tempfile.mkdtemp(prefix="handoff-fuzz-"))
+
+
+def survives(data: bytes) -> None:
+    """Load ``data`` as a session file and build everything from it, or fail our own way."""
+    path = _FOLDER / "fuzz.jsonl"
+    path.write_bytes(data)
+    try:
+        session = load_session(path)
+        context = build_context(branch(session, leaf(session)))
+    except SessionFileError as error:
+        assert error.exit_code == ExitCode.BAD_SESSION
+        assert "\n" not in str(error)
+        return
+    messages = list(context.messages())
+    # Both outputs serialise, and agree.
+    assert orjson.loads(dumps(list(context.serialized()))) == orjson.loads(dumps(messages))
+    request = Redactor().messages(handoff_request(messages, "focus"))
+    assert write_document(request).startswith("## Goal")
+    list(session.entries(session.records))
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=50),
+    lambda inner: (
+        st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=10), inner, max_size=5)
+    ),
+    max_leaves=20,
+)
+KEYS = [
+    "type",
+    "id",
+    "parentId",
+    "timestamp",
+    "message",
+    "role",
+    "content",
+    "summary",
+    "firstKeptEntryId",
+    "firstKeptEntryIndex",
+    "toolCallId",
+    "stopReason",
+    "customType",
+]
+
+
+@given(st.binary(max_size=2_000))
+def test_arbitrary_bytes(data: bytes) -> None:
+    survives(data)
+
+
+@given(st.binary(max_size=500))
+def test_arbitrary_bytes_after_a_header(data: bytes) -> None:
+    survives(orjson.dumps(HEADER) + b"\n" + data)
+
+
+@given(st.lists(json_values, max_size=15), st.sampled_from([1, 2, 3]))
+def test_arbitrary_json_lines(values: list[Any], version: int) -> None:
+    header = {**HEADER, "version": version}
+    survives(b"\n".join(orjson.dumps(v) for v in [header, *values]) + b"\n")
+
+
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {
+                k: st.sampled_from(
+                    [
+                        "message",
+                        "compaction",
+                        "branch_summary",
+                        "custom_message",
+                        "model_change",
+                        "reset_boundary",
+                        "label",
+                    ]
+                )
+                if k == "type"
+                else json_values
+                for k in ("type",)
+            },
+            optional={
+                k: json_values | st.sampled_from(["e1", "e2", "e3", None])
+                for k in KEYS
+                if k != "type"
+            },
+        ),
+        max_size=12,
+    )
+)
+def test_entries_with_wrong_types_in_every_field(entries: list[dict[str, Any]]) -> None:
+    survives(b"".join(orjson.dumps(e) + b"\n" for e in [HEADER, *entries]))
+
+
+MUTATIONS = (
+    "drop",
+    "swap-parents",
+    "cycle",
+    "duplicate-id",
+    "wrong-type",
+    "huge-string",
+    "deep-nesting",
+    "invalid-utf8",
+    "truncate",
+)
+
+
+@given(
+    st.integers(0, 400),
+    st.sampled_from(sessiongen.DIALECTS),
+    st.lists(
+        st.tuples(
+            st.sampled_from(MUTATIONS), st.integers(0, 10_000), st.integers(0, 10_000), json_values
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+)
+@settings(deadline=10_000)
+def test_valid_trees_with_damage(seed: int, dialect: str, damage: list[Any]) -> None:
+    lines = sessiongen.generate(seed, dialect).splitlines()
+    for kind, first, second, value in damage:
+        lines = mutate(lines, kind, first, second, value)
+    survives(b"\n".join(lines) + b"\n")
+
+
+def mutate(lines: list[bytes], kind: str, first: int, second: int, value: Any) -> list[bytes]:
+    if not lines:
+        return lines
+    i, j = first % len(lines), second % len(lines)
+    entries = [_loads(line) for line in lines]
+    a, b = entries[i], entries[j]
+    if kind == "drop":
+        return lines[:i] + lines[i + 1 :]
+    if kind == "truncate":
+        return [*lines[:i], lines[i][: len(lines[i]) // 2]]
+    if kind == "invalid-utf8":
+        return [*lines[:i], lines[i][:10] + b"\xff\xfe\xc3" + lines[i][10:], *lines[i + 1 :]]
+    if kind == "deep-nesting":
+        return [*lines[:i], b"[" * 3_000 + b"]" * 3_000, *lines[i:]]
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return lines
+    if kind == "swap-parents":
+        a["parentId"], b["parentId"] = b.get("parentId"), a.get("parentId")
+    elif kind == "cycle":
+        a["parentId"], b["parentId"] = b.get("id"), a.get("id")
+    elif kind == "duplicate-id":
+        b["id"] = a.get("id")
+    elif kind == "wrong-type":
+        key = sorted(a)[second % len(a)] if a else "type"
+        a[key] = value
+    elif kind == "huge-string":
+        a["message"] = {"role": "user", "content": "x" * 1_000_000}
+    entries[i], entries[j] = a, b
+    return [
+        orjson.dumps(e) if isinstance(e, dict) else line
+        for e, line in zip(entries, lines, strict=True)
+    ]
+
+
+def _loads(line: bytes) -> Any:
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
