@@ -293,9 +293,9 @@ def _emits(record: Record) -> bool:
     if record.type == "branch_summary":
         return js_truthy(entry.get("summary"))
     if record.type == "custom_message":
-        return entry.get("customType") not in HIDDEN_CUSTOM_TYPES and isinstance(
-            entry.get("content"), (str, list)
-        )
+        custom_type = entry.get("customType")
+        hidden = isinstance(custom_type, str) and custom_type in HIDDEN_CUSTOM_TYPES
+        return not hidden and isinstance(entry.get("content"), (str, list))
     return False
 
 

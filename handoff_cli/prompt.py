@@ -158,9 +158,13 @@ def _user(content: str | list[dict[str, Any]]) -> ChatMessage:
     return {"role": "user", "content": content}
 
 
+def _string(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
 def _bash_text(message: Message) -> str:
-    text = f"{BASH_INTRO}{message.get('command', '')}\n"
-    output = message.get("output") or ""
+    text = f"{BASH_INTRO}{_string(message.get('command'))}\n"
+    output = _string(message.get("output"))
     text += f"```\n{output.rstrip()}\n```" if output else "(no output)"
     code = message.get("exitCode")
     if message.get("cancelled"):
@@ -182,7 +186,7 @@ def _side_text(message: Message) -> str | None:
     if role == "bashExecution":
         return None if message.get("excludeFromContext") else _bash_text(message)
     if role == "pythonExecution":
-        code, output = message.get("code", ""), message.get("output", "")
+        code, output = _string(message.get("code")), _string(message.get("output"))
         return (
             f"I ran this Python code myself:\n```python\n{code}\n```\nOutput:\n```\n{output}\n```"
         )

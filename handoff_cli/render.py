@@ -58,9 +58,10 @@ def describe_message(message: Any) -> tuple[str, str]:
     content = message.get("content")
     if role == "assistant":
         text = text_of(content)
+        blocks = content if isinstance(content, list) else []
         calls = [
             str(b.get("name", "?"))
-            for b in content or []
+            for b in blocks
             if isinstance(b, dict) and b.get("type") == "toolCall"
         ]
         if calls:

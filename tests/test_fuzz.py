@@ -24,6 +24,7 @@ from handoff_cli.extractive import write_document
 from handoff_cli.jsonl import dumps
 from handoff_cli.prompt import handoff_request
 from handoff_cli.redact import Redactor
+from handoff_cli.render import describe_entry
 from handoff_cli.session import load_session
 from handoff_cli.tree import branch, leaf
 
@@ -63,7 +64,8 @@ def survives(data: bytes) -> None:
     assert orjson.loads(dumps(list(context.serialized()))) == orjson.loads(dumps(messages))
     request = Redactor().messages(handoff_request(messages, "focus"))
     assert write_document(request).startswith("## Goal")
-    list(session.entries(session.records))
+    for entry in session.entries(session.records):
+        describe_entry(entry)  # what `show` prints of it
 
 
 json_values = st.recursive(
@@ -139,6 +141,89 @@ def test_arbitrary_json_lines(values: list[Any], version: int) -> None:
     )
 )
 def test_entries_with_wrong_types_in_every_field(entries: list[dict[str, Any]]) -> None:
+    survives(b"".join(orjson.dumps(e) + b"\n" for e in [HEADER, *entries]))
+
+
+ROLES = [
+    "user",
+    "assistant",
+    "toolResult",
+    "bashExecution",
+    "custom",
+    "hookMessage",
+    "pythonExecution",
+    "developer",
+    "fileMention",
+    "branchSummary",
+    "compactionSummary",
+]
+MESSAGE_KEYS = [
+    "content",
+    "output",
+    "command",
+    "code",
+    "exitCode",
+    "toolCallId",
+    "toolName",
+    "isError",
+    "stopReason",
+    "customType",
+    "summary",
+    "provider",
+    "model",
+    "retryRecovery",
+    "excludeFromContext",
+    "cancelled",
+    "truncated",
+    "display",
+]
+blocks = st.lists(
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["text", "thinking", "toolCall", "image", "redactedThinking"])},
+        optional={
+            k: json_values | st.sampled_from(["c1", "c2", "x"])
+            for k in (
+                "text",
+                "thinking",
+                "id",
+                "name",
+                "arguments",
+                "data",
+                "thinkingSignature",
+                "mimeType",
+            )
+        },
+    )
+    | json_values,
+    max_size=4,
+)
+
+
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {"role": st.sampled_from(ROLES)},
+            optional={
+                k: blocks
+                if k == "content"
+                else json_values | st.sampled_from(["c1", "c2", "error", "aborted"])
+                for k in MESSAGE_KEYS
+            },
+        ),
+        max_size=10,
+    )
+)
+def test_messages_with_wrong_types_in_every_field(messages: list[dict[str, Any]]) -> None:
+    entries = [
+        {
+            "type": "message",
+            "id": f"m{n}",
+            "parentId": f"m{n - 1}" if n else None,
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "message": message,
+        }
+        for n, message in enumerate(messages)
+    ]
     survives(b"".join(orjson.dumps(e) + b"\n" for e in [HEADER, *entries]))
 
 
