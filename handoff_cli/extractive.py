@@ -28,6 +28,7 @@ from .prompt import (
     SECTIONS,
     ChatMessage,
 )
+from .session import text_of
 
 QUOTE_CHARS = 600
 LIST_ITEMS = 12
@@ -85,18 +86,8 @@ def write_document(messages: list[ChatMessage]) -> str:
 # --- reading the request -----------------------------------------------------------------------
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
-        )
-    return ""
-
-
 def _focus(prompt: ChatMessage) -> str | None:
-    text = _text(prompt.get("content"))
+    text = text_of(prompt.get("content"), "\n")
     start = text.rfind(FOCUS_INTRO)
     return text[start + len(FOCUS_INTRO) :].strip() or None if start >= 0 else None
 
@@ -130,7 +121,7 @@ def _read(messages: Iterable[ChatMessage]) -> _Facts:
     facts = _Facts()
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
     for message in messages:
-        role, text = message.get("role"), _text(message.get("content"))
+        role, text = message.get("role"), text_of(message.get("content"), "\n")
         if role == "user":
             _read_user(facts, text)
         elif role == "assistant":

@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import SessionFileError, UsageError
 from .jsonl import parse_line
-from .session import is_header, is_title_slot
+from .session import is_header, is_title_slot, text_of
 
 HEAD_BYTES = 64 * 1024
 """How much of each file ``list`` reads: enough for the header and the first exchange."""
@@ -59,17 +59,6 @@ def one_line(text: str, limit: int = TITLE_CHARS) -> str:
     """``text`` with its white space folded, cut to ``limit`` characters."""
     folded = " ".join(text.split())
     return folded if len(folded) <= limit else folded[: limit - 1] + "…"
-
-
-def text_of(content: Any) -> str:
-    """The text of a message's ``content`` (a string, or a list of blocks)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(
-            b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
-        )
-    return ""
 
 
 def summarize(path: Path) -> SessionSummary:

@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from .prompt import SECTIONS, ChatMessage
+from .session import text_of
 
 Counter = Callable[[Sequence[ChatMessage]], int]
 
@@ -92,15 +93,6 @@ class Plan:
         return len(self.chunks) + 1
 
 
-def _text(message: ChatMessage) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return ""
-
-
 def cut_text(text: str, keep: int = KEEP_CHARS) -> str:
     """The head and the tail of ``text``, the cut marked."""
     if len(text) <= 2 * keep + 100:
@@ -114,7 +106,7 @@ def _shrunk(message: ChatMessage, keep: int = KEEP_CHARS) -> ChatMessage | None:
     content = message.get("content")
     if isinstance(content, list):
         has_image = any(p.get("type") == "image_url" for p in content)
-        if not has_image and len(_text(message)) <= CUT_ABOVE_CHARS:
+        if not has_image and len(text_of(message.get("content"), "")) <= CUT_ABOVE_CHARS:
             return None
         parts = [
             {"type": "text", "text": "[an image was here; left out for size]"}
@@ -170,7 +162,7 @@ def make_plan(
             keep = max(200, (room // 4) * CHARS_PER_TOKEN // 2)
             messages[index] = _shrunk(messages[index], keep) or {
                 **messages[index],
-                "content": cut_text(_text(messages[index]), keep),
+                "content": cut_text(text_of(messages[index].get("content"), ""), keep),
             }
             sizes[index] = count([messages[index]])
 

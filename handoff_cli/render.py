@@ -15,9 +15,9 @@ from rich.status import Status
 from rich.text import Text
 
 from .context import Context, Message
-from .listing import SessionSummary, one_line, text_of
+from .listing import SessionSummary, one_line
 from .output import Reporter
-from .session import Entry, Record, Session
+from .session import Entry, Record, Session, text_of
 from .tree import children
 
 EXCERPT_CHARS = 90

@@ -173,6 +173,17 @@ class _Reader:
         return _migrate(entry, record, session.version)
 
 
+def text_of(content: Any, separator: str = " ") -> str:
+    """The text of a message's ``content``: a string, or the text of its blocks (or parts)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return separator.join(
+            b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
+        )
+    return ""
+
+
 def header_version(header: Entry) -> int:
     version = header.get("version")
     if isinstance(version, (int, float)) and not isinstance(version, bool):
