@@ -123,6 +123,8 @@ def _estimate(messages: Any) -> int:
 
 @dataclass(frozen=True)
 class HandoffResult:
+    """What a handoff did (``--json`` prints it)."""
+
     id: str
     path: Path
     parent_path: Path
