@@ -108,11 +108,9 @@ class Session:
     skipped_lines: tuple[int, ...] = ()
     """Line numbers (1-based) of lines that could not be read as entries."""
     duplicate_ids: tuple[str, ...] = ()
-    by_id: dict[str, Record] = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        # A later entry with the same id replaces the earlier one, as in the agents' index.
-        object.__setattr__(self, "by_id", {r.id: r for r in self.records})
+    by_id: dict[str, Record] = field(default_factory=dict, repr=False)
+    """Each id's entry; a later entry with the same id replaces the earlier one, as in the
+    agents' index."""
 
     @property
     def id(self) -> str:
@@ -344,15 +342,16 @@ def _assistant_facts(message: dict[str, Any]) -> MessageFacts:
     empty_error = stop_reason == "error" and not any(
         _block_has_content(b, not replays_openai_history(message)) for b in blocks
     )
-    return MessageFacts(
-        role="assistant",
-        stop_reason=stop_reason if isinstance(stop_reason, str) else None,
-        provider=_js_string(message.get("provider", UNDEFINED)),
-        model=_js_string(message.get("model", UNDEFINED)),
-        tool_call_ids=tuple(tool_call_ids),
-        answers=None,
-        keeps_content=keeps_content,
-        superseded=js_truthy(message.get("retryRecovery")) or empty_error,
+    retried = "retryRecovery" in message and js_truthy(message["retryRecovery"])
+    return MessageFacts(  # positional: built once per assistant line, and faster so
+        "assistant",
+        stop_reason if isinstance(stop_reason, str) else None,
+        _js_string(message.get("provider", UNDEFINED)),
+        _js_string(message.get("model", UNDEFINED)),
+        tuple(tool_call_ids),
+        None,
+        keeps_content,
+        retried or empty_error,
     )
 
 
@@ -377,12 +376,15 @@ def _js_string(value: Any) -> str:
 
 @contextmanager
 def _gc_paused() -> Iterator[None]:
-    # Parsing allocates many containers and frees none; the cyclic GC would only rescan them.
+    # Parsing allocates many containers and frees none; the cyclic GC would only rescan them,
+    # during the load and after it (the records live as long as the command), so they are
+    # moved out of its sight.
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        gc.freeze()
         if enabled:
             gc.enable()
 
@@ -472,7 +474,7 @@ def _scan(path: Path, lines: Iterable[bytes]) -> Session:
     version = CURRENT_VERSION
     records: list[Record] = []
     skipped: list[int] = []
-    seen: set[str] = set()
+    by_id: dict[str, Record] = {}
     duplicates: list[str] = []
     entry_id: Any
     parent_id: Any
@@ -489,23 +491,22 @@ def _scan(path: Path, lines: Iterable[bytes]) -> Session:
             fast = _message_line(raw)
             if fast is not None:
                 entry_id, parent_id, stamp, payload, facts = fast
-                if entry_id in seen:
+                if entry_id in by_id:
                     duplicates.append(entry_id)
-                seen.add(entry_id)
-                records.append(
-                    Record(
-                        entry_id,
-                        parent_id,
-                        "message",
-                        line_no,
-                        start,
-                        len(raw),
-                        None,
-                        facts,
-                        stamp,
-                        payload,
-                    )
+                record = Record(
+                    entry_id,
+                    parent_id,
+                    "message",
+                    line_no,
+                    start,
+                    len(raw),
+                    None,
+                    facts,
+                    stamp,
+                    payload,
                 )
+                records.append(record)
+                by_id[entry_id] = record
                 continue
         if line_no == 1 and raw.startswith(BOM):
             raw = raw[len(BOM) :]  # the agents read past a byte-order mark
@@ -550,9 +551,8 @@ def _scan(path: Path, lines: Iterable[bytes]) -> Session:
         if not isinstance(entry_id, str):
             skipped.append(line_no)
             continue
-        if entry_id in seen:
+        if entry_id in by_id:
             duplicates.append(entry_id)
-        seen.add(entry_id)
         payload = None
         if kind == "message":
             message = value.get("message")
@@ -577,6 +577,7 @@ def _scan(path: Path, lines: Iterable[bytes]) -> Session:
         if entry is not None:
             _migrate(entry, record, version)
         records.append(record)
+        by_id[entry_id] = record
     if header is None:
         if skipped:
             raise SessionFileError(
@@ -590,4 +591,5 @@ def _scan(path: Path, lines: Iterable[bytes]) -> Session:
         title_slot=title_slot,
         skipped_lines=tuple(skipped),
         duplicate_ids=tuple(dict.fromkeys(duplicates)),
+        by_id=by_id,
     )

@@ -34,17 +34,20 @@ def leaf(session: Session, leaf_id: str | None = None) -> Record | None:
 def branch(session: Session, tip: Record | None) -> list[Record]:
     """The entries from the root down to ``tip``; a ``parentId`` cycle is a SessionFileError."""
     path: list[Record] = []
-    position: dict[str, int] = {}
+    seen: set[str] = set()
+    by_id = session.by_id
     node = tip
     while node is not None:
-        if node.id in position:
-            cycle = [r.id for r in path[position[node.id] :]] + [node.id]
+        if node.id in seen:
+            start = next(i for i, r in enumerate(path) if r.id == node.id)
+            cycle = [r.id for r in path[start:]] + [node.id]
             raise SessionFileError(
                 session.path, "parentId cycle through entries " + " -> ".join(cycle), node.line
             )
-        position[node.id] = len(path)
+        seen.add(node.id)
         path.append(node)
-        node = session.by_id.get(node.parent_id) if node.parent_id is not None else None
+        parent = node.parent_id
+        node = by_id.get(parent) if parent is not None else None
     path.reverse()
     return path
 
