@@ -1,10 +1,11 @@
 """Loading a session file, the first step of the data's way.
 
-A file is read in two passes so that a 100 MB session costs little more than one parse and
-little memory: ``load_session`` parses every line once and keeps, for each entry, only what
-the tree and the context need (ids, type, and a few facts of a message); the payload of a
-message is read again, by offset, only when it is wanted (``Session.entries``). Every other
-entry is small and kept whole. Versions 1 and 2 are migrated in memory as they are read
+``load_session`` parses every line once, so that a 100 MB session costs little more than one
+parse and little memory. For a message it keeps only what the tree and the context need (ids,
+type, a few facts) and the message's JSON text, never the parsed objects (six times the size);
+a line in the agents' own layout is not even parsed whole, only its message. Every other entry
+is small and kept whole. ``Session.entries`` reads full message entries again, by offset, for
+the views that want them. Versions 1 and 2 are migrated in memory as they are read
 (SESSION_FORMAT.md §7); nothing here writes.
 """
 
@@ -92,9 +93,9 @@ class Record(NamedTuple):
     stamp: Any = None
     """The entry's ``timestamp``, as written."""
     payload: bytes | None = None
-    """For ``message`` entries the agent would send: the message, as the agent loads it, in
-    JSON. Serialising it while the parsed line is at hand is cheaper than reading and parsing
-    the line again, and holds a fraction of the parsed objects' memory."""
+    """For ``message`` entries the agent would send: the message, as the agent holds it after
+    loading, in JSON: the text of the line itself where loading changes nothing, else
+    serialised again. Context output passes it on without parsing it a second time."""
 
 
 @dataclass(frozen=True)
