@@ -21,13 +21,14 @@ from types import ModuleType
 from typing import Any
 
 from .errors import ModelError
+from .plan import Counter
+from .prompt import ChatMessage
 
 
 class ContextTooLongError(ModelError):
     """The provider says the request does not fit the model's window."""
 
 
-ChatMessage = dict[str, Any]
 Progress = Callable[[int], None]
 """Called as the answer streams in, with the number of output tokens so far."""
 
@@ -172,7 +173,7 @@ def window(model: str) -> tuple[int | None, int | None]:
     return info.get("max_input_tokens"), info.get("max_output_tokens")
 
 
-def token_counter(model: str) -> Callable[[Sequence[ChatMessage]], int]:
+def token_counter(model: str) -> Counter:
     """Counts the tokens of messages as LiteLLM does for ``model``."""
     litellm = _import_litellm()
 
