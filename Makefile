@@ -19,7 +19,7 @@ help:  ## list the targets
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 demo: $(STAMP)  ## hand off an example session, with no key and no model provider
@@ -27,7 +27,7 @@ demo: $(STAMP)  ## hand off an example session, with no key and no model provide
 	@id=$$($(DEMO_ENV) $(BIN)/handoff $(DEMO_SESSION) --focus "the --retries flag") && \
 	echo "new session: $$id" && $(DEMO_ENV) $(BIN)/handoff show "$$id"
 
-install: $(STAMP)  ## create .venv with the project (editable) and its test tools
+install: $(STAMP)  ## create .venv with the project (editable), its test and lint tools
 
 test: $(STAMP)  ## run the whole test suite
 	$(BIN)/pytest -q
@@ -40,7 +40,7 @@ lint: $(STAMP)  ## ruff
 	$(BIN)/ruff check handoff_cli tests bench
 	$(BIN)/ruff format --check handoff_cli tests bench
 
-typecheck: $(STAMP)  ## mypy (strict)
+typecheck: $(STAMP)  ## mypy (strict on handoff_cli, lighter on tests and bench)
 	$(BIN)/mypy
 
 check: lint typecheck test  ## lint, types and tests

@@ -130,7 +130,7 @@ def test_skipped_lines_are_reported_on_stderr_only(tmp_path: Path, entries: Entr
         (lambda p: write_bytes(p / "x.jsonl", b'{"type":"message"}\n'), 4, "not a session file"),
     ],
 )
-def test_bad_session_files(tmp_path: Path, make, code: int, text: str) -> None:  # type: ignore[no-untyped-def]
+def test_bad_session_files(tmp_path: Path, make, code: int, text: str) -> None:
     path = make(tmp_path)
     result = run_cli("show", path)
     assert result.code == code

@@ -53,7 +53,7 @@ def test_version_1_is_migrated_in_memory(tmp_path: Path) -> None:
         "modelId": "m",
         "thinkingLevel": "off",
     }
-    items = [
+    items: list[dict[str, Any]] = [
         {"type": "message", "timestamp": "t", "message": {"role": "user", "content": "a"}},
         {"type": "thinking_level_change", "timestamp": "t", "thinkingLevel": "high"},
         {

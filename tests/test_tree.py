@@ -13,7 +13,7 @@ from handoff_cli.tree import branch, children, find_entry, leaf
 from .conftest import Entries, write_session
 
 
-def ids(records: list) -> list[str]:  # type: ignore[type-arg]
+def ids(records: list) -> list[str]:
     return [r.id for r in records]
 
 
@@ -35,7 +35,8 @@ def test_leaf_can_be_chosen_by_id_or_prefix(tmp_path: Path, entries: Entries) ->
     entries.user("c")
     session = load_session(write_session(tmp_path / "s.jsonl", entries.items))
     assert ids(branch(session, leaf(session, b))) == [a, b]
-    assert leaf(session, b[:-1] + b[-1]).id == b
+    tip = leaf(session, b[:-1] + b[-1])
+    assert tip is not None and tip.id == b
     with pytest.raises(UsageError, match="no entry"):
         leaf(session, "zzz")
     with pytest.raises(UsageError, match="ambiguous"):

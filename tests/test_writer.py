@@ -92,7 +92,7 @@ def test_failed_write_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyP
     def disk_full(fd: int, data: object) -> int:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(writer.os, "write", disk_full)
+    monkeypatch.setattr(os, "write", disk_full)
     with pytest.raises(OSError, match="No space left"):
         write_new_session(tmp_path, "s.jsonl", b"data\n")
     assert os.listdir(tmp_path) == []
