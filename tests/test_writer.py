@@ -12,7 +12,6 @@ from pathlib import Path
 import orjson
 import pytest
 
-from handoff_cli import writer
 from handoff_cli.context import build_context
 from handoff_cli.session import load_session
 from handoff_cli.tree import branch, leaf
