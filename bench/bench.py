@@ -209,31 +209,27 @@ def bench_startup(work: Path, runs: int) -> None:
 
 
 def bench_planning(work: Path, window: int = 128_000) -> None:
-    """Planning only: no model is called. Tokens sent count each draft at its largest."""
-    from handoff_cli.core import Options, prepare
-    from handoff_cli.model import token_counter
-    from handoff_cli.plan import describe
+    """A dry run: planned, counted, nothing called. Tokens sent count each draft at its
+    largest."""
+    from handoff_cli.config import Options
+    from handoff_cli.core import dry_run, prepare
 
-    count = token_counter("openai/test-model")
-    print(f"planning a handoff to a {window:,}-token model (no calls; drafts at their largest):")
-    print("  session    own tokens  strategy  requests  tokens sent  ratio  planning")
+    print(f"dry run of a handoff to a {window:,}-token model (no calls; drafts at their largest):")
+    print("  session    own tokens  strategy  requests  tokens sent  ratio  dry run")
     for multiple in (1, 10, 50):
         path = work / f"plan-{multiple}x.jsonl"
         # About 7 bytes of session file a token of this text.
         write_big_session(path, multiple * window * 7 / 1e6, compact_every=None)
-        options = Options(model="openai/test-model", context_window=window)
+        options = Options(model="openai/test-model", api_key="sk-none", context_window=window)
         start = time.perf_counter()
-        request = prepare(path, options)
-        plan = request.plan()
+        planned = dry_run(path, options)
         elapsed = time.perf_counter() - start
-        own = sum(count([m]) for m in request.conversation)
-        assert request.budget is not None
-        sent = sum(
-            r["tokens"] for r in describe(plan, request.prompt, count, request.budget.reserve)
-        )
+        request = prepare(path, options)
+        own = sum(request.model.count([m]) for m in request.conversation)
+        sent = sum(r["tokens"] for r in planned["requests"])
         print(
-            f"  {multiple:>3}x {own:>14,}  {plan.strategy:<8} {plan.requests:>9} {sent:>12,}"
-            f"  {sent / own:5.2f}  {elapsed:6.2f} s"
+            f"  {multiple:>3}x {own:>14,}  {planned['strategy']:<8} {len(planned['requests']):>9}"
+            f" {sent:>12,}  {sent / own:5.2f}  {elapsed:6.2f} s"
         )
 
 

@@ -1,8 +1,8 @@
 """The command line: parse arguments, call the library, render the result.
 
-``handoff SESSION ...`` with no command word runs the ``handoff`` command. Every error the
-library raises is a ``HandoffError``; ``main`` turns it into one line on stderr and its exit
-code, in one place.
+``handoff SESSION ...`` with no command word runs the ``handoff`` command (a default group, as
+simonw/llm and sqlite-utils do it). Every error the library raises is a ``HandoffError``;
+``main`` turns it into one line on stderr and its exit code, in one place.
 """
 
 from __future__ import annotations
@@ -12,33 +12,41 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import click
 import typer
+from click_default_group import DefaultGroup
+from typer.core import TyperGroup
 
 from . import __version__
-from .errors import CancelledError, ExitCode, HandoffError
+from .config import DEFAULT_RETRIES, DEFAULT_SESSIONS_DIR, DEFAULT_TIMEOUT_S, Options
+from .errors import CancelledError, ExitCode, HandoffError, exit_codes_help
 from .listing import list_sessions, resolve_session
 from .output import Reporter, notice, report_load_problems, write_json, write_json_value
 from .session import Session, load_session
 from .tree import branch, leaf
 
-EXIT_CODES_HELP = (
-    "Exit codes: 0 ok, 1 handoff failed, 2 usage, 3 nothing to hand off, "
-    "4 unreadable or invalid session file, 5 no usable document, 130 cancelled."
-)
+
+class _Commands(DefaultGroup, TyperGroup):
+    """Typer's group, with ``handoff`` as the command run when no command word is given."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, default="handoff", **kwargs)
+
 
 app = typer.Typer(
+    cls=_Commands,
     help="Hand a pi / oh-my-pi coding-agent session over to a fresh one.\n\n"
     "`handoff SESSION [OPTIONS]` is short for `handoff handoff SESSION [OPTIONS]`.\n\n"
-    + EXIT_CODES_HELP,
+    + exit_codes_help()
+    + ".",
     add_completion=False,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-COMMANDS = ("handoff", "show", "list")
 
 SessionArg = Annotated[
     str, typer.Argument(help="A session file, or a session id (or unique prefix of one).")
@@ -115,10 +123,10 @@ def handoff_command(
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress on stderr.")] = False,
     timeout: Annotated[
         float, typer.Option("--timeout", min=1, help="Seconds to wait for the model.")
-    ] = 600.0,
+    ] = DEFAULT_TIMEOUT_S,
     retries: Annotated[
         int, typer.Option("--retries", min=0, help="Retries on rate limits and server errors.")
-    ] = 2,
+    ] = DEFAULT_RETRIES,
     no_record: Annotated[
         bool, typer.Option("--no-record", help="Leave the old session untouched.")
     ] = False,
@@ -144,13 +152,14 @@ def handoff_command(
     no_redact: Annotated[
         bool, typer.Option("--no-redact", help="Send secrets as they are (not masked).")
     ] = False,
-    sessions_dir: SessionsDir = Path("sessions"),
+    sessions_dir: SessionsDir = DEFAULT_SESSIONS_DIR,
 ) -> None:
     """Write a handoff document for SESSION and start a new session holding only it.
 
     Prints the new session's id (or, with --json, what was done) on stdout.
     """
-    from .core import Options, handoff, on_signal, prepare
+    from .core import dry_run as plan_only
+    from .core import handoff, on_signal
 
     # Ctrl-C and SIGTERM both cancel, except while the result is being written.
     signal.signal(signal.SIGINT, on_signal)
@@ -172,7 +181,7 @@ def handoff_command(
     try:
         path = resolve_session(session, sessions_dir)
         if dry_run:
-            write_json_value(prepare(path, options, Reporter()).to_json())
+            write_json_value(plan_only(path, options, Reporter()))
             return
         from .render import HandoffProgress
 
@@ -195,7 +204,7 @@ def show(
     tree: Annotated[bool, typer.Option("--tree", help="Show every branch, not just one.")] = False,
     json_out: JsonOpt = False,
     leaf_id: LeafOpt = None,
-    sessions_dir: SessionsDir = Path("sessions"),
+    sessions_dir: SessionsDir = DEFAULT_SESSIONS_DIR,
 ) -> None:
     """Show a session: its current branch (or --tree), or the context the agent would send."""
     loaded = _open(session, sessions_dir)
@@ -239,7 +248,7 @@ def list_command(
     json_out: JsonOpt = False,
 ) -> None:
     """List the sessions under a folder, newest first."""
-    sessions, skipped = list_sessions(directory or Path("sessions"))
+    sessions, skipped = list_sessions(directory or DEFAULT_SESSIONS_DIR)
     for problem in skipped:
         notice(f"warning: skipped {problem.path}: {problem.reason}")
     if json_out:
@@ -250,38 +259,31 @@ def list_command(
         show_list(sessions)
 
 
-def _with_default_command(args: list[str]) -> list[str]:
-    """``handoff FILE ...`` means ``handoff handoff FILE ...``."""
-    if not args:
-        return ["--help"]
-    if args[0] in COMMANDS or args[0] in ("--help", "-h", "--version"):
-        return args
-    return ["handoff", *args]
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Entry point of the ``handoff`` program: the one place errors become exit codes."""
-    args = sys.argv[1:] if argv is None else argv
+def run(args: list[str]) -> int:
+    """Run the program on ``args``: the one place errors become messages and exit codes."""
     command = typer.main.get_command(app)
-    code: int = ExitCode.OK
     try:
-        result = command.main(
-            args=_with_default_command(args), prog_name="handoff", standalone_mode=False
-        )
-        code = result if isinstance(result, int) else ExitCode.OK
-        if not args:
-            code = ExitCode.USAGE
+        result = command.main(args=args, prog_name="handoff", standalone_mode=False)
+        return result if isinstance(result, int) else ExitCode.OK
     except HandoffError as error:
         notice(str(error))
-        code = error.exit_code
+        return error.exit_code
+    except click.exceptions.NoArgsIsHelpError as error:
+        notice(error.format_message())  # a bare `handoff`: the help, on stderr, as a usage error
+        return ExitCode.USAGE
     except click.ClickException as error:  # bad usage, mostly
         context = getattr(error, "ctx", None)
-        hint = f" (see 'handoff {context.info_name} --help')" if context is not None else ""
+        hint = f" (see '{context.command_path} --help')" if context is not None else ""
         notice(f"Usage error: {error.format_message()}{hint}")
-        code = error.exit_code
+        return error.exit_code
     except (click.Abort, KeyboardInterrupt):
         notice("Cancelled")
-        code = ExitCode.CANCELLED
+        return ExitCode.CANCELLED
+
+
+def main() -> None:
+    """Entry point of the ``handoff`` program."""
+    code = run(sys.argv[1:])
     if "litellm" in sys.modules:
         # Tearing down LiteLLM's module state takes about a second at exit, and a cancel must
         # be prompt. Nothing of ours needs the teardown: every file is closed and synced.

@@ -1,31 +1,22 @@
 """The agent's own context: the messages it would send to its model for a branch.
 
-This is ``buildSessionContext`` of SESSION_FORMAT.md §6, with the details of oh-my-pi's
-implementation that the spec leaves open (which model is in force, how custom messages are
-normalised, when a failed turn survives, provider payloads of compactions). What to send is
-decided on the facts gathered at load time, so it stays linear and cheap on sessions of
-hundreds of thousands of entries; message payloads are touched only when emitted.
+This is the agent's ``buildSessionContext`` (docs/session-format.md §6), with the details of
+oh-my-pi's implementation that the format leaves open (which model is in force, how custom
+messages are normalised, when a failed turn survives, provider payloads of compactions). What
+to send is decided on the facts gathered at load time, so it stays linear and cheap on sessions
+of hundreds of thousands of entries; message payloads are touched only when emitted.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from .session import (
-    UNDEFINED,
-    UNPAIRABLE,
-    CallId,
-    Entry,
-    Record,
-    call_id,
-    js_truthy,
-    without_signature,
-)
+from .js import UNDEFINED, UNPAIRABLE, js_key, js_time, js_truthy
+from .session import CallId, Entry, Record, without_signature
 
 Message = dict[str, Any]
 """A message in the agent's in-memory shape (what ``show --context --json`` prints)."""
@@ -80,78 +71,12 @@ class Context:
 
 
 def build_context(branch: list[Record]) -> Context:
-    """The context the agent builds for ``branch`` (SESSION_FORMAT.md §6)."""
+    """The context the agent builds for ``branch`` (docs/session-format.md §6)."""
     thinking_level, model = _state(branch)
     compaction, window = _window(branch)
     records, strips = _strip_unanswered([r for r in window if _emits(r)])
     summary = _summary(compaction, branch) if compaction is not None else None
     return Context(summary, _drop_failed_turns(records, strips), strips, thinking_level, model)
-
-
-# --- time ------------------------------------------------------------------------------------
-
-# ECMAScript's date-time string format, as leniently as JavaScriptCore reads it: one-digit
-# months and days, a space or lower-case "t", "z", offsets without a colon, six-digit years.
-_ISO_TIME = re.compile(
-    r"([+-]\d{6}|\d{4,6})(?:-(\d{1,2})(?:-(\d{1,2}))?)?"
-    r"(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?([Zz]|[+-]\d{2}:?\d{2})?)?"
-)
-_MAX_TIME_MS = 8.64e15  # JavaScript dates end here, either side of the epoch
-_DAY_MS = 86_400_000
-
-
-def _days_from_civil(year: int, month: int, day: int) -> int:
-    """Days since 1970-01-01 of a proleptic Gregorian date; days past a month's end roll over."""
-    year -= month <= 2
-    era = year // 400
-    year_of_era = year - era * 400
-    day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
-    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
-    return era * 146_097 + day_of_era - 719_468
-
-
-def _parse_iso(text: str) -> float | None:
-    match = _ISO_TIME.fullmatch(text)
-    if match is None:
-        return None
-    year_s, month_s, day_s, hour_s, minute_s, second_s, fraction, zone = match.groups()
-    month, day = int(month_s or 1), int(day_s or 1)
-    hour, minute, second = int(hour_s or 0), int(minute_s or 0), int(second_s or 0)
-    millis = int((fraction or "0")[:3].ljust(3, "0"))
-    if year_s == "-000000" or not (1 <= month <= 12 and 1 <= day <= 31):
-        return None
-    if minute > 59 or second > 59 or hour > 24 or (hour == 24 and (minute or second or millis)):
-        return None
-    offset = 0
-    if zone and zone not in "Zz":
-        digits = zone[1:].replace(":", "")
-        offset = (int(digits[:2]) * 60 + int(digits[2:])) * 60_000 * (1 if zone[0] == "+" else -1)
-    # A time with no zone is local time to JavaScript; the agents' sessions are read in UTC.
-    days = _days_from_civil(int(year_s), month, day)
-    return days * _DAY_MS + ((hour * 60 + minute) * 60 + second) * 1000 + millis - offset
-
-
-def js_time(value: Any) -> int | None:
-    """``new Date(value).getTime()`` for an entry's timestamp; None where JavaScript has NaN."""
-    if value is None:
-        return 0
-    if isinstance(value, (bool, int, float)):
-        millis: float | None = float(value)
-    elif isinstance(value, str):
-        millis = _parse_iso(value)
-        if millis is None:
-            from email.utils import parsedate_tz  # rare: imported only when needed
-
-            parts = parsedate_tz(value)  # the RFC 2822 form JavaScript also accepts
-            if parts is not None:
-                year, month, day, hour, minute, second = parts[:6]
-                seconds = (_days_from_civil(year, month, day) * 24 + hour) * 3600
-                millis = (seconds + minute * 60 + second - (parts[9] or 0)) * 1000.0
-    else:
-        millis = None
-    if millis is None or millis != millis or abs(millis) > _MAX_TIME_MS:
-        return None
-    return int(millis)
 
 
 # --- state and window ------------------------------------------------------------------------
@@ -412,7 +337,7 @@ def _strip_tool_calls(message: Message, strip: frozenset[CallId]) -> Message:
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "redactedThinking":
             continue
-        if kind == "toolCall" and call_id(block.get("id", UNDEFINED)) in strip:
+        if kind == "toolCall" and js_key(block.get("id", UNDEFINED)) in strip:
             continue
         if kind == "thinking" and js_truthy(block.get("thinkingSignature")):
             block = without_signature(block)

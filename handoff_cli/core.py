@@ -1,4 +1,4 @@
-"""The handoff, start to end (HANDOFF.md): load, guard, context, prompt, model, write.
+"""The handoff, start to end (docs/handoff.md): load, guard, context, prompt, model, write.
 
 ``handoff()`` is the library's entry point; the CLI only parses options and renders its
 result. Nothing is written until the model has answered with a usable document, and the two
@@ -16,8 +16,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-import orjson
-
+from .config import Options
 from .context import build_context
 from .errors import (
     CancelledError,
@@ -27,19 +26,9 @@ from .errors import (
     SessionFileError,
     WriteError,
 )
-from .model import (
-    ALIASES,
-    EXTRACTIVE,
-    Answer,
-    ContextTooLongError,
-    complete,
-    litellm_name,
-    missing_credentials,
-    token_counter,
-    window,
-)
+from .model import Answer, ContextTooLongError, Model, complete, resolve_model
 from .output import Reporter
-from .plan import DEFAULT_WINDOW, Budget, Plan, describe, final_request, fold_request, make_plan
+from .plan import Budget, Plan, final_request, fold_request, make_plan, sized_requests
 from .prompt import ChatMessage, handoff_request, missing_sections, repair_prompt, wrap_document
 from .redact import Redactor
 from .session import CURRENT_VERSION, Entry, Session, load_session
@@ -61,64 +50,16 @@ REPLANS = 2  # how often a provider's "too long" makes us plan again, with less 
 
 
 @dataclass(frozen=True)
-class Options:
-    """How to hand off; the CLI fills it from flags and ``HANDOFF_*`` variables."""
-
-    focus: str | None = None
-    model: str | None = None
-    api_key: str | None = None
-    api_base: str | None = None
-    leaf_id: str | None = None
-    timeout: float = 600.0
-    retries: int = 2
-    record: bool = True
-    out_dir: Path | None = None
-    strict: bool = False
-    context_window: int | None = None
-    """Overrides the model's window as LiteLLM knows it (default 128,000 when it does not)."""
-    redact: bool = True
-    """Mask secrets in everything sent (``--no-redact`` turns it off)."""
-
-
-@dataclass(frozen=True)
 class Request:
-    """What is to be sent: the model, the conversation, the prompt, and the room there is."""
+    """What is to be sent: the model, the conversation and the prompt."""
 
-    model: str
+    model: Model
     conversation: list[ChatMessage]
     prompt: ChatMessage
-    budget: Budget | None
-    """None for a model without a window (the extractive writer takes everything)."""
     session: Session = field(repr=False)
     leaf_id: str
     redacted: int = 0
     """How many distinct secrets were masked in the conversation and the prompt."""
-
-    def plan(self, budget: Budget | None = None) -> Plan:
-        budget = budget or self.budget
-        if budget is None:
-            return Plan("single", self.conversation)
-        return make_plan(self.conversation, self.prompt, budget, token_counter(self.model))
-
-    def to_json(self) -> dict[str, Any]:
-        """The plan, each request with its size (``--dry-run``): nothing is called."""
-        plan = self.plan()
-        count = token_counter(self.model) if self.budget else _estimate
-        draft_tokens = self.budget.reserve if self.budget else 0
-        requests = describe(plan, self.prompt, count, draft_tokens)
-        return {
-            "model": self.model,
-            "strategy": plan.strategy,
-            "window": self.budget.window if self.budget else None,
-            "budget_tokens": self.budget.tokens if self.budget else None,
-            "messages": requests[-1]["messages"],
-            "requests": requests,
-            "redacted": self.redacted,
-        }
-
-
-def _estimate(messages: Any) -> int:
-    return len(orjson.dumps(messages)) // 4
 
 
 @dataclass(frozen=True)
@@ -181,7 +122,7 @@ def _shielded() -> Iterator[None]:
 
 
 def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> Request:
-    """Steps 1 to 4: load, guard, build the context and the request, pick the model."""
+    """Steps 1 to 4: load, guard, build the context and the request, decide the model."""
     session = load_session(path)
     reporter = reporter or Reporter()
     reporter.loaded(session)
@@ -190,46 +131,49 @@ def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> R
     if tip is None or sum(1 for r in path_records if r.type == "message") < 2:
         raise NothingToHandOffError()
     context = build_context(path_records)
-    model = _choose_model(options, context.model, reporter)
+    model = resolve_model(
+        options.model,
+        context.model,
+        api_key=options.api_key,
+        api_base=options.api_base,
+        context_window=options.context_window,
+        warn=reporter.warn,
+    )
     request = handoff_request(context.messages(), options.focus)
     redactor = Redactor()
     if options.redact:
         request = redactor.messages(request)
     *conversation, prompt = request
-    budget = _budget(model, options)
-    return Request(model, conversation, prompt, budget, session, tip.id, redactor.count)
+    return Request(model, conversation, prompt, session, tip.id, redactor.count)
 
 
-def _budget(model: str, options: Options) -> Budget | None:
-    if model == EXTRACTIVE:
-        return None
-    known, max_output = window(model)
-    return Budget(options.context_window or known or DEFAULT_WINDOW, max_output)
+def _budget(model: Model) -> Budget | None:
+    return Budget(model.window, model.max_output) if model.window else None
 
 
-def _choose_model(options: Options, session_model: str | None, reporter: Reporter) -> str:
-    """``--model`` (or ``$HANDOFF_MODEL``) if given, and no fallback for it; else the session's
-    own model if its credentials are at hand; else the built-in extractive writer, said once."""
-    if options.model:
-        return ALIASES.get(options.model, options.model)
-    if session_model is None:
-        reporter.warn(
-            f"note: the session names no model, so the built-in extractive writer "
-            f"({EXTRACTIVE}) writes the document. For an LLM, pick one with --model or "
-            "$HANDOFF_MODEL."
-        )
-        return EXTRACTIVE
-    own = litellm_name(session_model)
-    missing = missing_credentials(own, options.api_key, options.api_base)
-    if missing:
-        keys = " or ".join(missing)
-        reporter.warn(
-            f"note: {keys} is not set for the session's model {own}, so the built-in "
-            f"extractive writer ({EXTRACTIVE}) writes the document. For an LLM, set {keys} "
-            "or pick a model with --model or $HANDOFF_MODEL."
-        )
-        return EXTRACTIVE
-    return own
+def _plan(request: Request, budget: Budget | None) -> Plan:
+    if budget is None:
+        return Plan("single", request.conversation)
+    return make_plan(request.conversation, request.prompt, budget, request.model.count)
+
+
+def dry_run(path: Path, options: Options, reporter: Reporter | None = None) -> dict[str, Any]:
+    """The plan, each request with its size (``--dry-run``): nothing is called or written."""
+    request = prepare(path, options, reporter)
+    model = request.model
+    budget = _budget(model)
+    plan = _plan(request, budget)
+    draft_tokens = budget.reserve if budget else 0
+    requests = sized_requests(plan, request.prompt, model.count, draft_tokens)
+    return {
+        "model": model.name,
+        "strategy": plan.strategy,
+        "window": budget.window if budget else None,
+        "budget_tokens": budget.tokens if budget else None,
+        "messages": requests[-1]["messages"],
+        "requests": requests,
+        "redacted": request.redacted,
+    }
 
 
 def handoff(path: Path, options: Options, reporter: Reporter | None = None) -> HandoffResult:
@@ -244,13 +188,13 @@ def handoff(path: Path, options: Options, reporter: Reporter | None = None) -> H
                 f"a version {request.session.version} file: recording the exchange would mean "
                 "rewriting it whole; pass --no-record",
             )
-        reporter.stage(f"asking {request.model}")
-        missing_keys = missing_credentials(request.model, options.api_key, options.api_base)
-        if missing_keys:
+        model = request.model
+        if model.missing_keys:
             raise ModelError(
-                f"{request.model}: no credentials: set {' or '.join(missing_keys)}, "
+                f"{model.name}: no credentials: set {' or '.join(model.missing_keys)}, "
                 "or pass --api-key"
             )
+        reporter.stage(f"asking {model.name}")
         answer, missing, plan = _generate(request, options, reporter)
         reporter.stage("writing")
         with _shielded():
@@ -261,7 +205,7 @@ def handoff(path: Path, options: Options, reporter: Reporter | None = None) -> H
         id=new_id,
         path=new_path,
         parent_path=path.resolve(),
-        model=request.model,
+        model=request.model.name,
         focus=options.focus,
         input_tokens=answer.input_tokens,
         output_tokens=answer.output_tokens,
@@ -284,29 +228,27 @@ def _generate(
     def ask(messages: list[ChatMessage]) -> Answer:
         return complete(
             messages,
-            model=request.model,
-            api_key=options.api_key,
-            api_base=options.api_base,
+            request.model,
             timeout=options.timeout,
             retries=options.retries,
             progress=reporter.streamed,
         )
 
-    budget = request.budget
+    budget = _budget(request.model)
     for attempt in range(REPLANS + 1):
-        plan = request.plan(budget)
+        plan = _plan(request, budget)
         try:
             answer = _run(plan, request.prompt, ask, reporter)
             break
         except ContextTooLongError as error:
             if budget is None or attempt == REPLANS:
                 raise ModelError(
-                    f"{request.model}: the conversation does not fit the model's window even "
+                    f"{request.model.name}: the conversation does not fit the model's window even "
                     f"at {budget.tokens if budget else '?'} tokens a request ({error})"
                 ) from None
             budget = budget.cut(0.75)
             reporter.warn(
-                f"warning: {request.model} found a request too long; planning again with "
+                f"warning: {request.model.name} found a request too long; planning again with "
                 f"{budget.tokens:,} tokens a request"
             )
     answer = replace(answer, text=answer.text.strip())

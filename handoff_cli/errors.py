@@ -1,17 +1,18 @@
-"""The one error hierarchy of handoff_cli.
+"""The one error hierarchy of handoff_cli, and the exit codes.
 
 Every failure the tool can report is a ``HandoffError`` carrying its exit code; ``cli.main``
-turns any of them into one line on stderr and that code, in one place.
+turns any of them into one line on stderr and that code, in one place. The codes and what they
+mean are defined here once: ``--help`` and the README's table are built from, or checked
+against, ``EXIT_CODES``.
 """
 
 from __future__ import annotations
 
+from enum import IntEnum
 from pathlib import Path
 
 
-class ExitCode:
-    """Exit statuses, as documented in the README and ``--help``."""
-
+class ExitCode(IntEnum):
     OK = 0
     FAILED = 1
     USAGE = 2
@@ -21,10 +22,40 @@ class ExitCode:
     CANCELLED = 130
 
 
+EXIT_CODES: dict[ExitCode, str] = {
+    ExitCode.OK: "success",
+    ExitCode.FAILED: "the handoff failed: model, credentials, network, rate limit, timeout, disk",
+    ExitCode.USAGE: "usage error: bad option, unknown entry id, ambiguous id prefix",
+    ExitCode.NOTHING_TO_HAND_OFF: "nothing to hand off: fewer than two messages on the branch",
+    ExitCode.BAD_SESSION: "the session file is missing, unreadable or not a session file",
+    ExitCode.NO_DOCUMENT: "no usable document: empty answer, or sections missing with --strict",
+    ExitCode.CANCELLED: "cancelled (Ctrl-C, SIGTERM)",
+}
+"""What each exit code means, in one line."""
+
+
+def exit_codes_help() -> str:
+    """The exit codes for ``--help``: one short phrase each."""
+    return "Exit codes: " + ", ".join(
+        f"{int(code)} {meaning.split(':')[0]}" for code, meaning in EXIT_CODES.items()
+    )
+
+
+def os_reason(error: OSError) -> str:
+    """What went wrong with a file, in the few words every message uses."""
+    if isinstance(error, FileNotFoundError):
+        return "no such file"
+    if isinstance(error, IsADirectoryError):
+        return "is a directory, not a session file"
+    if isinstance(error, PermissionError):
+        return "permission denied"
+    return (error.strerror or str(error)).rstrip(".")
+
+
 class HandoffError(Exception):
     """Base of every error the tool reports; ``str(error)`` is the one-line message."""
 
-    exit_code: int = ExitCode.FAILED
+    exit_code: ExitCode = ExitCode.FAILED
 
 
 class UsageError(HandoffError):
@@ -88,5 +119,4 @@ class WriteError(HandoffError):
     exit_code = ExitCode.FAILED
 
     def __init__(self, path: Path | str, error: OSError) -> None:
-        reason = (error.strerror or str(error)).rstrip(".")
-        super().__init__(f"Handoff failed: cannot write {path}: {reason}")
+        super().__init__(f"Handoff failed: cannot write {path}: {os_reason(error)}")

@@ -28,7 +28,7 @@ from .prompt import (
     SECTIONS,
     ChatMessage,
 )
-from .session import text_of
+from .text import text_of
 
 QUOTE_CHARS = 600
 LIST_ITEMS = 12

@@ -7,20 +7,20 @@ one folder per working directory, so folders are searched recursively.
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import SessionFileError, UsageError
+from .errors import SessionFileError, UsageError, os_reason
 from .jsonl import parse_line
-from .session import is_header, is_title_slot, text_of
+from .session import numbered, parent_session, read_head, session_title
+from .text import text_of
 
 HEAD_BYTES = 64 * 1024
 """How much of each file ``list`` reads: enough for the header and the first exchange."""
-
-TITLE_CHARS = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +42,7 @@ class SessionSummary:
             "timestamp": self.timestamp,
             "cwd": self.cwd,
             "title": self.title,
-            "parentSession": self.parent_session,
+            "parent_session": self.parent_session,
             "size": self.size,
         }
 
@@ -55,12 +55,6 @@ class Skipped:
     reason: str
 
 
-def one_line(text: str, limit: int = TITLE_CHARS) -> str:
-    """``text`` with its white space folded, cut to ``limit`` characters."""
-    folded = " ".join(text.split())
-    return folded if len(folded) <= limit else folded[: limit - 1] + "…"
-
-
 def summarize(path: Path) -> SessionSummary:
     """Read the start of ``path``; raise ``SessionFileError`` if it is not a session file."""
     try:
@@ -68,53 +62,34 @@ def summarize(path: Path) -> SessionSummary:
             head = file.read(HEAD_BYTES)
             size = os.fstat(file.fileno()).st_size
     except OSError as error:
-        raise SessionFileError(path, error.strerror or str(error)) from None
-    lines = head.split(b"\n")
-    if size > len(head):
-        lines.pop()  # the last line is cut off by the read
-    slot: Any = None
-    header: Any = None
+        raise SessionFileError(path, os_reason(error)) from None
+    chunks = list(io.BytesIO(head))  # split at "\n" only, as loading does
+    if size > len(head) and chunks:
+        chunks.pop()  # the last line is cut off by the read
+    lines = numbered(chunks)
+    found = read_head(path, lines)
     name: str | None = None
-    first_user: str | None = None
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
+    first_request: str | None = None
+    for _, _, raw in lines:
         try:
             value = parse_line(raw)
         except ValueError:
-            continue
-        if header is None:
-            if number == 1 and is_title_slot(value):
-                slot = value
-                continue
-            if not is_header(value):
-                break
-            header = value
             continue
         if not isinstance(value, dict):
             continue
         if value.get("type") == "session_info" and isinstance(value.get("name"), str):
             name = value["name"]
         message = value.get("message")
-        if first_user is None and isinstance(message, dict) and message.get("role") == "user":
-            first_user = text_of(message.get("content")).strip() or None
-    if header is None:
-        raise SessionFileError(path, "not a session file")
-    candidates = (
-        slot.get("title") if slot else None,
-        header.get("title"),
-        name,
-        first_user,
-    )
-    title = next((c for c in candidates if isinstance(c, str) and c.strip()), None)
-    parent = header.get("parentSession", header.get("branchedFrom"))
+        if first_request is None and isinstance(message, dict) and message.get("role") == "user":
+            first_request = text_of(message.get("content")).strip() or None
+    header = found.header
     return SessionSummary(
         id=header["id"],
         path=path,
         timestamp=str(header.get("timestamp", "")),
         cwd=str(header.get("cwd", "")),
-        title=one_line(title) if title else None,
-        parent_session=parent if isinstance(parent, str) else None,
+        title=session_title(found.title_slot, header, name, first_request),
+        parent_session=parent_session(header),
         size=size,
     )
 

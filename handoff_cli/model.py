@@ -1,27 +1,31 @@
-"""The model call: the one module that imports LiteLLM.
+"""The model: which one a handoff uses, decided once, and the call to it.
 
-LiteLLM is imported lazily, on the first call, because the import takes seconds; ``show`` and
-``list`` never reach it. Its offline switches are set before the import (otherwise it fetches a
-price list from the network), and its debug printing, which would go to stdout, is turned off.
-Every LiteLLM failure derives from ``openai.APIError`` and becomes a ``ModelError`` here, with
-one line naming the model. Retries (with backoff) are ours, on rate limits, server errors and
-lost connections.
+This is the one module that imports LiteLLM, lazily, because the import takes seconds; ``show``
+and ``list`` never reach it. Its offline switches are set before the import (otherwise it fetches
+a price list from the network), and its debug printing, which would go to stdout, is turned off.
+
+``resolve_model`` decides everything about the model in one place (its LiteLLM name, whether it
+is the built-in writer, credentials, window, token counter) and returns one ``Model`` value that
+the rest of the handoff is given. ``complete`` streams an answer; every LiteLLM failure derives
+from ``openai.APIError`` and becomes a ``ModelError`` with one line naming the model. Retries
+(with backoff) are ours, on rate limits, server errors and lost connections.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import random
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+import orjson
+
 from .errors import ModelError
-from .plan import Counter
+from .plan import DEFAULT_WINDOW, Counter, rough_tokens
 from .prompt import ChatMessage
 
 
@@ -49,6 +53,33 @@ MAX_BACKOFF_S = 30.0
 NO_KEY = "sk-no-key-needed"  # OpenAI's client insists on a key, which local servers ignore
 
 
+def rough_count(messages: Sequence[ChatMessage]) -> int:
+    """Tokens of ``messages`` estimated from their JSON size, for a model with no tokenizer."""
+    return rough_tokens(len(orjson.dumps(list(messages))))
+
+
+@dataclass(frozen=True)
+class Model:
+    """The model a handoff uses, with everything the handoff needs to know of it."""
+
+    name: str
+    """LiteLLM's name for it, e.g. ``openai/gpt-4o`` or ``handoff/extractive``."""
+    builtin: bool = False
+    """The built-in extractive writer: no key, no window, no cost."""
+    api_key: str | None = None
+    api_base: str | None = None
+    window: int | None = None
+    """Input tokens a request may hold (with room for the answer); None: no limit."""
+    max_output: int | None = None
+    missing_keys: tuple[str, ...] = ()
+    """Environment variables its provider needs and does not have here."""
+    count: Counter = field(default=rough_count, repr=False, compare=False)
+    """Counts the tokens of messages as the provider will (near enough)."""
+
+
+BUILTIN = Model(EXTRACTIVE, builtin=True)
+
+
 @dataclass(frozen=True)
 class Answer:
     """What the model answered, with what it cost."""
@@ -72,6 +103,51 @@ def litellm_name(session_model: str) -> str:
     """LiteLLM's name for a model as the agents write it ("provider/model")."""
     provider, _, model = session_model.partition("/")
     return f"{PROVIDERS.get(provider, provider)}/{model}" if model else session_model
+
+
+def resolve_model(
+    requested: str | None,
+    session_model: str | None,
+    *,
+    api_key: str | None = None,
+    api_base: str | None = None,
+    context_window: int | None = None,
+    warn: Callable[[str], None] = lambda text: None,
+) -> Model:
+    """The model to use: ``requested`` if given (it never falls back); else the session's own
+    model if its credentials are at hand; else the built-in writer, with a note through
+    ``warn`` saying why. A requested model whose key is missing keeps ``missing_keys``, so
+    that a dry run can still plan for it and a real run can refuse before calling it."""
+    name = ALIASES.get(requested, requested) if requested else None
+    if name is None and session_model is None:
+        warn(
+            f"note: the session names no model, so the built-in extractive writer "
+            f"({EXTRACTIVE}) writes the document. For an LLM, pick one with --model or "
+            "$HANDOFF_MODEL."
+        )
+        return BUILTIN
+    name = name or litellm_name(session_model or "")
+    if name == EXTRACTIVE:
+        return BUILTIN
+    missing = _missing_keys(name, api_key, api_base)
+    if missing and not requested:
+        keys = " or ".join(missing)
+        warn(
+            f"note: {keys} is not set for the session's model {name}, so the built-in "
+            f"extractive writer ({EXTRACTIVE}) writes the document. For an LLM, set {keys} "
+            "or pick a model with --model or $HANDOFF_MODEL."
+        )
+        return BUILTIN
+    known_window, max_output = _window(name)
+    return Model(
+        name,
+        api_key=api_key,
+        api_base=api_base,
+        window=context_window or known_window or DEFAULT_WINDOW,
+        max_output=max_output,
+        missing_keys=tuple(missing),
+        count=_token_counter(name),
+    )
 
 
 _litellm: ModuleType | None = None
@@ -99,9 +175,6 @@ def _register_extractive(litellm: ModuleType) -> None:
 
     from .extractive import write_document
 
-    def tokens(text: str) -> int:
-        return (len(text) + 3) // 4  # a rough count, as the writer has no tokenizer
-
     class Extractive(CustomLLM):
         def streaming(
             self, model: str, messages: list[ChatMessage], *args: Any, **kwargs: Any
@@ -116,11 +189,9 @@ def _register_extractive(litellm: ModuleType) -> None:
                     "index": 0,
                     "tool_use": None,
                 }
-            prompt = tokens(json.dumps(messages))
+            prompt, answer = rough_count(messages), rough_tokens(len(document))
             usage = ChatCompletionUsageBlock(
-                prompt_tokens=prompt,
-                completion_tokens=tokens(document),
-                total_tokens=prompt + tokens(document),
+                prompt_tokens=prompt, completion_tokens=answer, total_tokens=prompt + answer
             )
             yield {
                 "text": "",
@@ -149,9 +220,9 @@ def _register_extractive(litellm: ModuleType) -> None:
     )
 
 
-def missing_credentials(model: str, api_key: str | None, api_base: str | None) -> list[str]:
+def _missing_keys(model: str, api_key: str | None, api_base: str | None) -> list[str]:
     """The environment variables the provider of ``model`` needs and does not have."""
-    if api_key or api_base or model == EXTRACTIVE:
+    if api_key or api_base:
         return []
     litellm = _import_litellm()
     try:
@@ -161,10 +232,8 @@ def missing_credentials(model: str, api_key: str | None, api_base: str | None) -
     return [] if found.get("keys_in_environment") else list(found.get("missing_keys") or [])
 
 
-def window(model: str) -> tuple[int | None, int | None]:
+def _window(model: str) -> tuple[int | None, int | None]:
     """The model's input window and its longest answer, where LiteLLM knows them."""
-    if model == EXTRACTIVE:
-        return None, None
     litellm = _import_litellm()
     try:
         info = litellm.get_model_info(model)
@@ -173,7 +242,7 @@ def window(model: str) -> tuple[int | None, int | None]:
     return info.get("max_input_tokens"), info.get("max_output_tokens")
 
 
-def token_counter(model: str) -> Counter:
+def _token_counter(model: str) -> Counter:
     """Counts the tokens of messages as LiteLLM does for ``model``."""
     litellm = _import_litellm()
 
@@ -185,12 +254,10 @@ def token_counter(model: str) -> Counter:
 
 def complete(
     messages: Sequence[ChatMessage],
+    model: Model,
     *,
-    model: str,
-    api_key: str | None = None,
-    api_base: str | None = None,
-    timeout: float = 600.0,
-    retries: int = 2,
+    timeout: float,
+    retries: int,
     progress: Progress | None = None,
 ) -> Answer:
     """Stream the model's answer to ``messages``; retry what is worth retrying."""
@@ -199,34 +266,37 @@ def complete(
 
     for attempt in range(retries + 1):
         try:
-            return _stream(litellm, messages, model, api_key, api_base, timeout, progress)
+            return _stream(litellm, messages, model, timeout, progress)
         except openai.APIError as error:
-            if "context" in type(error).__name__.lower():
-                raise ContextTooLongError(f"{model}: {describe(error, timeout)}") from None
+            if _too_long(litellm, error):
+                raise ContextTooLongError(f"{model.name}: {explain(error, timeout)}") from None
             if attempt == retries or not _retryable(error):
-                raise ModelError(f"{model}: {describe(error, timeout)}") from None
+                raise ModelError(f"{model.name}: {explain(error, timeout)}") from None
             time.sleep(_backoff(error, attempt))
     raise AssertionError("unreachable")
+
+
+def _too_long(litellm: ModuleType, error: Exception) -> bool:
+    """LiteLLM maps every provider's "context length exceeded" to one error class."""
+    return isinstance(error, litellm.ContextWindowExceededError)
 
 
 def _stream(
     litellm: ModuleType,
     messages: Sequence[ChatMessage],
-    model: str,
-    api_key: str | None,
-    api_base: str | None,
+    model: Model,
     timeout: float,
     progress: Progress | None,
 ) -> Answer:
     response = litellm.completion(
-        model=model,
+        model=model.name,
         messages=list(messages),
         stream=True,
         stream_options={"include_usage": True},
         timeout=timeout,
         num_retries=0,
-        api_key=api_key or (NO_KEY if api_base else None),
-        api_base=api_base,
+        api_key=model.api_key or (NO_KEY if model.api_base else None),
+        api_base=model.api_base,
     )
     chunks = []
     pieces = 0
@@ -248,10 +318,10 @@ def _stream(
     usage = getattr(built, "usage", None)
     input_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
     output_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
-    model_name, provider, *_ = litellm.get_llm_provider(model)
+    model_name, provider, *_ = litellm.get_llm_provider(model.name)
     try:
         input_cost, output_cost = litellm.cost_per_token(
-            model=model, prompt_tokens=input_tokens, completion_tokens=output_tokens
+            model=model.name, prompt_tokens=input_tokens, completion_tokens=output_tokens
         )
     except Exception:  # LiteLLM cannot price every model (local ones, new ones)
         input_cost = output_cost = None
@@ -280,10 +350,11 @@ def _backoff(error: Exception, attempt: int) -> float:
     return min(MAX_BACKOFF_S, max(wanted, exponential))
 
 
-def describe(error: Exception, timeout: float) -> str:
+def explain(error: Exception, timeout: float) -> str:
     """One line saying what went wrong, without LiteLLM's prefixes."""
     import openai
 
+    litellm = _import_litellm()
     status = getattr(error, "status_code", None)
     if isinstance(error, openai.APITimeoutError):
         return f"no answer within {timeout:g} s"
@@ -295,7 +366,7 @@ def describe(error: Exception, timeout: float) -> str:
         kind = "authentication failed"
     elif status == 429:
         kind = "rate limited"
-    elif "context" in type(error).__name__.lower():
+    elif _too_long(litellm, error):
         kind = "the conversation is too long for the model"
     else:
         kind = "the model's server refused the request"

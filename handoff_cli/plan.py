@@ -23,8 +23,8 @@ from typing import Any
 
 import orjson
 
-from .prompt import SECTIONS, ChatMessage
-from .session import text_of
+from .prompt import SECTION_LIST, ChatMessage
+from .text import text_of
 
 Counter = Callable[[Sequence[ChatMessage]], int]
 
@@ -34,7 +34,9 @@ MARGIN = 0.12  # providers' tokenizers count differently from ours
 RECENT_TURNS = 3
 CUT_ABOVE_CHARS = 2_000
 KEEP_CHARS = 700
-CHARS_PER_TOKEN = 4  # the cheap estimate that lets a small request skip the real count
+CHARS_PER_TOKEN = 4
+"""The cheap estimate: it lets a small request skip the real count, and stands in for a
+tokenizer where there is none (the built-in writer)."""
 
 DRAFT_PROMPT = (
     "The conversation above is the first part of a long coding session. Write a draft handoff "
@@ -56,6 +58,11 @@ FINAL_OPEN = (
     "the conversation follows."
 )
 CONTINUES = "[The conversation continues.]"
+
+
+def rough_tokens(chars: int) -> int:
+    """Tokens in ``chars`` characters of text or JSON, estimated."""
+    return -(-chars // CHARS_PER_TOKEN)
 
 
 @dataclass(frozen=True)
@@ -148,8 +155,7 @@ def make_plan(
 ) -> Plan:
     """The requests that hand off ``conversation`` within ``budget`` (see the module's doc)."""
     messages = list(conversation)
-    chars = len(orjson.dumps([*messages, prompt]))
-    if chars / CHARS_PER_TOKEN < budget.tokens / 2:
+    if rough_tokens(len(orjson.dumps([*messages, prompt]))) < budget.tokens / 2:
         return Plan("single", messages)  # far under: no need to count
     sizes = [count([m]) for m in messages]
     room = budget.tokens - count([prompt])
@@ -216,10 +222,6 @@ def _keep_for(room: int, messages: int) -> int:
     return max(200, room * CHARS_PER_TOKEN // (2 * max(1, messages)) - 100)
 
 
-def _sections() -> str:
-    return ", ".join(f"`## {name}`" for name in SECTIONS)
-
-
 def fold_request(chunk: list[ChatMessage], draft: str | None) -> list[ChatMessage]:
     """The request that starts the draft from the first chunk, or updates it with the next."""
     body = (
@@ -228,7 +230,7 @@ def fold_request(chunk: list[ChatMessage], draft: str | None) -> list[ChatMessag
         else [{"role": "user", "content": CONTINUES}, *chunk]
     )
     if draft is None:
-        return [*body, {"role": "user", "content": DRAFT_PROMPT.format(sections=_sections())}]
+        return [*body, {"role": "user", "content": DRAFT_PROMPT.format(sections=SECTION_LIST)}]
     return [
         {"role": "user", "content": UPDATE_OPEN.format(draft=draft)},
         *body,
@@ -246,7 +248,9 @@ def final_request(plan: Plan, prompt: ChatMessage, draft: str | None) -> list[Ch
     return [*head, *plan.final, prompt]
 
 
-def describe(plan: Plan, prompt: ChatMessage, count: Counter, draft_tokens: int) -> list[Any]:
+def sized_requests(
+    plan: Plan, prompt: ChatMessage, count: Counter, draft_tokens: int
+) -> list[dict[str, Any]]:
     """Each request of the plan with its size, drafts standing in as placeholders."""
     placeholder = "[the draft written by the previous request]"
     requests: list[list[ChatMessage]] = []

@@ -30,6 +30,8 @@ SECTIONS = (
     "Critical Context",
     "Next Steps",
 )
+SECTION_LIST = ", ".join(f"`## {name}`" for name in SECTIONS)
+"""The sections as the prompts name them, in order."""
 
 HANDOFF_PROMPT = """\
 Write a handoff document for the work in this conversation. A new session of the coding agent \
@@ -94,8 +96,7 @@ def handoff_prompt(focus: str | None = None) -> str:
 
 
 def repair_prompt(document: str) -> str:
-    sections = ", ".join(f"`## {name}`" for name in SECTIONS)
-    return REPAIR_PROMPT.format(sections=sections, document=document)
+    return REPAIR_PROMPT.format(sections=SECTION_LIST, document=document)
 
 
 _CLOSING_TAG = re.compile(r"<(\s*/\s*handoff-context\s*)>", re.IGNORECASE)

@@ -14,10 +14,11 @@ from rich.console import Console
 from rich.status import Status
 from rich.text import Text
 
-from .context import Context, Message
-from .listing import SessionSummary, one_line
+from .context import FAILED_STOP_REASONS, Context, Message
+from .listing import SessionSummary
 from .output import Reporter
-from .session import Entry, Record, Session, text_of
+from .session import Entry, Record, Session
+from .text import one_line, text_of
 from .tree import children
 
 EXCERPT_CHARS = 90
@@ -66,8 +67,9 @@ def describe_message(message: Any) -> tuple[str, str]:
         ]
         if calls:
             text = (text + "  " if text else "") + "→ " + ", ".join(calls)
-        if message.get("stopReason") in ("error", "aborted"):
-            text = f"[{message['stopReason']}] {text}"
+        stop = message.get("stopReason")
+        if isinstance(stop, str) and stop in FAILED_STOP_REASONS:
+            text = f"[{stop}] {text}"
         return role, text
     if role == "toolResult":
         flag = " (error)" if message.get("isError") else ""
@@ -146,14 +148,13 @@ def _entry_line(
 
 def _header_lines(session: Session, branch: list[Record], tip: Record | None) -> Iterator[Text]:
     header = session.header
-    parent = header.get("parentSession", header.get("branchedFrom"))
     rows = [
         ("session", session.id),
         ("file", str(session.path)),
         ("cwd", str(header.get("cwd", ""))),
         ("created", str(header.get("timestamp", ""))),
         ("title", session.title or "(none)"),
-        ("parent", parent if isinstance(parent, str) else "(none)"),
+        ("parent", session.parent or "(none)"),
         (
             "entries",
             f"{len(session.records)} in the file, {len(branch)} on this branch, "

@@ -6,7 +6,7 @@ type, a few facts) and the message's JSON text, never the parsed objects (six ti
 a line in the agents' own layout is not even parsed whole, only its message. Every other entry
 is small and kept whole. ``Session.entries`` reads full message entries again, by offset, for
 the views that want them. Versions 1 and 2 are migrated in memory as they are read
-(SESSION_FORMAT.md §7); nothing here writes.
+(docs/session-format.md §7); nothing here writes.
 """
 
 from __future__ import annotations
@@ -21,8 +21,10 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from .errors import SessionFileError
+from .errors import SessionFileError, os_reason
+from .js import UNDEFINED, js_key, js_string, js_truthy
 from .jsonl import dumps, parse_line
+from .text import one_line, text_of
 
 Entry = dict[str, Any]
 """An entry (or header, or title slot) exactly as written in the file; unknown keys are kept."""
@@ -30,28 +32,10 @@ Entry = dict[str, Any]
 CURRENT_VERSION = 3
 BOM = b"\xef\xbb\xbf"
 READ_BUFFER = 1 << 16
-
-
-class _Sentinel:
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __repr__(self) -> str:
-        return self._name
-
-
-UNDEFINED = _Sentinel("UNDEFINED")
-"""A tool call id that is absent: JavaScript's ``undefined``, which equals only itself."""
-UNPAIRABLE = _Sentinel("UNPAIRABLE")
-"""A tool call id that is an object or array: JavaScript compares those by identity, so such a
-call is never answered and such a result answers nothing."""
+TITLE_CHARS = 100
 
 CallId = Hashable
-"""A tool call id as the agent compares it: strings and numbers by value, else a sentinel."""
-
-
-def call_id(value: Any) -> CallId:
-    return UNPAIRABLE if isinstance(value, (dict, list)) else value
+"""A tool call id as the agent compares it (see ``js.js_key``)."""
 
 
 class MessageFacts(NamedTuple):
@@ -124,10 +108,22 @@ class Session:
 
     @property
     def title(self) -> str | None:
-        """The session's title: a title slot's (which overrides the header's), else the header's."""
-        source = self.title_slot if self.title_slot is not None else self.header
-        title = source.get("title")
-        return title if isinstance(title, str) and title else None
+        """The session's title, by the rule ``list`` uses too (``session_title``)."""
+        infos = (r.entry for r in reversed(self.records) if r.type == "session_info" and r.entry)
+        name = next((i["name"] for i in infos if isinstance(i.get("name"), str)), None)
+        return session_title(self.title_slot, self.header, name, self._first_request())
+
+    def _first_request(self) -> str | None:
+        for record in self.records:
+            if record.facts and record.facts.role == "user" and record.payload is not None:
+                text = text_of(orjson.loads(record.payload).get("content")).strip()
+                if text:
+                    return text
+        return None
+
+    @property
+    def parent(self) -> str | None:
+        return parent_session(self.header)
 
     def entries(self, records: Iterable[Record]) -> Iterator[Entry]:
         """The full entries of ``records`` as in the file (migrated to version 3), in order.
@@ -165,23 +161,12 @@ class _Reader:
             raw = self._file.read(record.length)
             entry = parse_line(raw)
         except OSError as error:
-            raise SessionFileError(session.path, _os_reason(error)) from None
+            raise SessionFileError(session.path, os_reason(error)) from None
         except ValueError:
             entry = None
         if not isinstance(entry, dict):
             raise SessionFileError(session.path, "changed while being read", record.line)
         return _migrate(entry, record, session.version)
-
-
-def text_of(content: Any, separator: str = " ") -> str:
-    """The text of a message's ``content``: a string, or the text of its blocks (or parts)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return separator.join(
-            b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
-        )
-    return ""
 
 
 def header_version(header: Entry) -> int:
@@ -210,11 +195,26 @@ def is_title_slot(value: Any) -> bool:
     )
 
 
-def js_truthy(value: Any) -> bool:
-    """JavaScript's truthiness, which the agents' rules use: every object and array is true."""
-    if isinstance(value, (dict, list)):
-        return True
-    return bool(value)
+def parent_session(header: Entry) -> str | None:
+    """The session this one was forked or handed off from (older files say ``branchedFrom``)."""
+    parent = header.get("parentSession", header.get("branchedFrom"))
+    return parent if isinstance(parent, str) else None
+
+
+def session_title(
+    title_slot: Entry | None, header: Entry, name: Any, first_request: str | None
+) -> str | None:
+    """The one rule for what a session is called, in ``show`` and ``list`` alike: the first
+    non-blank of omp's title slot, the header's ``title``, pi's latest ``session_info`` name,
+    and the first user request; on one line."""
+    candidates = (
+        title_slot.get("title") if title_slot else None,
+        header.get("title"),
+        name,
+        first_request,
+    )
+    title = next((c for c in candidates if isinstance(c, str) and c.strip()), None)
+    return one_line(title, TITLE_CHARS) if title else None
 
 
 def _migrate(entry: Entry, record: Record, version: int) -> Entry:
@@ -320,7 +320,7 @@ def message_facts(message: Any) -> MessageFacts:
     if role == "user":
         return _USER
     if role == "toolResult":
-        answers = call_id(message.get("toolCallId", UNDEFINED))
+        answers = js_key(message.get("toolCallId", UNDEFINED))
         return MessageFacts("toolResult", None, None, None, (), answers, False, False)
     if role == "custom":
         custom_type = message.get("customType")
@@ -337,7 +337,7 @@ def _assistant_facts(message: dict[str, Any]) -> MessageFacts:
     for block in blocks:
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "toolCall":
-            tool_call_ids.append(call_id(block.get("id", UNDEFINED)))
+            tool_call_ids.append(js_key(block.get("id", UNDEFINED)))
         elif kind != "redactedThinking":
             keeps_content = True
     stop_reason = message.get("stopReason")
@@ -348,32 +348,13 @@ def _assistant_facts(message: dict[str, Any]) -> MessageFacts:
     return MessageFacts(  # positional: built once per assistant line, and faster so
         "assistant",
         stop_reason if isinstance(stop_reason, str) else None,
-        _js_string(message.get("provider", UNDEFINED)),
-        _js_string(message.get("model", UNDEFINED)),
+        js_string(message.get("provider", UNDEFINED)),
+        js_string(message.get("model", UNDEFINED)),
         tuple(tool_call_ids),
         None,
         keeps_content,
         retried or empty_error,
     )
-
-
-def _js_string(value: Any) -> str:
-    """``value`` as a JavaScript template literal prints it (for the "provider/model" name)."""
-    if isinstance(value, str):
-        return value
-    if value is UNDEFINED:
-        return "undefined"
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, list):
-        return ",".join("" if v is None else _js_string(v) for v in value)
-    if isinstance(value, dict):
-        return "[object Object]"
-    return str(value)
 
 
 @contextmanager
@@ -391,16 +372,6 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _os_reason(error: OSError) -> str:
-    if isinstance(error, FileNotFoundError):
-        return "no such file"
-    if isinstance(error, IsADirectoryError):
-        return "is a directory, not a session file"
-    if isinstance(error, PermissionError):
-        return "permission denied"
-    return (error.strerror or str(error)).lower()
-
-
 # A message line exactly as the agents write it: its message can be parsed (and kept) on its own,
 # with no parse of the whole line and no serialising again. Anything else takes the long way.
 _MESSAGE_LINE = re.compile(
@@ -411,8 +382,9 @@ _LINE_END = b" \t\r\n"
 _CLOSING_BRACE = ord("}")
 
 
-def _message_line(raw: bytes) -> tuple[str, str | None, str, bytes | None, MessageFacts] | None:
-    """A canonical version-3 message line, split without parsing it whole; None otherwise.
+def _message_record(raw: bytes, number: int, start: int) -> Record | None:
+    """A canonical version-3 message line as a record, split without parsing it whole; None
+    for any other line.
 
     What follows ``"message":`` up to the line's last brace parses as one JSON value only if
     the line holds exactly these five keys, so that value is the message, and its text can be
@@ -442,12 +414,17 @@ def _message_line(raw: bytes) -> tuple[str, str | None, str, bytes | None, Messa
         changes = facts.role == "assistant" and "providerPayload" in message
         payload = _exact(dumps(_as_loaded(message))) if changes else text
     entry_id, parent_id, stamp = match.groups()
-    return (
+    return Record(  # positional: built once per message line, and faster so
         entry_id.decode(),
         parent_id.decode() if parent_id is not None else None,
+        "message",
+        number,
+        start,
+        len(raw),
+        None,
+        facts,
         stamp.decode(),
         payload,
-        facts,
     )
 
 
@@ -467,133 +444,178 @@ def load_session(path: Path | str) -> Session:
     try:
         # A larger buffer than the default 8 KiB halves the cost of splitting long lines.
         with open(path, "rb", buffering=READ_BUFFER) as file, _gc_paused():
-            return _scan(path, file)
+            lines = numbered(file)
+            head = read_head(path, lines)
+            body = _read_entries(path, head.version, lines)
     except OSError as error:
-        raise SessionFileError(path, _os_reason(error)) from None
+        raise SessionFileError(path, os_reason(error)) from None
+    return Session(
+        path=path,
+        header=head.header,
+        records=body.records,
+        title_slot=head.title_slot,
+        skipped_lines=(*head.skipped, *body.skipped),
+        duplicate_ids=tuple(dict.fromkeys(body.duplicates)),
+        by_id=body.by_id,
+    )
 
 
-def _scan(path: Path, lines: Iterable[bytes]) -> Session:
+Line = tuple[int, int, bytes]
+"""A line of a file: its number (from 1), its byte offset, and its bytes with the newline."""
+
+
+def numbered(lines: Iterable[bytes], first_offset: int = 0) -> Iterator[Line]:
+    """Number the lines of a file and note where each starts."""
+    offset = first_offset
+    for number, raw in enumerate(lines, 1):
+        yield number, offset, raw
+        offset += len(raw)
+
+
+class Head(NamedTuple):
+    """What precedes the entries: omp's optional title slot, then the session header."""
+
+    title_slot: Entry | None
+    header: Entry
+    skipped: tuple[int, ...]
+    """Unreadable lines before the header, which the agents skip too."""
+
+    @property
+    def version(self) -> int:
+        return header_version(self.header)
+
+
+def read_head(path: Path, lines: Iterator[Line]) -> Head:
+    """Read lines up to and including the header; raise ``SessionFileError`` if there is none.
+
+    The iterator is left at the first entry, so loading and listing both go on from there.
+    """
     title_slot: Entry | None = None
-    header: Entry | None = None
-    version = CURRENT_VERSION
-    records: list[Record] = []
     skipped: list[int] = []
-    by_id: dict[str, Record] = {}
-    duplicates: list[str] = []
-    entry_id: Any
-    parent_id: Any
-    facts: MessageFacts | None
-    previous_id: str | None = None  # version 1: entries chain in file order
-    ordinal = 0  # parsed values after the header, as version 1's firstKeptEntryIndex counts
-    idless: set[int] = set()  # ordinals of values that get no version-1 id
-    offset = 0
-    line_no = 0
-    for raw in lines:
-        line_no += 1
-        start, offset = offset, offset + len(raw)
-        if version >= CURRENT_VERSION and header is not None:
-            fast = _message_line(raw)
-            if fast is not None:
-                entry_id, parent_id, stamp, payload, facts = fast
-                if entry_id in by_id:
-                    duplicates.append(entry_id)
-                record = Record(
-                    entry_id,
-                    parent_id,
-                    "message",
-                    line_no,
-                    start,
-                    len(raw),
-                    None,
-                    facts,
-                    stamp,
-                    payload,
-                )
-                records.append(record)
-                by_id[entry_id] = record
-                continue
-        if line_no == 1 and raw.startswith(BOM):
+    for number, _, raw in lines:
+        if number == 1 and raw.startswith(BOM):
             raw = raw[len(BOM) :]  # the agents read past a byte-order mark
         try:
             value = parse_line(raw)
         except ValueError:
             if not raw.strip():
                 continue  # blank lines are not entries, nor errors
-            value = None
-        if header is None:
-            if line_no == 1 and is_title_slot(value):
-                title_slot = value
-            elif is_header(value):
-                header = value
-                version = header_version(value)
-            elif value is None:
-                skipped.append(line_no)
-            else:
-                raise SessionFileError(
-                    path,
-                    "not a session file: no session header (a 'session' line with an id)",
-                    line_no,
-                )
+            skipped.append(number)
             continue
-        ordinal += 1
-        if not isinstance(value, dict):
-            # The agents load these as harmless non-entries; we report them instead.
-            skipped.append(line_no)
-            idless.add(ordinal)
-            continue
-        kind = value.get("type")
-        if version < 2 and kind != "session":
-            entry_id = _v1_id(ordinal)
-            parent_id = previous_id
-            previous_id = entry_id
-            if kind == "compaction":
-                _migrate_v1_compaction(value, ordinal, idless)
+        if number == 1 and is_title_slot(value):
+            title_slot = value
+        elif is_header(value):
+            return Head(title_slot, value, tuple(skipped))
         else:
-            if kind == "session":
-                idless.add(ordinal)
-            entry_id, parent_id = value.get("id"), value.get("parentId")
-        if not isinstance(entry_id, str):
-            skipped.append(line_no)
-            continue
-        if entry_id in by_id:
-            duplicates.append(entry_id)
-        payload = None
-        if kind == "message":
-            message = value.get("message")
-            _migrate_message(message, version)
-            entry, facts = None, message_facts(message)
-            if isinstance(message, dict) and not facts.superseded:
-                payload = _exact(dumps(_as_loaded(message)))
-        else:
-            entry, facts = value, None
-        record = Record(
-            id=entry_id,
-            parent_id=parent_id if isinstance(parent_id, str) else None,
-            type=kind if isinstance(kind, str) else "",
-            line=line_no,
-            offset=start,
-            length=offset - start,
-            entry=entry,
-            facts=facts,
-            stamp=value.get("timestamp"),
-            payload=payload,
-        )
-        if entry is not None:
-            _migrate(entry, record, version)
-        records.append(record)
-        by_id[entry_id] = record
-    if header is None:
-        if skipped:
             raise SessionFileError(
-                path, "not valid JSON, and no session header follows", skipped[0]
+                path, "not a session file: no session header (a 'session' line with an id)", number
             )
-        raise SessionFileError(path, "empty file, not a session")
-    return Session(
-        path=path,
-        header=header,
-        records=records,
-        title_slot=title_slot,
-        skipped_lines=tuple(skipped),
-        duplicate_ids=tuple(dict.fromkeys(duplicates)),
-        by_id=by_id,
+    if skipped:
+        raise SessionFileError(path, "not valid JSON, and no session header follows", skipped[0])
+    raise SessionFileError(path, "empty file, not a session")
+
+
+class _Body(NamedTuple):
+    records: list[Record]
+    by_id: dict[str, Record]
+    skipped: list[int]
+    duplicates: list[str]
+
+
+class _Version1Ids:
+    """Version 1 entries have no ids: each gets one from its position and is chained to the
+    entry before it, as the agents migrate such a file when they open it."""
+
+    def __init__(self) -> None:
+        self.previous: str | None = None
+        self.idless: set[int] = set()
+        """Ordinals of values that get no id (they are not entries)."""
+
+    def link(self, value: Entry, ordinal: int) -> tuple[str, str | None]:
+        entry_id, parent_id = _v1_id(ordinal), self.previous
+        self.previous = entry_id
+        if value.get("type") == "compaction":
+            _migrate_v1_compaction(value, ordinal, self.idless)
+        return entry_id, parent_id
+
+
+def _read_entries(path: Path, version: int, lines: Iterator[Line]) -> _Body:
+    """Every line after the header as a record; what cannot be an entry is skipped."""
+    records: list[Record] = []
+    by_id: dict[str, Record] = {}
+    skipped: list[int] = []
+    duplicates: list[str] = []
+    fast = version >= CURRENT_VERSION
+    version_1 = _Version1Ids() if version < 2 else None
+    ordinal = 0  # values after the header, as version 1's firstKeptEntryIndex counts them
+    for number, start, raw in lines:
+        record = _message_record(raw, number, start) if fast else None
+        if record is None:
+            try:
+                value = parse_line(raw)
+            except ValueError:
+                if not raw.strip():
+                    continue
+                value = None
+            ordinal += 1
+            record = _record(value, version, version_1, ordinal, number, start, len(raw))
+            if record is None:
+                skipped.append(number)
+                continue
+        if record.id in by_id:
+            duplicates.append(record.id)
+        records.append(record)
+        by_id[record.id] = record
+    return _Body(records, by_id, skipped, duplicates)
+
+
+def _record(
+    value: Any,
+    version: int,
+    version_1: _Version1Ids | None,
+    ordinal: int,
+    number: int,
+    start: int,
+    length: int,
+) -> Record | None:
+    """A parsed line as a record, migrated to version 3; None if it cannot be an entry."""
+    if not isinstance(value, dict):
+        # The agents load these as harmless non-entries; we report them instead.
+        if version_1 is not None:
+            version_1.idless.add(ordinal)
+        return None
+    kind = value.get("type")
+    entry_id: Any
+    parent_id: Any
+    if version_1 is not None and kind != "session":
+        entry_id, parent_id = version_1.link(value, ordinal)
+    else:
+        if kind == "session" and version_1 is not None:
+            version_1.idless.add(ordinal)
+        entry_id, parent_id = value.get("id"), value.get("parentId")
+    if not isinstance(entry_id, str):
+        return None
+    entry: Entry | None = value
+    facts: MessageFacts | None = None
+    payload: bytes | None = None
+    if kind == "message":
+        message = value.get("message")
+        _migrate_message(message, version)
+        entry, facts = None, message_facts(message)
+        if isinstance(message, dict) and not facts.superseded:
+            payload = _exact(dumps(_as_loaded(message)))
+    record = Record(
+        id=entry_id,
+        parent_id=parent_id if isinstance(parent_id, str) else None,
+        type=kind if isinstance(kind, str) else "",
+        line=number,
+        offset=start,
+        length=length,
+        entry=entry,
+        facts=facts,
+        stamp=value.get("timestamp"),
+        payload=payload,
     )
+    if entry is not None:
+        _migrate(entry, record, version)
+    return record

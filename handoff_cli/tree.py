@@ -1,7 +1,7 @@
 """The tree of entries: which entry is the leaf, and the branch from the root to it.
 
 Entries point at their parent by ``parentId``; the leaf is the last entry in file order unless
-the user picks another. A ``parentId`` naming no entry ends the walk (SESSION_FORMAT.md §3).
+the user picks another. A ``parentId`` naming no entry ends the walk (docs/session-format.md §3).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Writing sessions, the last step of the data's way.
 
 Two operations, both built so that no reader ever sees half a line or half a file and no
-session is ever damaged (SESSION_FORMAT.md §8):
+session is ever damaged (docs/session-format.md §8):
 
 - ``append_entries``: whole lines, in one write, to a file opened for append, under an
   exclusive advisory lock; a file left without its final newline by a crash is repaired by

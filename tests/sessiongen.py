@@ -1,7 +1,7 @@
 """Deterministic random session files, for differential tests and benchmarks.
 
 ``generate(seed, dialect)`` returns the bytes of one small session file (20-150 entries) that
-exercises the awkward corners of the format (SESSION_FORMAT.md): branches and branch
+exercises the awkward corners of the format (docs/session-format.md): branches and branch
 summaries, compactions whose kept tail is on, off, after or at the compaction, omp's
 ``reset_boundary``, retried, failed and aborted turns, dangling tool calls and orphan tool
 results, thinking signatures and redacted thinking, odd ``custom_message`` entries, model and

@@ -11,7 +11,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from .conftest import EXAMPLES, FIXTURES, Entries, run_cli, write_session
+from handoff_cli.cli import run
+from handoff_cli.errors import EXIT_CODES, ExitCode, exit_codes_help
+
+from .conftest import EXAMPLES, FIXTURES, PROJECT, Entries, run_cli, write_session
 
 SAMPLE = FIXTURES / "omp/sample-v3.jsonl"
 SAMPLE_ID = "01a22ac6-037e-775c-8089-58f5d6db35c2"
@@ -38,7 +41,7 @@ def test_show_tree_shows_every_branch_and_marks_the_current_one() -> None:
     assert not compaction.startswith("*")
     new_branch = next(x for x in lines if "on the new branch" in x)
     assert new_branch.startswith("*   ")  # on the current branch, one level into a fork
-    assert next(x for x in lines if "List files" in x).startswith("* ae1c4c34")
+    assert "List files" in next(x for x in lines if x.startswith("* ae1c4c34"))
 
 
 def test_show_json_is_the_branch_as_in_the_file() -> None:
@@ -97,7 +100,7 @@ def test_list_json_and_skipped_files(tmp_path: Path) -> None:
     assert result.code == 0, result.stderr
     data = result.json()
     assert {tuple(s) for s in data} == {
-        ("id", "path", "timestamp", "cwd", "title", "parentSession", "size")
+        ("id", "path", "timestamp", "cwd", "title", "parent_session", "size")
     }
     assert [s["timestamp"] for s in data] == sorted((s["timestamp"] for s in data), reverse=True)
     assert "junk.jsonl" in result.stderr and "skipped" in result.stderr
@@ -173,21 +176,45 @@ def test_handoff_is_the_default_command(tmp_path: Path, entries: Entries) -> Non
     assert path.read_bytes() == before
 
 
-def test_help_and_version() -> None:
-    result = run_cli("--help")
-    assert result.code == 0
-    assert all(word in result.stdout for word in ("handoff", "show", "list", "Exit codes"))
-    version = run_cli("--version")
-    assert version.code == 0 and version.stdout.startswith("handoff ")
-    bare = run_cli()
-    assert bare.code == 2 and "show" in bare.stdout
+def run_in_process(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """The program in this process: for what needs no subprocess of its own."""
+    code = run(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_help_and_version(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_in_process(capsys, "--help")
+    assert code == 0
+    assert all(word in out for word in ("handoff", "show", "list", "Exit codes"))
+    assert exit_codes_help() in " ".join(out.split())  # the codes, from their one definition
+    code, out, _ = run_in_process(capsys, "--version")
+    assert code == 0 and out.startswith("handoff ")
+    code, out, err = run_in_process(capsys)
+    assert code == ExitCode.USAGE and out == "" and "show" in err  # the help, as a usage error
+
+
+@pytest.mark.parametrize(
+    "command", [[], ["handoff"], ["show"], ["list"], ["some-session"], ["some-session", "--json"]]
+)
+def test_dash_h_is_help_everywhere(capsys: pytest.CaptureFixture[str], command: list[str]) -> None:
+    code, short, _ = run_in_process(capsys, *command, "-h")
+    assert code == 0 and short.startswith("Usage: handoff")
+    assert short == run_in_process(capsys, *command, "--help")[1]
+
+
+def test_readme_lists_every_exit_code() -> None:
+    readme = (PROJECT / "README.md").read_text()
+    for code, meaning in EXIT_CODES.items():
+        row = next((r for r in readme.splitlines() if r.startswith(f"| {int(code)} |")), None)
+        assert row is not None and meaning in row, f"exit code {int(code)}"
 
 
 def test_show_and_list_never_import_litellm(tmp_path: Path) -> None:
     probe = (
-        "import sys\nfrom handoff_cli.cli import main\n"
+        "import sys\nfrom handoff_cli.cli import run\n"
         "for args in (['show', sys.argv[1], '--context', '--json'], ['list', sys.argv[2]]):\n"
-        "    try:\n        main(args)\n    except SystemExit:\n        pass\n"
+        "    run(args)\n"
         "print('litellm' in sys.modules, file=sys.stderr)\n"
     )
     completed = subprocess.run(

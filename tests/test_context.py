@@ -8,7 +8,8 @@ from typing import Any
 import orjson
 import pytest
 
-from handoff_cli.context import Context, build_context, js_time
+from handoff_cli.context import Context, build_context
+from handoff_cli.js import js_time
 from handoff_cli.session import load_session
 from handoff_cli.tree import branch, leaf
 

@@ -9,8 +9,9 @@ from typing import Any
 import orjson
 import pytest
 
+from handoff_cli.config import Options
 from handoff_cli.context import build_context
-from handoff_cli.core import HandoffResult, Options, handoff, prepare
+from handoff_cli.core import HandoffResult, handoff, prepare
 from handoff_cli.errors import (
     ExitCode,
     HandoffError,
@@ -18,9 +19,9 @@ from handoff_cli.errors import (
     NoDocumentError,
     SessionFileError,
 )
-from handoff_cli.model import EXTRACTIVE, token_counter
+from handoff_cli.model import EXTRACTIVE, resolve_model
 from handoff_cli.output import Reporter
-from handoff_cli.plan import Budget
+from handoff_cli.plan import Budget, Counter
 from handoff_cli.prompt import HANDOFF_PROMPT, SECTIONS, wrap_document
 from handoff_cli.session import load_session
 from handoff_cli.tree import branch, leaf
@@ -239,19 +240,19 @@ def test_model_choice_and_the_extractive_fallback(
     path = copy(OMP_EXAMPLE, tmp_path)
     reporter = Collect()
     # No key for the session's own model: the built-in writer, said once.
-    assert prepare(path, Options(), reporter).model == EXTRACTIVE
+    assert prepare(path, Options(), reporter).model.name == EXTRACTIVE
     (note,) = reporter.warnings
     assert "ANTHROPIC_API_KEY" in note and "anthropic/claude-sonnet-4-5" in note
     assert "--model" in note
     # An explicitly chosen model never falls back: it fails.
     with pytest.raises(ModelError, match="no credentials: set ANTHROPIC_API_KEY"):
         handoff(path, Options(model="anthropic/claude-sonnet-4-5"))
-    assert prepare(path, Options(model="extractive")).model == EXTRACTIVE
+    assert prepare(path, Options(model="extractive")).model.name == EXTRACTIVE
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     reporter = Collect()
-    assert prepare(path, Options(), reporter).model == "anthropic/claude-sonnet-4-5"
+    assert prepare(path, Options(), reporter).model.name == "anthropic/claude-sonnet-4-5"
     assert reporter.warnings == []
-    assert prepare(path, Options(model="openai/o3")).model == "openai/o3"
+    assert prepare(path, Options(model="openai/o3")).model.name == "openai/o3"
 
 
 def test_extractive_model_runs_the_same_pipeline(tmp_path: Path) -> None:
@@ -335,14 +336,19 @@ def big_session(tmp_path: Path, turns: int, output_words: int, last: str = "go o
     return write_session(tmp_path / "sessions" / "big.jsonl", entries.items)
 
 
+def our_count() -> Counter:
+    """How we count the test model's tokens (LiteLLM's counter for it)."""
+    return resolve_model("openai/test-model", None, api_key="sk-test").count
+
+
 def sizes(server: FakeLLMServer) -> list[int]:
-    count = token_counter("openai/test-model")
+    count = our_count()
     return [count(r.messages) for r in server.requests]
 
 
 def window_server(server: FakeLLMServer) -> None:
     server.max_context_tokens = WINDOW
-    count = token_counter("openai/test-model")
+    count = our_count()
     server.count_tokens = count  # a provider whose tokenizer counts as ours does
     server.default = Reply(DOCUMENT)
 
@@ -353,7 +359,7 @@ def test_ten_times_the_window_hands_off_in_chunks(
     path = big_session(tmp_path, turns=200, output_words=200)
     window_server(llm_server)
     request = prepare(path, Options(model="openai/test-model"))
-    own = token_counter("openai/test-model")([*request.conversation, request.prompt])
+    own = our_count()([*request.conversation, request.prompt])
     assert own > 10 * WINDOW
     reporter = Collect()
     result = run(path, llm_server, reporter, context_window=WINDOW)
@@ -371,7 +377,7 @@ def test_ten_times_the_window_hands_off_in_chunks(
 
 
 def test_just_under_the_window_is_one_request(tmp_path: Path, llm_server: FakeLLMServer) -> None:
-    count = token_counter("openai/test-model")
+    count = our_count()
     budget = Budget(WINDOW).tokens
     turns = 1
     while True:  # the largest session whose request still fits
@@ -407,7 +413,7 @@ def test_a_provider_that_counts_more_gets_smaller_requests(
 ) -> None:
     path = big_session(tmp_path, turns=60, output_words=100)
     window_server(llm_server)
-    ours = token_counter("openai/test-model")
+    ours = our_count()
     llm_server.count_tokens = lambda messages: int(3.5 * ours(messages))
     reporter = Collect()
     result = run(path, llm_server, reporter, context_window=WINDOW)

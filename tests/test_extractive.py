@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from handoff_cli.core import Options, prepare
+from handoff_cli.config import Options
+from handoff_cli.core import prepare
 from handoff_cli.extractive import write_document
 from handoff_cli.prompt import SECTIONS, handoff_request, missing_sections, to_chat
 

@@ -6,7 +6,14 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from handoff_cli.plan import Budget, Plan, describe, final_request, fold_request, make_plan
+from handoff_cli.plan import (
+    Budget,
+    Plan,
+    final_request,
+    fold_request,
+    make_plan,
+    sized_requests,
+)
 from handoff_cli.prompt import handoff_prompt
 
 PROMPT = {"role": "user", "content": handoff_prompt()}
@@ -104,10 +111,10 @@ def test_a_message_larger_than_the_window_is_cut_not_fatal() -> None:
     assert "characters cut" in plan.final[-1]["content"]
 
 
-def test_describe_lists_each_request_with_its_size() -> None:
+def test_sized_requests_lists_each_request_with_its_size() -> None:
     budget = Budget(8_000)
     plan = make_plan(conversation(40, 1_500), PROMPT, budget, count)
-    described = describe(plan, PROMPT, count, budget.reserve)
+    described = sized_requests(plan, PROMPT, count, budget.reserve)
     assert len(described) == plan.requests
     assert all(set(r) == {"tokens", "messages"} for r in described)
     assert described[-1]["messages"][-1] == PROMPT

@@ -7,7 +7,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from handoff_cli.core import Options, prepare
+from handoff_cli.config import Options
+from handoff_cli.core import prepare
 from handoff_cli.extractive import write_document
 from handoff_cli.redact import Redactor
 

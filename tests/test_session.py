@@ -10,15 +10,17 @@ import orjson
 import pytest
 
 from handoff_cli.errors import ExitCode, SessionFileError
+from handoff_cli.listing import summarize
 from handoff_cli.session import load_session
 
-from .conftest import FIXTURES, HEADER, Entries, line, write_session
+from .conftest import EXAMPLES, FIXTURES, HEADER, Entries, line, write_session
 
 
 def test_omp_title_slot_is_dropped_and_read() -> None:
     session = load_session(FIXTURES / "omp/sample-v3.jsonl")
     assert session.title_slot is not None
-    assert session.title is None  # the slot's title is empty
+    assert session.title_slot["title"] == ""
+    assert session.title == "List files"  # an empty slot: the first request names it
     assert session.header["id"] == "01a22ac6-037e-775c-8089-58f5d6db35c2"
     assert session.records[0].type == "model_change"
     assert session.records[0].line == 3
@@ -176,3 +178,22 @@ def test_file_changed_under_us_is_reported(tmp_path: Path, entries: Entries) -> 
     path.write_bytes(b"x" * path.stat().st_size)
     with pytest.raises(SessionFileError, match="changed while being read"):
         session.entry(session.records[0])
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.rglob("*.jsonl")), ids=lambda p: p.parent.name)
+def test_show_and_list_name_a_session_alike(path: Path) -> None:
+    assert load_session(path).title == summarize(path).title is not None
+
+
+def test_title_rule(tmp_path: Path, entries: Entries) -> None:
+    entries.message({"role": "user", "content": [{"type": "image", "data": "x"}]})
+    entries.user("  Fix the\n flaky   test  ")
+    path = write_session(tmp_path / "a.jsonl", entries.items)
+    assert load_session(path).title == "Fix the flaky test"  # the first request with text
+    entries.add("session_info", name="Named")
+    entries.add("session_info", name="Renamed")
+    entries.add("session_info", name=7)
+    path = write_session(tmp_path / "b.jsonl", entries.items, {**HEADER, "title": " "})
+    assert load_session(path).title == summarize(path).title == "Renamed"
+    path = write_session(tmp_path / "c.jsonl", entries.items, {**HEADER, "title": "Header"})
+    assert load_session(path).title == summarize(path).title == "Header"

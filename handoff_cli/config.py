@@ -1,0 +1,37 @@
+"""What a handoff is asked to do: its options and their defaults, defined once.
+
+The CLI fills ``Options`` from flags and ``HANDOFF_*`` variables (a flag wins over a variable,
+a variable over the default); the library reads nothing from the environment itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_TIMEOUT_S = 600.0
+DEFAULT_RETRIES = 2
+DEFAULT_SESSIONS_DIR = Path("sessions")
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to hand off."""
+
+    focus: str | None = None
+    model: str | None = None
+    """A LiteLLM model name, or ``extractive``; None: the session's own model, if it can be
+    reached, else the built-in writer."""
+    api_key: str | None = None
+    api_base: str | None = None
+    leaf_id: str | None = None
+    timeout: float = DEFAULT_TIMEOUT_S
+    retries: int = DEFAULT_RETRIES
+    record: bool = True
+    """Record the exchange in the old session (``--no-record`` turns it off)."""
+    out_dir: Path | None = None
+    strict: bool = False
+    context_window: int | None = None
+    """Overrides the model's window as LiteLLM knows it."""
+    redact: bool = True
+    """Mask secrets in everything sent (``--no-redact`` turns it off)."""
