@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ import pytest
 
 from handoff_cli.config import Options
 from handoff_cli.context import build_context
-from handoff_cli.core import HandoffResult, handoff, prepare
+from handoff_cli.core import HandoffResult, dry_run, handoff, prepare
 from handoff_cli.errors import (
     ExitCode,
     HandoffError,
@@ -421,3 +422,22 @@ def test_a_provider_that_counts_more_gets_smaller_requests(
     assert any("planning again" in w for w in reporter.warnings)
     rejected = [n for n in sizes(llm_server) if int(3.5 * n) > WINDOW]
     assert 0 < len(rejected) <= 2  # refused, then smaller requests went through
+
+
+def keys(value: Any) -> set[str]:
+    """Every key in a JSON value, at any depth."""
+    if isinstance(value, dict):
+        return set(value) | {k for v in value.values() for k in keys(v)}
+    if isinstance(value, list):
+        return {k for v in value for k in keys(v)}
+    return set()
+
+
+def test_our_own_json_is_snake_case(tmp_path: Path) -> None:
+    path = copy(OMP_EXAMPLE, tmp_path)
+    options = Options(model="extractive")
+    planned = dry_run(path, options)
+    ours = keys({k: v for k, v in planned.items() if k not in ("messages", "requests")})
+    ours |= {k for r in planned["requests"] for k in r}
+    ours |= keys(handoff(path, options).to_json())
+    assert ours and all(re.fullmatch(r"[a-z]+(_[a-z]+)*", key) for key in ours), ours

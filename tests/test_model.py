@@ -1,0 +1,204 @@
+"""The model, decided once, and the call to it: names, fallback, window, errors, retries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+from handoff_cli import model as model_module
+from handoff_cli.errors import ModelError
+from handoff_cli.extractive import write_document
+from handoff_cli.model import (
+    BUILTIN,
+    EXTRACTIVE,
+    MAX_BACKOFF_S,
+    Answer,
+    ContextTooLongError,
+    Model,
+    complete,
+    explain,
+    litellm_name,
+    resolve_model,
+    rough_count,
+)
+from handoff_cli.plan import DEFAULT_WINDOW
+from handoff_cli.prompt import SECTIONS, handoff_prompt
+
+from .fakellm import Error, FakeLLMServer, Reply
+
+DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()}" for name in SECTIONS)
+MESSAGES = [
+    {"role": "user", "content": "Make the retries configurable."},
+    {"role": "assistant", "content": "Done: --retries N."},
+    {"role": "user", "content": handoff_prompt()},
+]
+REQUEST = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+
+
+def resolved(requested: str | None, session: str | None = None, **kwargs: Any) -> Model:
+    return resolve_model(requested, session, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("written", "litellm"),
+    [
+        ("anthropic/claude-sonnet-4-5", "anthropic/claude-sonnet-4-5"),
+        ("google/gemini-2.5-pro", "gemini/gemini-2.5-pro"),
+        ("amazon-bedrock/anthropic.claude-3", "bedrock/anthropic.claude-3"),
+        ("github-copilot/gpt-4o", "github_copilot/gpt-4o"),
+        ("no-slash", "no-slash"),
+    ],
+)
+def test_litellm_names_for_the_agents_providers(written: str, litellm: str) -> None:
+    assert litellm_name(written) == litellm
+
+
+def test_the_builtin_writer_needs_nothing() -> None:
+    for requested in ("extractive", EXTRACTIVE):
+        assert resolved(requested) is BUILTIN
+    assert BUILTIN.builtin and BUILTIN.window is None and BUILTIN.missing_keys == ()
+
+
+def test_no_model_known_falls_back_with_one_note() -> None:
+    notes: list[str] = []
+    assert resolved(None, None, warn=notes.append) is BUILTIN
+    (note,) = notes
+    assert "names no model" in note and "--model" in note
+
+
+def test_the_sessions_model_without_its_key_falls_back_naming_the_variable() -> None:
+    notes: list[str] = []
+    assert resolved(None, "anthropic/claude-sonnet-4-5", warn=notes.append) is BUILTIN
+    (note,) = notes
+    assert "ANTHROPIC_API_KEY" in note and "anthropic/claude-sonnet-4-5" in note
+
+
+def test_the_sessions_model_with_its_key_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    notes: list[str] = []
+    chosen = resolved(None, "anthropic/claude-sonnet-4-5", warn=notes.append)
+    assert (chosen.name, chosen.builtin, chosen.missing_keys, notes) == (
+        "anthropic/claude-sonnet-4-5",
+        False,
+        (),
+        [],
+    )
+
+
+def test_a_requested_model_never_falls_back() -> None:
+    notes: list[str] = []
+    chosen = resolved("openai/gpt-4o", "anthropic/claude-sonnet-4-5", warn=notes.append)
+    assert chosen.name == "openai/gpt-4o" and not chosen.builtin
+    assert chosen.missing_keys == ("OPENAI_API_KEY",) and notes == []
+
+
+def test_a_key_or_a_server_means_no_missing_keys() -> None:
+    assert resolved("openai/gpt-4o", api_key="sk-x").missing_keys == ()
+    with_base = resolved("openai/local", api_base="http://127.0.0.1:1/v1")
+    assert (with_base.missing_keys, with_base.api_base) == ((), "http://127.0.0.1:1/v1")
+
+
+def test_the_window_as_known_overridden_or_defaulted() -> None:
+    known = resolved("openai/gpt-4o", api_key="k")
+    assert known.window == 128_000 and known.max_output == 16_384
+    assert resolved("openai/gpt-4o", api_key="k", context_window=5_000).window == 5_000
+    assert resolved("openai/unknown-model-x", api_key="k").window == DEFAULT_WINDOW
+
+
+def test_counters() -> None:
+    real = resolved("openai/gpt-4o", api_key="k").count
+    small, large = real(MESSAGES[:1]), real(MESSAGES)
+    assert 0 < small < large
+    assert rough_count(MESSAGES) > rough_count(MESSAGES[:1]) > 0
+    assert BUILTIN.count is rough_count
+
+
+def test_answer_cost_is_known_only_when_both_halves_are() -> None:
+    answer = Answer("x", "openai", "m", 10, 5, 0.25, 0.5)
+    assert answer.cost_usd == 0.75
+    assert Answer("x", "openai", "m", 10, 5, None, 0.5).cost_usd is None
+
+
+# --- the call, over real HTTP ------------------------------------------------------------------
+
+
+def served(server: FakeLLMServer) -> Model:
+    return resolved("openai/test-model", api_base=server.base_url)
+
+
+def test_complete_streams_the_answer_with_its_usage(llm_server: FakeLLMServer) -> None:
+    llm_server.script(Reply(DOCUMENT, usage=(120, 30)))
+    seen: list[int] = []
+    answer = complete(MESSAGES, served(llm_server), timeout=10, retries=0, progress=seen.append)
+    assert answer.text == DOCUMENT
+    assert (answer.provider, answer.model) == ("openai", "test-model")
+    assert (answer.input_tokens, answer.output_tokens) == (120, 30)
+    assert seen and seen == sorted(seen)
+    (sent,) = llm_server.requests
+    assert sent.stream and sent.messages == MESSAGES
+
+
+def test_server_errors_are_retried_then_succeed(
+    llm_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(model_module, "_backoff", lambda error, attempt: 0.0)
+    llm_server.script(Error.server_error(), Reply(DOCUMENT))
+    answer = complete(MESSAGES, served(llm_server), timeout=10, retries=1)
+    assert answer.text == DOCUMENT and len(llm_server.requests) == 2
+
+
+def test_refusals_are_not_retried(llm_server: FakeLLMServer) -> None:
+    llm_server.script(Error.auth())
+    with pytest.raises(ModelError, match=r"openai/test-model: authentication failed \(401\)"):
+        complete(MESSAGES, served(llm_server), timeout=10, retries=3)
+    assert len(llm_server.requests) == 1
+
+
+def test_a_context_length_refusal_is_its_own_error(llm_server: FakeLLMServer) -> None:
+    llm_server.script(Error.context_length(1000, 5000))
+    with pytest.raises(ContextTooLongError, match="too long for the model"):
+        complete(MESSAGES, served(llm_server), timeout=10, retries=3)
+    assert len(llm_server.requests) == 1
+
+
+def test_the_builtin_writer_answers_through_litellm() -> None:
+    answer = complete(MESSAGES, BUILTIN, timeout=10, retries=0)
+    assert answer.text == write_document(MESSAGES)
+    assert (answer.provider, answer.model, answer.cost_usd) == ("handoff", "extractive", 0)
+    assert answer.input_tokens == rough_count(MESSAGES)
+
+
+# --- what the user is told ---------------------------------------------------------------------
+
+
+def status_error(status: int, message: str) -> openai.APIStatusError:
+    response = httpx.Response(status, request=REQUEST)
+    kinds = {401: openai.AuthenticationError, 429: openai.RateLimitError}
+    kind = kinds.get(status, openai.APIStatusError)
+    return kind(message, response=response, body=None)
+
+
+def test_explain_says_what_went_wrong_in_one_line() -> None:
+    assert explain(openai.APITimeoutError(request=REQUEST), 5) == "no answer within 5 s"
+    refused = explain(openai.APIConnectionError(request=REQUEST), 5)
+    assert refused.startswith("cannot reach the model's server")
+    assert explain(status_error(401, "bad key"), 5) == "authentication failed (401): bad key"
+    assert explain(status_error(429, "slow down"), 5) == "rate limited (429): slow down"
+    prefixed = explain(status_error(400, "litellm.BadRequestError: OpenAIException - no\nway"), 5)
+    assert prefixed == "the model's server refused the request (400): no way"
+    assert len(explain(status_error(400, "x" * 1000), 5)) < 300
+
+
+def test_backoff_honours_retry_after_within_the_cap() -> None:
+    def with_header(value: str) -> Exception:
+        response = httpx.Response(429, headers={"retry-after": value}, request=REQUEST)
+        return openai.RateLimitError("slow", response=response, body=None)
+
+    backoff = model_module._backoff
+    assert backoff(with_header("7"), 0) == 7
+    assert backoff(with_header("9999"), 0) == MAX_BACKOFF_S
+    assert 0.5 <= backoff(with_header("nonsense"), 0) <= 1.0  # exponential, with jitter
+    assert backoff(with_header("0"), 10) <= MAX_BACKOFF_S
