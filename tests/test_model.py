@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
+import httpx2 as httpx  # the HTTP client openai builds its errors from
 import openai
 import pytest
 
