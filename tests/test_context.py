@@ -302,29 +302,6 @@ def test_v1_compaction_index_and_v2_hook_message(tmp_path: Path) -> None:
     ]
 
 
-@pytest.mark.parametrize(
-    ("value", "expected"),
-    [
-        ("2026-11-30T04:45:49.830Z", 1796013949830),
-        ("1970-01-01T00:00:00.001+00:00", 1),
-        ("not a date", None),
-        (None, 0),
-        (12.7, 12),
-        (float("inf"), None),
-        ({"a": 1}, None),
-        ("2026-02-30T00:00:00Z", 1772409600000),  # rolls over into March, as in JavaScript
-        ("2026-1-1", 1767225600000),
-        ("2026-01-01 10:00:00+0530", 1767241800000),
-        ("+275760-09-13T00:00:00.001Z", None),  # past the end of JavaScript time
-        ("Thu, 01 Jan 2026 00:00:00 GMT", 1767225600000),
-        (" 2026-01-01T00:00:00Z", None),
-        ("2026-01-01T23:60:00Z", None),
-    ],
-)
-def test_js_time(value: Any, expected: int | None) -> None:
-    assert js_time(value) == expected
-
-
 def test_context_holds_only_what_it_emits(tmp_path: Path, entries: Entries) -> None:
     for number in range(50):
         entries.user(f"old {number}")
