@@ -12,6 +12,7 @@ from typing import Any, BinaryIO
 
 from .jsonl import dumps
 from .session import Session
+from .text import visible
 
 MAX_LISTED_LINES = 10
 
@@ -46,8 +47,9 @@ def write_json_value(value: Any, out: BinaryIO | None = None) -> None:
 
 
 def notice(text: str) -> None:
-    """One line for people, on stderr."""
-    print(text, file=sys.stderr, flush=True)
+    """A line for people, on stderr; what came from a session or a provider cannot drive the
+    terminal."""
+    print(visible(text, lines=True), file=sys.stderr, flush=True)
 
 
 def _line_list(numbers: tuple[int, ...]) -> str:

@@ -15,10 +15,11 @@ from rich.status import Status
 from rich.text import Text
 
 from .context import FAILED_STOP_REASONS, Context, Message
+from .jsonl import dumps
 from .listing import SessionSummary
 from .output import Reporter
 from .session import Entry, Record, Session
-from .text import one_line, text_of
+from .text import one_line, text_of, visible
 from .tree import children
 
 EXCERPT_CHARS = 90
@@ -34,8 +35,24 @@ ROLE_STYLES = {
 }
 
 
-def _console() -> Console:
-    return Console(highlight=False, soft_wrap=True, emoji=False, markup=False)
+class _View:
+    """stdout for people: lines never wrapped, nothing read as markup or emoji, and every
+    control character from a session made visible (one character for one, so styles keep
+    their places)."""
+
+    def __init__(self) -> None:
+        self._console = Console(highlight=False, soft_wrap=True, emoji=False, markup=False)
+
+    def print(self, line: Text) -> None:
+        line.plain = visible(line.plain)
+        self._console.print(line)
+
+
+def _shown(value: Any, absent: str = "?") -> str:
+    """A field's value for people: text as it is, other values as JSON, absent ones marked."""
+    if value is None:
+        return absent
+    return value if isinstance(value, str) else dumps(value).decode(errors="replace")
 
 
 def _excerpt(text: str) -> str:
@@ -43,10 +60,12 @@ def _excerpt(text: str) -> str:
 
 
 def _human_size(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "kB", "MB", "GB"):
-        if value < 1000 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+    if size < 1000:
+        return f"{size} B"
+    value = size / 1000
+    for unit in ("kB", "MB", "GB"):
+        if round(value, 1) < 1000 or unit == "GB":
+            return f"{value:.1f} {unit}"
         value /= 1000
     raise AssertionError("unreachable")
 
@@ -55,7 +74,7 @@ def describe_message(message: Any) -> tuple[str, str]:
     """A message's role and a one-line excerpt of it, tool calls named."""
     if not isinstance(message, dict):
         return "?", ""
-    role = str(message.get("role", "?"))
+    role = _shown(message.get("role"))
     content = message.get("content")
     if role == "assistant":
         text = text_of(content)
@@ -79,7 +98,7 @@ def describe_message(message: Any) -> tuple[str, str]:
         status = f" (exit {code})" if code not in (0, None) else ""
         return role, f"$ {message.get('command', '')}{status}: {message.get('output', '')}"
     if role in ("compactionSummary", "branchSummary"):
-        return role, str(message.get("summary", ""))
+        return role, _shown(message.get("summary"), "")
     if role == "custom":
         return role, f"{message.get('customType', '')}: {text_of(content)}"
     return role, text_of(content)
@@ -87,7 +106,7 @@ def describe_message(message: Any) -> tuple[str, str]:
 
 def describe_entry(entry: Entry) -> tuple[str, str]:
     """An entry's kind and a one-line excerpt of it."""
-    kind = str(entry.get("type", "?"))
+    kind = _shown(entry.get("type"))
     if kind == "message":
         return describe_message(entry.get("message"))
     if kind == "compaction":
@@ -95,20 +114,23 @@ def describe_entry(entry: Entry) -> tuple[str, str]:
         before = f" ({tokens:,} tokens before)" if isinstance(tokens, int) else ""
         return "compaction", f"{entry.get('summary', '')}{before}"
     if kind == "branch_summary":
-        return "branch summary", f"from {entry.get('fromId')}: {entry.get('summary', '')}"
+        summary = _shown(entry.get("summary"), "")
+        return "branch summary", f"from {_shown(entry.get('fromId'))}: {summary}"
     if kind == "custom_message":
-        return "custom message", f"{entry.get('customType')}: {text_of(entry.get('content'))}"
+        custom_type = _shown(entry.get("customType"))
+        return "custom message", f"{custom_type}: {text_of(entry.get('content'))}"
     if kind == "model_change":
         model = entry.get("model") or f"{entry.get('provider')}/{entry.get('modelId')}"
-        return "model", str(model)
+        return "model", _shown(model)
     if kind == "thinking_level_change":
-        return "thinking", str(entry.get("thinkingLevel"))
+        return "thinking", _shown(entry.get("thinkingLevel"), "off")
     if kind == "label":
-        return "label", f"{entry.get('label', '(removed)')} → {entry.get('targetId')}"
+        label = _shown(entry.get("label"), "(removed)")
+        return "label", f"{label} → {_shown(entry.get('targetId'))}"
     if kind == "session_info":
-        return "name", str(entry.get("name", ""))
+        return "name", _shown(entry.get("name"), "")
     if kind == "custom":
-        return "custom", str(entry.get("customType", ""))
+        return "custom", _shown(entry.get("customType"), "")
     return kind, ""
 
 
@@ -168,9 +190,9 @@ def _header_lines(session: Session, branch: list[Record], tip: Record | None) ->
 
 def _begin(
     session: Session, branch: list[Record], tip: Record | None
-) -> tuple[Console, dict[str, str], dict[str | None, list[Record]]]:
-    """Print the session's header; return the console, the labels and each entry's children."""
-    console = _console()
+) -> tuple[_View, dict[str, str], dict[str | None, list[Record]]]:
+    """Print the session's header; return the view, the labels and each entry's children."""
+    console = _View()
     for line in _header_lines(session, branch, tip):
         console.print(line)
     return console, labels_of(session), children(session)
@@ -213,13 +235,13 @@ def show_tree(session: Session, branch: list[Record], tip: Record | None) -> Non
 
 def show_context(context: Context) -> None:
     """The messages the agent would send, one line each."""
-    console = _console()
+    console = _View()
     console.print(
         Text.assemble(
             ("model ", "bold"),
             context.model or "(unknown)",
             ("  thinking ", "bold"),
-            context.thinking_level,
+            _shown(context.thinking_level),
             ("  messages ", "bold"),
             str(len(context)),
         )
@@ -239,7 +261,7 @@ def _message_line(number: int, message: Message) -> Text:
 
 def show_list(sessions: Iterable[SessionSummary]) -> None:
     """One line per session: id, creation time, size, cwd, title, and where it came from."""
-    console = _console()
+    console = _View()
     for summary in sessions:
         line = Text()
         line.append(summary.id, "bold")
@@ -257,7 +279,9 @@ class HandoffProgress(Reporter):
     nothing but warnings with ``--quiet``."""
 
     def __init__(self, quiet: bool = False) -> None:
-        self._console = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
+        self._console = Console(
+            stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False
+        )
         self._quiet = quiet
         self._live = self._console.is_terminal and not quiet
         self._status: Status | None = None
@@ -275,6 +299,7 @@ class HandoffProgress(Reporter):
             self._status.stop()
 
     def stage(self, text: str) -> None:
+        text = visible(text)
         self._stage = text
         if self._status is not None:
             self._status.update(text)
@@ -287,4 +312,4 @@ class HandoffProgress(Reporter):
             self._status.update(f"{self._stage} · ~{pieces} tokens · {elapsed:.1f} s")
 
     def warn(self, text: str) -> None:
-        self._console.print(text, style="yellow")
+        self._console.print(visible(text, lines=True), style="yellow")
