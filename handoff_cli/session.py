@@ -547,16 +547,16 @@ def _read_entries(path: Path, version: int, lines: Iterator[Line]) -> _Body:
     duplicates: list[str] = []
     fast = version >= CURRENT_VERSION
     version_1 = _Version1Ids() if version < 2 else None
-    ordinal = 0  # values after the header, as version 1's firstKeptEntryIndex counts them
+    ordinal = 0  # parsed values after the header, as version 1's firstKeptEntryIndex counts them
     for number, start, raw in lines:
         record = _message_record(raw, number, start) if fast else None
         if record is None:
             try:
                 value = parse_line(raw)
             except ValueError:
-                if not raw.strip():
-                    continue
-                value = None
+                if raw.strip():
+                    skipped.append(number)
+                continue  # not a value: the agents do not count it among the entries either
             ordinal += 1
             record = _record(value, version, version_1, ordinal, number, start, len(raw))
             if record is None:

@@ -64,7 +64,7 @@ def test_context_matches_the_agent(path: Path) -> None:
 def test_fixtures_cover_every_dialect() -> None:
     names = {p.name.split("-")[0] for p in CONTEXT_FIXTURES}
     assert {"omp", "pi", "v1", "v2"} <= names
-    assert len([p for p in CONTEXT_FIXTURES if p.parent.name == "edge"]) == 14
+    assert len([p for p in CONTEXT_FIXTURES if p.parent.name == "edge"]) == 16
 
 
 def test_pi_style_model_change_is_read(tmp_path: Path, entries: Entries) -> None:
