@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from .js import UNDEFINED, UNPAIRABLE, js_key, js_time, js_truthy
+from .jsonl import parse_line
 from .session import CallId, Entry, Record, without_signature
 
 Message = dict[str, Any]
@@ -305,7 +306,7 @@ def _custom_type(entry: Entry) -> str:
 def to_message(record: Record, strip: frozenset[CallId] | None = None) -> Message:
     """The in-memory message an emitted entry becomes (its keys in the agent's order)."""
     if record.payload is not None:
-        message: Message = orjson.loads(record.payload)
+        message: Message = parse_line(record.payload)
         return _strip_tool_calls(message, strip) if strip else message
     entry = record.entry
     assert entry is not None, "only message entries are stored without their entry"

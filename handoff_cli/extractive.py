@@ -16,8 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
+from .jsonl import parse_line
 from .prompt import (
     BASH_INTRO,
     BRANCH_INTRO,
@@ -95,8 +94,8 @@ def _focus(prompt: ChatMessage) -> str | None:
 def _arguments(call: dict[str, Any]) -> dict[str, Any]:
     raw = call.get("function", {}).get("arguments", "")
     try:
-        value = orjson.loads(raw) if isinstance(raw, str) else raw
-    except orjson.JSONDecodeError:
+        value = parse_line(raw.encode(errors="surrogatepass")) if isinstance(raw, str) else raw
+    except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
 

@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-import orjson
-
 from .errors import ModelError
+from .jsonl import dumps
 from .plan import DEFAULT_WINDOW, Counter, rough_tokens
 from .prompt import ChatMessage
 
@@ -55,7 +54,7 @@ NO_KEY = "sk-no-key-needed"  # OpenAI's client insists on a key, which local ser
 
 def rough_count(messages: Sequence[ChatMessage]) -> int:
     """Tokens of ``messages`` estimated from their JSON size, for a model with no tokenizer."""
-    return rough_tokens(len(orjson.dumps(list(messages))))
+    return rough_tokens(len(dumps(list(messages))))
 
 
 @dataclass(frozen=True)

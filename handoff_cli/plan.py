@@ -21,8 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
+from .jsonl import dumps
 from .prompt import SECTION_LIST, ChatMessage
 from .text import text_of
 
@@ -155,7 +154,7 @@ def make_plan(
 ) -> Plan:
     """The requests that hand off ``conversation`` within ``budget`` (see the module's doc)."""
     messages = list(conversation)
-    if rough_tokens(len(orjson.dumps([*messages, prompt]))) < budget.tokens / 2:
+    if rough_tokens(len(dumps([*messages, prompt]))) < budget.tokens / 2:
         return Plan("single", messages)  # far under: no need to count
     sizes = [count([m]) for m in messages]
     room = budget.tokens - count([prompt])

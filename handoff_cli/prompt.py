@@ -15,9 +15,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-import orjson
-
 from .context import Message
+from .jsonl import dumps
 
 ChatMessage = dict[str, Any]
 """A message in OpenAI's chat format, as LiteLLM takes it."""
@@ -278,9 +277,7 @@ def _tool_call(block: dict[str, Any]) -> dict[str, Any]:
         "type": "function",
         "function": {
             "name": str(block.get("name", "tool")),
-            "arguments": arguments
-            if isinstance(arguments, str)
-            else orjson.dumps(arguments).decode(),
+            "arguments": arguments if isinstance(arguments, str) else dumps(arguments).decode(),
         },
     }
 

@@ -116,7 +116,7 @@ class Session:
     def _first_request(self) -> str | None:
         for record in self.records:
             if record.facts and record.facts.role == "user" and record.payload is not None:
-                text = text_of(orjson.loads(record.payload).get("content")).strip()
+                text = text_of(parse_line(record.payload).get("content")).strip()
                 if text:
                     return text
         return None

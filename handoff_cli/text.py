@@ -28,6 +28,7 @@ _PICTURES = {
     **{code: 0x2400 + code for code in range(0x20)},
     0x7F: 0x2421,
     **{code: 0xFFFD for code in range(0x80, 0xA0)},
+    **{code: 0xFFFD for code in range(0xD800, 0xE000)},  # lone surrogates cannot be printed
 }
 _PICTURES_KEEPING_LINES = {k: v for k, v in _PICTURES.items() if k != ord("\n")}
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -14,7 +15,7 @@ import pytest
 from handoff_cli.cli import run
 from handoff_cli.errors import EXIT_CODES, ExitCode, exit_codes_help
 
-from .conftest import EXAMPLES, FIXTURES, PROJECT, Entries, run_cli, write_session
+from .conftest import EXAMPLES, FIXTURES, HEADER, PROJECT, Entries, run_cli, write_session
 
 SAMPLE = FIXTURES / "omp/sample-v3.jsonl"
 SAMPLE_ID = "01a22ac6-037e-775c-8089-58f5d6db35c2"
@@ -254,3 +255,36 @@ def test_console_script_is_the_same_program() -> None:
     script = Path(sys.executable).parent / "handoff"
     completed = subprocess.run([script, "show", SAMPLE, "--json"], capture_output=True, check=True)
     assert completed.stdout.decode() == run_cli("show", SAMPLE, "--json").stdout
+
+
+def test_lone_surrogates_are_kept_and_never_crash(
+    tmp_path: Path, entries: Entries, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """JavaScript writes a lone surrogate when it cuts text inside an emoji: every command
+    takes it, JSON keeps it escaped, and views show a replacement character."""
+    entries.user("cut \ud83d here")
+    entries.assistant(
+        "ok",
+        {"type": "toolCall", "id": "c1", "name": "write", "arguments": {"path": "f\ud83d.txt"}},
+        stop="toolUse",
+    )
+    entries.result("c1", "wrote \udc00")
+    entries.add("session_info", name="title \udc00")
+    raw = b"".join(
+        json.dumps(e).encode() + b"\n" for e in [HEADER, *entries.items]
+    )  # the standard library writes lone surrogates as escapes, as JavaScript does
+    path = tmp_path / "sessions" / "s.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(raw)
+    for args in (["show", path], ["show", path, "--context"], ["list", path.parent]):
+        code, out, err = run_in_process(capsys, *map(str, args))
+        assert code == 0 and err == "" and "\ufffd" in out, args
+    code, out, _ = run_in_process(capsys, "show", str(path), "--context", "--json")
+    assert code == 0 and "cut \\ud83d here" in out
+    code, out, _ = run_in_process(capsys, "list", str(path.parent), "--json")
+    assert code == 0 and json.loads(out)[0]["title"] == "title \udc00"
+    code, out, err = run_in_process(capsys, str(path), "--model", "extractive", "--json")
+    assert code == 0, err
+    assert "f\\ud83d.txt" in Path(json.loads(out)["path"]).read_text()  # escaped, as JS does
+    recorded = path.read_bytes()[len(raw) :].splitlines()
+    assert len(recorded) == 2 and all(json.loads(line) for line in recorded)
