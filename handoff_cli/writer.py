@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import secrets
+import stat
 import time
 from collections.abc import Container, Sequence
 from datetime import datetime, timezone
@@ -97,11 +99,16 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
+Span = tuple[int, int]
+"""Where bytes of ours landed in a file: [start, end)."""
+
+
 def append_entries(path: Path, entries: Sequence[Entry]) -> None:
     """Append ``entries`` to the session at ``path``: whole lines, one write, under a lock.
 
     ``path`` must not be a symlink (resolve it first). If the write fails half way (a full
-    disk), the file is cut back to its size before the write, so no partial line remains.
+    disk), what was written of ours is taken back, and only that: the agent appends without
+    our lock, and a line it wrote in the meantime stays whole.
     """
     data = b"".join(dumps_line(e) for e in entries)
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -110,14 +117,45 @@ def append_entries(path: Path, entries: Sequence[Entry]) -> None:
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
             data = b"\n" + data  # an earlier writer died mid-line: never glue onto it
+        ours: list[Span] = []
         try:
-            _write_all(fd, data)
+            _append_all(fd, data, ours)
             os.fsync(fd)
         except OSError:
-            os.ftruncate(fd, size)
+            _take_back(path, fd, ours)
             raise
     finally:
         os.close(fd)  # also releases the lock
+
+
+def _append_all(fd: int, data: bytes, ours: list[Span]) -> None:
+    """Append ``data`` to the file open with O_APPEND at ``fd``, noting where each piece went:
+    each write lands at the end of the file as it is at that moment."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        end = os.lseek(fd, 0, os.SEEK_CUR)
+        ours.append((end - written, end))
+        view = view[written:]
+
+
+def _take_back(path: Path, fd: int, ours: list[Span]) -> None:
+    """Undo a failed append, latest piece first: a piece at the end of the file is cut off;
+    one that another writer's lines follow is blanked in place (spaces, its newlines kept), as
+    readers skip blank lines and read past leading spaces, so their lines stay whole."""
+    end = os.fstat(fd).st_size
+    for start, stop in reversed(ours):
+        if stop >= end:
+            os.ftruncate(fd, start)
+            end = start
+            continue
+        # pwrite on an O_APPEND descriptor appends on Linux: blank through a second one.
+        blank_fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            piece = os.pread(fd, stop - start, start)
+            os.pwrite(blank_fd, bytes(b if b == 0x0A else 0x20 for b in piece), start)
+        finally:
+            os.close(blank_fd)
 
 
 def write_new_session(folder: Path, name: str, data: bytes) -> Path:
@@ -130,7 +168,7 @@ def write_new_session(folder: Path, name: str, data: bytes) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(folder)
     target = folder / name
-    temporary = folder / f".{name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+    temporary = folder / _temporary_name(name)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(temporary, flags, 0o600)
     try:
@@ -147,14 +185,27 @@ def write_new_session(folder: Path, name: str, data: bytes) -> Path:
     return target
 
 
+def _temporary_name(name: str) -> str:
+    return f".{name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+
+
+# Exactly the names ``_temporary_name`` makes, of session files: nobody else's files.
+_OUR_TEMPORARY = re.compile(r"\.[^/]+\.jsonl\.(\d{1,10})\.[0-9a-f]{8}" + re.escape(TEMP_SUFFIX))
+
+
 def remove_stale_temporaries(folder: Path) -> None:
-    """Remove the temporary files of writers that no longer run (killed mid-write)."""
+    """Remove the temporary files of writers that no longer run (killed mid-write): regular
+    files of our own exact naming only, never a link or anything else that merely looks alike."""
     for path in folder.glob(f".*{TEMP_SUFFIX}"):
+        match = _OUR_TEMPORARY.fullmatch(path.name)
+        if match is None:
+            continue
+        pid = int(match.group(1))
         try:
-            pid = int(path.name.rsplit(".", 3)[-3])
-        except (ValueError, IndexError):
-            continue  # not one of ours
-        if pid != os.getpid() and not _running(pid):
+            regular = stat.S_ISREG(path.lstat().st_mode)
+        except OSError:
+            continue
+        if regular and pid != os.getpid() and not _running(pid):
             path.unlink(missing_ok=True)
 
 

@@ -7,7 +7,9 @@ import multiprocessing
 import os
 import re
 import stat
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -19,6 +21,7 @@ from handoff_cli.writer import (
     append_entries,
     new_entry_id,
     new_session_bytes,
+    remove_stale_temporaries,
     session_file_name,
     title_slot_line,
     uuid7,
@@ -123,3 +126,82 @@ def test_concurrent_appends_never_interleave(tmp_path: Path, entries: Entries) -
     parsed = [orjson.loads(line) for line in lines]  # every line whole
     for first, second in zip(parsed[::2], parsed[1::2], strict=True):
         assert second["id"] == first["id"] + "b"  # an append's lines stay together
+
+
+def fail_after(
+    monkeypatch: pytest.MonkeyPatch, then: Callable[[int], None] = lambda fd: None
+) -> None:
+    """``os.write`` writes half of what it is given, runs ``then`` (another writer), and then
+    finds the disk full."""
+    real = os.write
+    calls: list[int] = []
+
+    def half_then_full(fd: int, data: Any) -> int:
+        calls.append(fd)
+        if len(calls) > 1:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        written = real(fd, bytes(data[: len(data) // 2]))
+        then(fd)
+        return written
+
+    monkeypatch.setattr(os, "write", half_then_full)
+
+
+ENTRY = {"type": "label", "id": "x1", "parentId": None, "pad": "p" * 200}
+
+
+def test_a_failed_append_is_cut_back(
+    tmp_path: Path, entries: Entries, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entries.user("a")
+    path = write_session(tmp_path / "s.jsonl", entries.items)
+    before = path.read_bytes()
+    fail_after(monkeypatch)
+    with pytest.raises(OSError, match="No space left"):
+        append_entries(path, [ENTRY, ENTRY])
+    assert path.read_bytes() == before
+
+
+def test_a_failed_append_never_takes_another_writers_line(
+    tmp_path: Path, entries: Entries, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent appends without our lock: a line it writes after our first half stays whole,
+    and what is left of ours reads as nothing at all."""
+    entries.user("a")
+    path = write_session(tmp_path / "s.jsonl", entries.items)
+    before = path.read_bytes()
+    agent_line = b'{"type":"custom","customType":"agent","data":1,"id":"ag1","parentId":null}\n'
+
+    def agent(_: int) -> None:
+        with open(path, "ab") as file:
+            file.write(agent_line)
+
+    fail_after(monkeypatch, agent)
+    with pytest.raises(OSError):
+        append_entries(path, [ENTRY, ENTRY])
+    monkeypatch.undo()
+    after = path.read_bytes()
+    assert after.startswith(before) and after.endswith(agent_line)
+    assert after[len(before) : -len(agent_line)].strip(b" \n") == b""  # ours: blanked
+    session = load_session(path)
+    assert [r.id for r in session.records][-1] == "ag1" and session.skipped_lines == ()
+
+
+def test_only_our_own_stale_temporaries_are_removed(tmp_path: Path) -> None:
+    dead = 2**22 + 12345  # above the kernel's pid range: no such process
+    ours = tmp_path / f".2026-01-01T00-00-00-000Z_abc.jsonl.{dead}.0123abcd.tmp"
+    theirs = [
+        tmp_path / ".report.2024.final.tmp",
+        tmp_path / ".notes.99999.bak.tmp",
+        tmp_path / f".s.jsonl.{dead}.0123abcd.tmp.keep",
+        tmp_path / f".s.jsonl.{dead}.XYZ.tmp",
+    ]
+    for path in [ours, *theirs]:
+        path.write_text("x")
+    link = tmp_path / f".t.jsonl.{dead}.89abcdef.tmp"
+    link.symlink_to(tmp_path / ".report.2024.final.tmp")
+    alive = tmp_path / f".u.jsonl.{os.getppid()}.89abcdef.tmp"
+    alive.write_text("being written")
+    remove_stale_temporaries(tmp_path)
+    assert not ours.exists()
+    assert all(p.exists() for p in theirs) and link.is_symlink() and alive.exists()
