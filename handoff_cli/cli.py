@@ -23,7 +23,15 @@ from . import __version__
 from .config import DEFAULT_RETRIES, DEFAULT_SESSIONS_DIR, DEFAULT_TIMEOUT_S, Options
 from .errors import CancelledError, ExitCode, HandoffError, exit_codes_help
 from .listing import list_sessions, resolve_session
-from .output import Reporter, notice, report_load_problems, write_json, write_json_value
+from .output import (
+    Reporter,
+    notice,
+    reader_gone,
+    reader_may_leave,
+    report_load_problems,
+    write_json,
+    write_json_value,
+)
 from .session import Session, load_session
 from .tree import branch, leaf
 
@@ -189,10 +197,14 @@ def handoff_command(
             result = handoff(path, options, progress)
     except KeyboardInterrupt:
         raise CancelledError() from None
-    if json_out:
-        write_json_value(result.to_json())
-    else:
-        print(result.id, flush=True)
+    try:
+        if json_out:
+            write_json_value(result.to_json())
+        else:
+            print(result.id, flush=True)
+    except BrokenPipeError:
+        reader_gone()
+        notice(f"new session {result.id} ({result.path}); stdout is closed")
 
 
 @app.command()
@@ -210,29 +222,30 @@ def show(
     loaded = _open(session, sessions_dir)
     tip = leaf(loaded, leaf_id)
     path = branch(loaded, tip)
-    if context:
-        from .context import build_context
+    with reader_may_leave():  # `| head` is not a failure
+        if context:
+            from .context import build_context
 
-        built = build_context(path)
-        if json_out:
-            fields = {"messages": built.serialized(), "thinkingLevel": built.thinking_level}
-            write_json({**fields, "model": built.model})
+            built = build_context(path)
+            if json_out:
+                fields = {"messages": built.serialized(), "thinkingLevel": built.thinking_level}
+                write_json({**fields, "model": built.model})
+            else:
+                from .render import show_context
+
+                show_context(built)
+        elif json_out:
+            write_json(
+                {
+                    "header": loaded.header,
+                    "leaf": tip.id if tip else None,
+                    "branch": loaded.entries(path),
+                }
+            )
         else:
-            from .render import show_context
+            from .render import show_branch, show_tree
 
-            show_context(built)
-    elif json_out:
-        write_json(
-            {
-                "header": loaded.header,
-                "leaf": tip.id if tip else None,
-                "branch": loaded.entries(path),
-            }
-        )
-    else:
-        from .render import show_branch, show_tree
-
-        (show_tree if tree else show_branch)(loaded, path, tip)
+            (show_tree if tree else show_branch)(loaded, path, tip)
 
 
 @app.command("list")
@@ -251,12 +264,13 @@ def list_command(
     sessions, skipped = list_sessions(directory or DEFAULT_SESSIONS_DIR)
     for problem in skipped:
         notice(f"warning: skipped {problem.path}: {problem.reason}")
-    if json_out:
-        write_json_value([s.to_json() for s in sessions])
-    else:
-        from .render import show_list
+    with reader_may_leave():
+        if json_out:
+            write_json_value([s.to_json() for s in sessions])
+        else:
+            from .render import show_list
 
-        show_list(sessions)
+            show_list(sessions)
 
 
 def run(args: list[str]) -> int:

@@ -1,16 +1,15 @@
 """The handoff, start to end (docs/handoff.md): load, guard, context, prompt, model, write.
 
 ``handoff()`` is the library's entry point; the CLI only parses options and renders its
-result. Nothing is written until the model has answered with a usable document, and the two
-writes (the new session, then the record in the old one) are shielded from cancellation: a
-Ctrl-C before them leaves every file as it was, one after them is too late to undo anything.
+result. Nothing is written until the model has answered with a usable document. A Ctrl-C
+before the two writes (the new session, then the record in the old one) leaves every file as it
+was; once they begin, signals no longer cancel: the run finishes and reports what it wrote.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
@@ -99,23 +98,20 @@ class HandoffResult:
 
 # --- cancellation ------------------------------------------------------------------------------
 
-_committing = False
+_cancellable = True
+"""Until the writes begin, a signal cancels the handoff; from then on the run goes to its end
+and reports what it wrote: a script that retries on exit 130 must never make a duplicate."""
 
 
 def on_signal(signum: int, frame: FrameType | None) -> None:
-    """SIGINT / SIGTERM handler: cancel the handoff, unless its result is being written."""
-    if not _committing:
+    """SIGINT / SIGTERM handler: cancel the handoff, unless its writes have begun."""
+    if _cancellable:
         raise KeyboardInterrupt
 
 
-@contextmanager
-def _shielded() -> Iterator[None]:
-    global _committing
-    _committing = True
-    try:
-        yield
-    finally:
-        _committing = False
+def _allow_cancel(allowed: bool) -> None:
+    global _cancellable
+    _cancellable = allowed
 
 
 # --- the steps ---------------------------------------------------------------------------------
@@ -180,6 +176,7 @@ def handoff(path: Path, options: Options, reporter: Reporter | None = None) -> H
     """Hand the session at ``path`` over to a new session; return what was written."""
     reporter = reporter or Reporter()
     started = time.monotonic()
+    _allow_cancel(True)
     try:
         request = prepare(path, options, reporter)
         if options.record and request.session.version < CURRENT_VERSION:
@@ -197,8 +194,8 @@ def handoff(path: Path, options: Options, reporter: Reporter | None = None) -> H
         reporter.stage(f"asking {model.name}")
         answer, missing, plan = _generate(request, options, reporter)
         reporter.stage("writing")
-        with _shielded():
-            new_id, new_path = _commit(request, options, answer, path)
+        _allow_cancel(False)
+        new_id, new_path = _commit(request, options, answer, path)
     except KeyboardInterrupt:
         raise CancelledError() from None
     return HandoffResult(

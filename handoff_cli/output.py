@@ -6,8 +6,10 @@ importing rich.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, BinaryIO
 
 from .jsonl import dumps
@@ -44,6 +46,23 @@ def write_json_value(value: Any, out: BinaryIO | None = None) -> None:
     out = out if out is not None else sys.stdout.buffer
     out.write(dumps(value) + b"\n")
     out.flush()
+
+
+def reader_gone() -> None:
+    """stdout's reader went away (``| head``): not a failure. What is left to print goes
+    nowhere, so that flushing at exit cannot fail either."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+@contextmanager
+def reader_may_leave() -> Iterator[None]:
+    """Output to a reader that may stop reading early: a closed pipe ends it quietly."""
+    try:
+        yield
+    except BrokenPipeError:
+        reader_gone()
 
 
 def notice(text: str) -> None:

@@ -35,13 +35,20 @@ ROLE_STYLES = {
 }
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        # rich would exit with status 1; a reader that stops early is not a failure.
+        self.quiet = True
+        raise BrokenPipeError
+
+
 class _View:
     """stdout for people: lines never wrapped, nothing read as markup or emoji, and every
     control character from a session made visible (one character for one, so styles keep
     their places)."""
 
     def __init__(self) -> None:
-        self._console = Console(highlight=False, soft_wrap=True, emoji=False, markup=False)
+        self._console = _Console(highlight=False, soft_wrap=True, emoji=False, markup=False)
 
     def print(self, line: Text) -> None:
         line.plain = visible(line.plain)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import signal
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
+from handoff_cli import core
 from handoff_cli.config import Options
 from handoff_cli.context import build_context
 from handoff_cli.core import HandoffResult, dry_run, handoff, prepare
@@ -441,3 +444,41 @@ def test_our_own_json_is_snake_case(tmp_path: Path) -> None:
     ours |= {k for r in planned["requests"] for k in r}
     ours |= keys(handoff(path, options).to_json())
     assert ours and all(re.fullmatch(r"[a-z]+(_[a-z]+)*", key) for key in ours), ours
+
+
+def test_a_signal_once_the_writes_begin_does_not_cancel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Ctrl-C that arrives while the files are written is too late to cancel: the run goes
+    on and reports success, so that a script retrying on exit 130 makes no duplicate."""
+    path = copy(OMP_EXAMPLE, tmp_path)
+    before = path.read_bytes()
+    real_commit, real_result = core._commit, core.HandoffResult
+
+    def interrupted(real: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            os.kill(os.getpid(), signal.SIGINT)  # delivered at once, to the handler below
+            return real(*args, **kwargs)
+
+        return call
+
+    # During the writes, and after them, while the result is made.
+    monkeypatch.setattr(core, "_commit", interrupted(real_commit))
+    monkeypatch.setattr(core, "HandoffResult", interrupted(real_result))
+    previous = signal.signal(signal.SIGINT, core.on_signal)
+    try:
+        result = handoff(path, Options(model="extractive"))
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert (
+        result.path.exists() and len(path.read_bytes().splitlines()) == len(before.splitlines()) + 2
+    )
+    # Before the writes, the same signal cancels, and nothing is written.
+    monkeypatch.setattr(core, "_generate", lambda *a: os.kill(os.getpid(), signal.SIGINT))
+    signal.signal(signal.SIGINT, core.on_signal)
+    try:
+        with pytest.raises(HandoffError, match="Handoff cancelled"):
+            handoff(path, Options(model="extractive"))
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert len(list(path.parent.glob("*.jsonl"))) == 2
