@@ -11,6 +11,7 @@ import contextlib
 import os
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -20,7 +21,13 @@ from click_default_group import DefaultGroup
 from typer.core import TyperGroup
 
 from . import __version__
-from .config import DEFAULT_RETRIES, DEFAULT_SESSIONS_DIR, DEFAULT_TIMEOUT_S, Options
+from .config import (
+    DEFAULT_RETRIES,
+    DEFAULT_SESSIONS_DIR,
+    DEFAULT_TIMEOUT_S,
+    MIN_CONTEXT_WINDOW,
+    Options,
+)
 from .errors import CancelledError, ExitCode, HandoffError, exit_codes_help
 from .listing import list_sessions, resolve_session
 from .output import (
@@ -72,6 +79,22 @@ LeafOpt = Annotated[
     str | None, typer.Option("--leaf", help="Entry id (or prefix) to use as the leaf.")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")]
+
+
+def _at_least(minimum: int) -> Callable[[click.Context, click.Parameter, int | None], int | None]:
+    """A bound on an option, whose error names where the value came from: the flag, or the
+    environment variable."""
+
+    def check(context: click.Context, parameter: click.Parameter, value: int | None) -> int | None:
+        if value is not None and value < minimum:
+            source = context.get_parameter_source(parameter.name or "")
+            given = parameter.opts[0]
+            if source is click.core.ParameterSource.ENVIRONMENT and parameter.envvar:
+                given = f"${parameter.envvar}"
+            raise click.UsageError(f"{given} must be at least {minimum:,}, not {value}", context)
+        return value
+
+    return check
 
 
 def _version(value: bool) -> None:
@@ -153,7 +176,7 @@ def handoff_command(
         typer.Option(
             "--context-window",
             envvar="HANDOFF_CONTEXT_WINDOW",
-            min=1000,
+            callback=_at_least(MIN_CONTEXT_WINDOW),
             help="The model's window in tokens [default: as LiteLLM knows it, else 128000].",
         ),
     ] = None,

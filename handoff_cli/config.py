@@ -12,6 +12,8 @@ from pathlib import Path
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_RETRIES = 2
 DEFAULT_SESSIONS_DIR = Path("sessions")
+MIN_CONTEXT_WINDOW = 1_000
+"""A smaller window leaves no room for the prompt and an answer."""
 
 
 @dataclass(frozen=True)

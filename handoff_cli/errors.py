@@ -63,6 +63,9 @@ class UsageError(HandoffError):
 
     exit_code = ExitCode.USAGE
 
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"Usage error: {reason}")
+
 
 class SessionFileError(HandoffError):
     """A session file is missing, unreadable, or not a session file at all."""

@@ -16,7 +16,7 @@ from typing import Any
 
 from .errors import SessionFileError, UsageError, os_reason
 from .jsonl import parse_line
-from .session import numbered, parent_session, read_head, session_title
+from .session import numbered, open_regular, parent_session, read_head, session_title
 from .text import text_of
 
 HEAD_BYTES = 64 * 1024
@@ -58,7 +58,7 @@ class Skipped:
 def summarize(path: Path) -> SessionSummary:
     """Read the start of ``path``; raise ``SessionFileError`` if it is not a session file."""
     try:
-        with open(path, "rb") as file:
+        with open_regular(path) as file:
             head = file.read(HEAD_BYTES)
             size = os.fstat(file.fileno()).st_size
     except OSError as error:
@@ -95,11 +95,12 @@ def summarize(path: Path) -> SessionSummary:
 
 
 def session_files(directory: Path) -> Iterator[Path]:
-    """Every ``*.jsonl`` file under ``directory``, recursively, in a stable order."""
+    """Every regular ``*.jsonl`` file under ``directory``, recursively, in a stable order. A
+    FIFO or a device that happens to be named so is passed over: reading it could hang."""
     for root, dirs, files in os.walk(directory):
         dirs.sort()
         for name in sorted(files):
-            if name.endswith(".jsonl"):
+            if name.endswith(".jsonl") and os.path.isfile(os.path.join(root, name)):
                 yield Path(root, name)
 
 

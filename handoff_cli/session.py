@@ -12,12 +12,15 @@ the views that want them. Versions 1 and 2 are migrated in memory as they are re
 from __future__ import annotations
 
 import gc
+import os
 import re
+import stat
 from collections.abc import Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 import orjson
 
@@ -32,6 +35,9 @@ Entry = dict[str, Any]
 CURRENT_VERSION = 3
 BOM = b"\xef\xbb\xbf"
 READ_BUFFER = 1 << 16
+MAX_LINE_BYTES = 1 << 30
+"""Longer than any line an agent writes (a 200 MB message is real); past it, an error rather
+than memory without bound."""
 TITLE_CHARS = 100
 
 CallId = Hashable
@@ -156,7 +162,7 @@ class _Reader:
         session = self._session
         try:
             if self._file is None:
-                self._file = open(session.path, "rb")  # noqa: SIM115 - closed in __exit__
+                self._file = open_regular(session.path)
             self._file.seek(record.offset)
             raw = self._file.read(record.length)
             entry = parse_line(raw)
@@ -443,8 +449,8 @@ def load_session(path: Path | str) -> Session:
     path = Path(path)
     try:
         # A larger buffer than the default 8 KiB halves the cost of splitting long lines.
-        with open(path, "rb", buffering=READ_BUFFER) as file, _gc_paused():
-            lines = numbered(file)
+        with open_regular(path, READ_BUFFER) as file, _gc_paused():
+            lines = numbered(_bounded_lines(file, path))
             head = read_head(path, lines)
             body = _read_entries(path, head.version, lines)
     except OSError as error:
@@ -458,6 +464,31 @@ def load_session(path: Path | str) -> Session:
         duplicate_ids=tuple(dict.fromkeys(body.duplicates)),
         by_id=body.by_id,
     )
+
+
+def open_regular(path: Path, buffering: int = -1) -> BinaryIO:
+    """Open a session file for reading. Only a regular file: a FIFO would block, a device such
+    as /dev/zero would never end."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise SessionFileError(path, "is a directory, not a session file")
+        if not stat.S_ISREG(mode):
+            raise SessionFileError(path, "not a regular file")
+        return open(fd, "rb", buffering=buffering)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _bounded_lines(file: BinaryIO, path: Path) -> Iterator[bytes]:
+    """The lines of ``file``; one longer than ``MAX_LINE_BYTES`` is an error."""
+    for number, raw in enumerate(iter(partial(file.readline, MAX_LINE_BYTES + 1), b""), 1):
+        if len(raw) > MAX_LINE_BYTES:
+            limit = f"{MAX_LINE_BYTES >> 20:,} MiB"
+            raise SessionFileError(path, f"a line longer than {limit}: not a session file", number)
+        yield raw
 
 
 Line = tuple[int, int, bytes]

@@ -159,12 +159,35 @@ def test_cycle_is_reported_not_looped(tmp_path: Path, entries: Entries) -> None:
     assert "parentId cycle through entries" in result.stderr
 
 
-def test_usage_errors_are_one_line_with_exit_2() -> None:
-    for args in (["show", SAMPLE, "--bogus"], ["show"], ["show", SAMPLE, "--leaf", "nope"]):
-        result = run_cli(*args)
-        assert result.code == 2, args
-        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
-        assert "Traceback" not in result.stderr
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["show", str(SAMPLE), "--bogus"],
+        ["show"],
+        ["show", str(SAMPLE), "--leaf", "nope"],
+        ["show", str(SAMPLE), "--leaf", ""],
+        ["list", "/no/such/folder"],
+        [str(SAMPLE), "--context-window", "999", "--dry-run"],
+        [str(SAMPLE), "--timeout", "0"],
+    ],
+    ids=" ".join,
+)
+def test_usage_errors_are_one_line_with_exit_2(
+    args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run_in_process(capsys, *args)
+    assert (code, out) == (ExitCode.USAGE, "")
+    assert len(err.strip().splitlines()) == 1 and err.startswith("Usage error: "), err
+
+
+def test_a_bad_value_is_blamed_on_where_it_came_from(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, _, err = run_in_process(capsys, str(SAMPLE), "--context-window", "999", "--dry-run")
+    assert "--context-window must be at least 1,000, not 999" in err and "HANDOFF_" not in err
+    monkeypatch.setenv("HANDOFF_CONTEXT_WINDOW", "5")
+    _, _, err = run_in_process(capsys, str(SAMPLE), "--dry-run")
+    assert "$HANDOFF_CONTEXT_WINDOW must be at least 1,000, not 5" in err
 
 
 def test_handoff_is_the_default_command(tmp_path: Path, entries: Entries) -> None:

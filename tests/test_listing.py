@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -97,3 +98,20 @@ def test_ambiguous_prefix_lists_the_candidates(tmp_path: Path) -> None:
 def test_missing_folder_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="no such folder"):
         list_sessions(tmp_path / "nope")
+
+
+def test_a_fifo_named_like_a_session_is_passed_over(tmp_path: Path) -> None:
+    copies = make_folder(tmp_path)
+    os.mkfifo(tmp_path / "--cwd-omp--" / "waiting.jsonl")
+    sessions, skipped = list_sessions(tmp_path)  # would hang if it opened the FIFO
+    assert {s.path for s in sessions} == set(copies.values()) and skipped == []
+    assert resolve_session("01a22ac6", tmp_path) == copies["omp"]
+
+
+def test_usage_errors_say_so(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match=r"^Usage error: .*no such folder"):
+        list_sessions(tmp_path / "nope")
+    for number in (1, 2):
+        write_session(tmp_path / f"{number}.jsonl", [], {**HEADER, "id": f"0199-{number}"})
+    with pytest.raises(UsageError, match=r"^Usage error: session id prefix '0199' is ambiguous"):
+        resolve_session("0199", tmp_path)

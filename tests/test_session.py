@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import builtins
+import os
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
+from handoff_cli import session as session_module
 from handoff_cli.errors import ExitCode, SessionFileError
 from handoff_cli.listing import summarize
 from handoff_cli.session import load_session
@@ -148,7 +149,7 @@ def test_missing_directory_and_unreadable(tmp_path: Path, monkeypatch: pytest.Mo
     with pytest.raises(SessionFileError, match="is a directory"):
         load_session(tmp_path)
     path = write_session(tmp_path / "s.jsonl", [])
-    real_open = builtins.open
+    real_open = os.open
 
     def deny(file: Any, *args: Any, **kwargs: Any) -> Any:
         if str(file) == str(path):
@@ -156,7 +157,7 @@ def test_missing_directory_and_unreadable(tmp_path: Path, monkeypatch: pytest.Mo
         return real_open(file, *args, **kwargs)
 
     # Tests run as root here, where chmod cannot make a file unreadable.
-    monkeypatch.setattr(builtins, "open", deny)
+    monkeypatch.setattr(os, "open", deny)
     with pytest.raises(SessionFileError, match="permission denied"):
         load_session(path)
 
@@ -197,3 +198,24 @@ def test_title_rule(tmp_path: Path, entries: Entries) -> None:
     assert load_session(path).title == summarize(path).title == "Renamed"
     path = write_session(tmp_path / "c.jsonl", entries.items, {**HEADER, "title": "Header"})
     assert load_session(path).title == summarize(path).title == "Header"
+
+
+def test_only_regular_files_are_read(tmp_path: Path) -> None:
+    fifo = tmp_path / "waiting.jsonl"
+    os.mkfifo(fifo)  # opening it for reading would block until a writer came
+    with pytest.raises(SessionFileError, match="not a regular file"):
+        load_session(fifo)
+    with pytest.raises(SessionFileError, match="not a regular file"):
+        load_session("/dev/zero")  # would never end
+    with pytest.raises(SessionFileError, match="is a directory"):
+        load_session(tmp_path)
+
+
+def test_a_line_past_the_bound_is_an_error(
+    tmp_path: Path, entries: Entries, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entries.user("x" * 300)
+    path = write_session(tmp_path / "s.jsonl", entries.items)
+    monkeypatch.setattr(session_module, "MAX_LINE_BYTES", 200)
+    with pytest.raises(SessionFileError, match=r"s\.jsonl:2: a line longer than"):
+        load_session(path)
