@@ -46,6 +46,7 @@ from .writer import (
 # The API that our OpenAI-format requests amount to, in the agents' own vocabulary.
 RECORDED_API = "openai-completions"
 REPLANS = 2  # how often a provider's "too long" makes us plan again, with less room
+FOCUS_SHARE = 0.25  # the most of a request's room that --focus may take
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,8 @@ class Request:
     prompt: ChatMessage
     session: Session = field(repr=False)
     leaf_id: str
+    focus: str | None = None
+    """The focus as sent: masked, and cut if it would not leave room for the conversation."""
     redacted: int = 0
     """How many distinct secrets were masked in the conversation and the prompt."""
 
@@ -135,12 +138,32 @@ def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> R
         context_window=options.context_window,
         warn=reporter.warn,
     )
-    request = handoff_request(context.messages(), options.focus)
+    focus = _fitted_focus(options.focus, model, reporter)
+    request = handoff_request(context.messages(), focus)
     redactor = Redactor()
     if options.redact:
         request = redactor.messages(request)
+        focus = redactor.text(focus) if focus else focus
     *conversation, prompt = request
-    return Request(model, conversation, prompt, session, tip.id, redactor.count)
+    return Request(model, conversation, prompt, session, tip.id, focus, redactor.count)
+
+
+def _fitted_focus(focus: str | None, model: Model, reporter: Reporter) -> str | None:
+    """The focus, cut to a share of the model's window if it is longer (it is sent as given,
+    but it must not crowd out the conversation it is about)."""
+    budget = _budget(model)
+    if not focus or budget is None:
+        return focus
+    most = int(budget.tokens * FOCUS_SHARE)
+    tokens = model.count([{"role": "user", "content": focus}])
+    if tokens <= most:
+        return focus
+    keep = max(1, len(focus) * most // tokens)
+    reporter.warn(
+        f"warning: --focus is about {tokens:,} tokens; only its first {most:,} are sent, to "
+        "leave room for the conversation"
+    )
+    return focus[:keep] + " [… the rest of the focus was cut for size]"
 
 
 def _budget(model: Model) -> Budget | None:
@@ -203,7 +226,7 @@ def handoff(path: Path, options: Options, reporter: Reporter | None = None) -> H
         path=new_path,
         parent_path=path.resolve(),
         model=request.model.name,
-        focus=options.focus,
+        focus=request.focus,
         input_tokens=answer.input_tokens,
         output_tokens=answer.output_tokens,
         cost_usd=answer.cost_usd,
@@ -229,6 +252,7 @@ def _generate(
             timeout=options.timeout,
             retries=options.retries,
             progress=reporter.streamed,
+            warn=reporter.warn,
         )
 
     budget = _budget(request.model)
@@ -238,15 +262,25 @@ def _generate(
             answer = _run(plan, request.prompt, ask, reporter)
             break
         except ContextTooLongError as error:
-            if budget is None or attempt == REPLANS:
+            if budget is None:
+                raise
+            if attempt == REPLANS:
+                hint = (
+                    "" if error.limit else "; if its window is smaller, give it: --context-window"
+                )
                 raise ModelError(
-                    f"{request.model.name}: the conversation does not fit the model's window even "
-                    f"at {budget.tokens if budget else '?'} tokens a request ({error})"
+                    f"{error.reason}; the conversation does not fit the model's window even at "
+                    f"{budget.tokens:,} tokens a request{hint}"
                 ) from None
-            budget = budget.cut(0.75)
+            if error.limit is not None and error.limit < budget.window:
+                budget = Budget(error.limit, budget.max_output)
+                said = f"its window is {budget.window:,} tokens"
+            else:
+                budget = budget.cut(0.75)
+                said = "it counts more than we do"
             reporter.warn(
-                f"warning: {request.model.name} found a request too long; planning again with "
-                f"{budget.tokens:,} tokens a request"
+                f"warning: {request.model.name} found a request too long ({said}); planning "
+                f"again with {budget.tokens:,} tokens a request"
             )
     answer = replace(answer, text=answer.text.strip())
     if not answer.text:

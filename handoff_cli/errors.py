@@ -95,6 +95,7 @@ class ModelError(HandoffError):
     exit_code = ExitCode.FAILED
 
     def __init__(self, reason: str) -> None:
+        self.reason = reason
         super().__init__(f"Handoff failed: {reason}")
 
 

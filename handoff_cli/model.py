@@ -16,20 +16,52 @@ from __future__ import annotations
 import logging
 import os
 import random
+import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from .errors import ModelError
+from .errors import ModelError, UsageError
 from .jsonl import dumps
 from .plan import DEFAULT_WINDOW, Counter, rough_tokens
 from .prompt import ChatMessage
+from .redact import Redactor
 
 
 class ContextTooLongError(ModelError):
     """The provider says the request does not fit the model's window."""
+
+    def __init__(self, reason: str, limit: int | None = None) -> None:
+        super().__init__(reason)
+        self.limit = limit
+        """The window the provider states, when its message says it."""
+
+
+# How providers state their window when they refuse a request (OpenAI and vLLM, Anthropic,
+# Gemini, Mistral, llama.cpp and others), as LiteLLM passes their words on.
+_STATED_LIMITS = [
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        r"maximum context length is (\d[\d,]*)",
+        r"(\d[\d,]*) maximum context length",
+        r"tokens? > (\d[\d,]*)(?: tokens?)? maximum",
+        r"maximum number of tokens allowed \((\d[\d,]*)\)",
+        r"context (?:size|window|length) \((\d[\d,]*)(?: tokens)?\)",
+        r"context (?:size|window|length) (?:of|is) (\d[\d,]*)",
+        r"limit (?:of|is) (\d[\d,]*) tokens",
+    )
+]
+
+
+def stated_limit(text: str) -> int | None:
+    """The window a provider's refusal states, if it states one."""
+    for pattern in _STATED_LIMITS:
+        found = pattern.search(text)
+        if found:
+            return int(found.group(1).replace(",", ""))
+    return None
 
 
 Progress = Callable[[int], None]
@@ -104,6 +136,16 @@ def litellm_name(session_model: str) -> str:
     return f"{PROVIDERS.get(provider, provider)}/{model}" if model else session_model
 
 
+def _known(session_model: str | None) -> bool:
+    """Whether the session names a model: what the agents print for a turn with no provider
+    or model (``undefined/undefined``, ``null/...``) names none."""
+    if not session_model:
+        return False
+    provider, _, model = session_model.partition("/")
+    unknown = ("", "undefined", "null")
+    return provider not in unknown and model not in unknown
+
+
 def resolve_model(
     requested: str | None,
     session_model: str | None,
@@ -118,7 +160,7 @@ def resolve_model(
     ``warn`` saying why. A requested model whose key is missing keeps ``missing_keys``, so
     that a dry run can still plan for it and a real run can refuse before calling it."""
     name = ALIASES.get(requested, requested) if requested else None
-    if name is None and session_model is None:
+    if name is None and not _known(session_model):
         warn(
             f"note: the session names no model, so the built-in extractive writer "
             f"({EXTRACTIVE}) writes the document. For an LLM, pick one with --model or "
@@ -128,6 +170,7 @@ def resolve_model(
     name = name or litellm_name(session_model or "")
     if name == EXTRACTIVE:
         return BUILTIN
+    _check_provider(name)
     missing = _missing_keys(name, api_key, api_base)
     if missing and not requested:
         keys = " or ".join(missing)
@@ -219,6 +262,18 @@ def _register_extractive(litellm: ModuleType) -> None:
     )
 
 
+def _check_provider(model: str) -> None:
+    """An unknown provider is a usage error, said before any work."""
+    litellm = _import_litellm()
+    try:
+        litellm.get_llm_provider(model)
+    except Exception:  # LiteLLM says "LLM Provider NOT provided", with pages of help
+        raise UsageError(
+            f"LiteLLM knows no provider for the model {model!r}: name it as provider/model, "
+            "e.g. openai/gpt-4o, anthropic/claude-sonnet-4-5, ollama_chat/llama3"
+        ) from None
+
+
 def _missing_keys(model: str, api_key: str | None, api_base: str | None) -> list[str]:
     """The environment variables the provider of ``model`` needs and does not have."""
     if api_key or api_base:
@@ -258,8 +313,10 @@ def complete(
     timeout: float,
     retries: int,
     progress: Progress | None = None,
+    warn: Callable[[str], None] = lambda text: None,
 ) -> Answer:
-    """Stream the model's answer to ``messages``; retry what is worth retrying."""
+    """Stream the model's answer to ``messages``; retry what is worth retrying, saying so
+    through ``warn``."""
     litellm = _import_litellm()
     import openai
 
@@ -267,11 +324,14 @@ def complete(
         try:
             return _stream(litellm, messages, model, timeout, progress)
         except openai.APIError as error:
+            reason = f"{model.name}: {explain(error, timeout)}"
             if _too_long(litellm, error):
-                raise ContextTooLongError(f"{model.name}: {explain(error, timeout)}") from None
+                raise ContextTooLongError(reason, stated_limit(str(error))) from None
             if attempt == retries or not _retryable(error):
-                raise ModelError(f"{model.name}: {explain(error, timeout)}") from None
-            time.sleep(_backoff(error, attempt))
+                raise ModelError(reason) from None
+            wait = _backoff(error, attempt)
+            warn(f"warning: {reason}; trying again in {wait:.1f} s ({attempt + 1} of {retries})")
+            time.sleep(wait)
     raise AssertionError("unreachable")
 
 
@@ -370,6 +430,7 @@ def explain(error: Exception, timeout: float) -> str:
     else:
         kind = "the model's server refused the request"
     detail = detail.split(" - ", 1)[-1] if " - " in detail else detail
-    detail = " ".join(detail.split())[:240]
+    # A provider may echo the key it refused: what reaches the terminal is masked too.
+    detail = Redactor().text(" ".join(detail.split()))[:240]
     code = f" ({status})" if isinstance(status, int) else ""
     return f"{kind}{code}: {detail}" if detail else f"{kind}{code}"

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .jsonl import dumps
+from .jsonl import dumps, parse_line
 from .prompt import SECTION_LIST, ChatMessage
 from .text import text_of
 
@@ -57,6 +57,7 @@ FINAL_OPEN = (
     "the conversation follows."
 )
 CONTINUES = "[The conversation continues.]"
+IMAGE_LEFT_OUT = "[an image was here; left out for size]"
 
 
 def rough_tokens(chars: int) -> int:
@@ -108,25 +109,56 @@ def cut_text(text: str, keep: int = KEEP_CHARS) -> str:
 
 
 def _shrunk(message: ChatMessage, keep: int = KEEP_CHARS) -> ChatMessage | None:
-    """The message with its long output cut and its images dropped; None if nothing changes."""
+    """The message with every long text in it cut to its head and tail, wherever it is (the
+    content of any role, a tool call's arguments), and its images dropped; None if nothing
+    changes."""
+    shrunk = dict(message)
     content = message.get("content")
     if isinstance(content, list):
         has_image = any(p.get("type") == "image_url" for p in content)
-        if not has_image and len(text_of(message.get("content"), "")) <= CUT_ABOVE_CHARS:
-            return None
-        parts = [
-            {"type": "text", "text": "[an image was here; left out for size]"}
-            if p.get("type") == "image_url"
-            else p
-            for p in content
-        ]
-        text = "\n".join(p.get("text", "") for p in parts)
-        shrunk: ChatMessage = {**message, "content": cut_text(text, keep)}
-        return shrunk
-    long_output = isinstance(content, str) and len(content) > CUT_ABOVE_CHARS
-    if message.get("role") in ("tool", "user") and long_output:
-        return {**message, "content": cut_text(str(content), keep)}
-    return None
+        if has_image or len(text_of(content, "")) > CUT_ABOVE_CHARS:
+            parts = [
+                IMAGE_LEFT_OUT if p.get("type") == "image_url" else p.get("text", "")
+                for p in content
+            ]
+            shrunk["content"] = cut_text("\n".join(parts), keep)
+    elif isinstance(content, str) and len(content) > CUT_ABOVE_CHARS:
+        shrunk["content"] = cut_text(content, keep)
+    calls = message.get("tool_calls")
+    if isinstance(calls, list):
+        cut_calls = [_cut_call(call, keep) for call in calls]
+        if any(new is not old for new, old in zip(cut_calls, calls, strict=True)):
+            shrunk["tool_calls"] = cut_calls
+    return shrunk if shrunk != message else None
+
+
+def _cut_call(call: ChatMessage, keep: int) -> ChatMessage:
+    """A tool call with its long arguments cut; the arguments stay a JSON object, as providers
+    that read them back (Anthropic's tool input) require."""
+    function = call.get("function")
+    if not isinstance(function, dict):
+        return call
+    raw = function.get("arguments")
+    if not isinstance(raw, str) or len(raw) <= CUT_ABOVE_CHARS:
+        return call
+    try:
+        arguments = parse_line(raw.encode(errors="surrogatepass"))
+    except ValueError:
+        arguments = None
+    cut = dumps(_cut_strings(arguments, keep)).decode() if isinstance(arguments, dict) else ""
+    if not cut or len(cut) > 2 * CUT_ABOVE_CHARS + 4 * keep:
+        cut = dumps({"arguments (cut)": cut_text(raw, keep)}).decode()
+    return {**call, "function": {**function, "arguments": cut}}
+
+
+def _cut_strings(value: Any, keep: int) -> Any:
+    if isinstance(value, str):
+        return cut_text(value, keep) if len(value) > CUT_ABOVE_CHARS else value
+    if isinstance(value, list):
+        return [_cut_strings(item, keep) for item in value]
+    if isinstance(value, dict):
+        return {key: _cut_strings(item, keep) for key, item in value.items()}
+    return value
 
 
 def _units(messages: Sequence[ChatMessage]) -> list[list[ChatMessage]]:
@@ -161,15 +193,14 @@ def make_plan(
     if sum(sizes) <= room:
         return Plan("single", messages)
 
-    # Any one message that could never fit is cut first, wherever it is.
+    # Any one message that could never fit is cut first, wherever it is, and stays cut in
+    # every later stage.
     for index, size in enumerate(sizes):
         if size > room // 2:
             keep = max(200, (room // 4) * CHARS_PER_TOKEN // 2)
-            messages[index] = _shrunk(messages[index], keep) or {
-                **messages[index],
-                "content": cut_text(text_of(messages[index].get("content"), ""), keep),
-            }
+            messages[index] = _shrunk(messages[index], keep) or messages[index]
             sizes[index] = count([messages[index]])
+    fitted = list(messages)
 
     units = _units(messages)
     older = sum(len(u) for u in units[: _recent_start(units)])
@@ -182,7 +213,7 @@ def make_plan(
             sizes[index] = count([smaller])
     if sum(sizes) <= room:
         return Plan("shrunk", messages)
-    return _chunked(list(conversation), budget, count, room)
+    return _chunked(fitted, budget, count, room)
 
 
 def _chunked(messages: list[ChatMessage], budget: Budget, count: Counter, room: int) -> Plan:

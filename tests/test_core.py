@@ -482,3 +482,59 @@ def test_a_signal_once_the_writes_begin_does_not_cancel(
     finally:
         signal.signal(signal.SIGINT, previous)
     assert len(list(path.parent.glob("*.jsonl"))) == 2
+
+
+def test_the_window_a_provider_states_is_planned_for(
+    tmp_path: Path, llm_server: FakeLLMServer
+) -> None:
+    """No --context-window, a model LiteLLM does not know (so 128,000 is assumed), and a
+    server whose window is 4,000: its refusal says so, and the next plan fits it."""
+    path = big_session(tmp_path, turns=60, output_words=100)
+    window_server(llm_server)
+    reporter = Collect()
+    result = run(path, llm_server, reporter)
+    assert result.strategy == "chunked" and result.missing_sections == []
+    assert any("its window is 4,000 tokens" in w for w in reporter.warnings)
+    refused = [n for n in sizes(llm_server) if n > WINDOW]
+    assert len(refused) == 1  # the first request, and no other
+
+
+def test_a_long_focus_is_cut_to_leave_room(tmp_path: Path, llm_server: FakeLLMServer) -> None:
+    path = copy(OMP_EXAMPLE, tmp_path)
+    llm_server.default = Reply(DOCUMENT)
+    reporter = Collect()
+    focus = "retries " * 20_000
+    result = run(path, llm_server, reporter, focus=focus, context_window=WINDOW)
+    assert any("--focus is about" in w for w in reporter.warnings)
+    assert result.focus is not None and len(result.focus) < len(focus) // 10
+    assert max(sizes(llm_server)) <= WINDOW
+
+
+def test_the_focus_reported_is_the_one_sent_masked(tmp_path: Path) -> None:
+    key = "sk-proj-" + "Q7wE9rT1yU3iO5pA2sD4fG6h"
+    result = handoff(
+        copy(OMP_EXAMPLE, tmp_path), Options(model="extractive", focus=f"rotate {key}")
+    )
+    assert result.focus == "rotate [REDACTED:openai-key:1]"
+    assert key not in orjson.dumps(result.to_json()).decode()
+
+
+def test_a_session_that_names_no_model_gets_the_builtin_writer(
+    tmp_path: Path, entries: Entries
+) -> None:
+    entries.user("hello")
+    entries.message(
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "hi"}],
+            "stopReason": "stop",
+            "timestamp": 2,
+        }
+    )  # no provider, no model
+    path = write_session(tmp_path / "s.jsonl", entries.items)
+    reporter = Collect()
+    session = load_session(path)
+    # What the agent itself prints for it; the handoff takes it as no model at all.
+    assert build_context(branch(session, leaf(session))).model == "undefined/undefined"
+    assert prepare(path, Options(), reporter).model.builtin
+    assert any("names no model" in w for w in reporter.warnings)

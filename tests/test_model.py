@@ -9,7 +9,7 @@ import openai
 import pytest
 
 from handoff_cli import model as model_module
-from handoff_cli.errors import ModelError
+from handoff_cli.errors import ModelError, UsageError
 from handoff_cli.extractive import write_document
 from handoff_cli.model import (
     BUILTIN,
@@ -23,6 +23,7 @@ from handoff_cli.model import (
     litellm_name,
     resolve_model,
     rough_count,
+    stated_limit,
 )
 from handoff_cli.plan import DEFAULT_WINDOW
 from handoff_cli.prompt import SECTIONS, handoff_prompt
@@ -202,3 +203,51 @@ def test_backoff_honours_retry_after_within_the_cap() -> None:
     assert backoff(with_header("9999"), 0) == MAX_BACKOFF_S
     assert 0.5 <= backoff(with_header("nonsense"), 0) <= 1.0  # exponential, with jitter
     assert backoff(with_header("0"), 10) <= MAX_BACKOFF_S
+
+
+@pytest.mark.parametrize(
+    ("message", "limit"),
+    [
+        (
+            "This model's maximum context length is 750 tokens. However, your messages "
+            "resulted in 900 tokens.",
+            750,
+        ),
+        ("prompt is too long: 208310 tokens > 200000 maximum", 200_000),
+        (
+            "The input token count (1200000) exceeds the maximum number of tokens allowed "
+            "(1048576).",
+            1_048_576,
+        ),
+        (
+            "Prompt contains 40000 tokens, too large for model with 32768 maximum context length",
+            32_768,
+        ),
+        ("request (5000 tokens) exceeds the available context size (4096 tokens)", 4096),
+        ("the request is too long", None),
+    ],
+)
+def test_the_window_a_refusal_states(message: str, limit: int | None) -> None:
+    assert stated_limit(message) == limit
+
+
+def test_retries_are_said_and_refused_keys_masked(
+    llm_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(model_module, "_backoff", lambda error, attempt: 0.25)
+    llm_server.script(Error.server_error(), Error.auth("sk-proj-Q7wE9rT1yU3iO5pA2sD4fG6h"))
+    said: list[str] = []
+    with pytest.raises(ModelError) as caught:
+        complete(MESSAGES, served(llm_server), timeout=10, retries=2, warn=said.append)
+    (retry,) = said
+    assert "(500)" in retry and "trying again in 0.2 s (1 of 2)" in retry
+    assert "Q7wE9rT1" not in str(caught.value) and "[REDACTED:openai-key:1]" in str(caught.value)
+
+
+def test_unknown_providers_and_unknown_models() -> None:
+    with pytest.raises(UsageError, match=r"^Usage error: LiteLLM knows no provider"):
+        resolved("nonsense/model", api_key="k")
+    notes: list[str] = []
+    for unnamed in ("undefined/undefined", "null/null", "anthropic/undefined", "/"):
+        assert resolved(None, unnamed, warn=notes.append) is BUILTIN
+    assert len(notes) == 4 and all("names no model" in n for n in notes)

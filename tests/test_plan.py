@@ -119,3 +119,37 @@ def test_sized_requests_lists_each_request_with_its_size() -> None:
     assert all(set(r) == {"tokens", "messages"} for r in described)
     assert described[-1]["messages"][-1] == PROMPT
     assert all(r["tokens"] <= budget.window for r in described)
+
+
+def test_whatever_is_too_long_is_cut_wherever_it_is() -> None:
+    """A 1.2 MB tool-call argument or assistant text: cut, as arguments that stay a JSON
+    object, and the cuts kept when the plan goes on to fold chunks."""
+    huge_call = {
+        "role": "assistant",
+        "content": "writing the fixture " + "y" * 300_000,
+        "tool_calls": [
+            {
+                "id": "w1",
+                "type": "function",
+                "function": {
+                    "name": "write",
+                    "arguments": json.dumps({"path": "big.json", "content": "z" * 1_200_000}),
+                },
+            }
+        ],
+    }
+    messages = [
+        *conversation(4, 100),
+        huge_call,
+        {"role": "tool", "tool_call_id": "w1", "content": "ok"},
+        *conversation(40, 3_000),
+    ]
+    budget = Budget(12_000)
+    plan = make_plan(messages, PROMPT, budget, count)
+    for request in requests_of(plan):
+        assert count(request) <= budget.window
+    sent = [m for chunk in plan.chunks for m in chunk] + plan.final
+    cut = next(m for m in sent if m.get("tool_calls") and m["tool_calls"][0]["id"] == "w1")
+    arguments = json.loads(cut["tool_calls"][0]["function"]["arguments"])
+    assert arguments["path"] == "big.json" and "characters cut" in arguments["content"]
+    assert "characters cut" in cut["content"]
