@@ -13,15 +13,17 @@ from ``openai.APIError`` and becomes a ``ModelError`` with one line naming the m
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
 import random
 import re
-import time
-from collections.abc import Callable, Iterator, Sequence
+import threading
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 from .errors import ModelError, UsageError
 from .jsonl import dumps
@@ -63,6 +65,8 @@ def stated_limit(text: str) -> int | None:
             return int(found.group(1).replace(",", ""))
     return None
 
+
+T = TypeVar("T")
 
 Progress = Callable[[int], None]
 """Called as the answer streams in, with the number of output tokens so far."""
@@ -218,6 +222,13 @@ def _register_extractive(litellm: ModuleType) -> None:
     from .extractive import write_document
 
     class Extractive(CustomLLM):
+        # LiteLLM declares it a coroutine, yet iterates what it returns: a generator it is.
+        async def astreaming(  # type: ignore[override]
+            self, model: str, messages: list[ChatMessage], *args: Any, **kwargs: Any
+        ) -> AsyncIterator[GenericStreamingChunk]:
+            for chunk in self.streaming(model, messages):
+                yield chunk
+
         def streaming(
             self, model: str, messages: list[ChatMessage], *args: Any, **kwargs: Any
         ) -> Iterator[GenericStreamingChunk]:
@@ -315,14 +326,32 @@ def complete(
     progress: Progress | None = None,
     warn: Callable[[str], None] = lambda text: None,
 ) -> Answer:
-    """Stream the model's answer to ``messages``; retry what is worth retrying, saying so
-    through ``warn``."""
+    """Stream the model's answer to ``messages`` (see ``acomplete``), from synchronous code."""
+    return run(
+        acomplete(messages, model, timeout=timeout, retries=retries, progress=progress, warn=warn)
+    )
+
+
+async def acomplete(
+    messages: Sequence[ChatMessage],
+    model: Model,
+    *,
+    timeout: float,
+    retries: int,
+    progress: Progress | None = None,
+    warn: Callable[[str], None] = lambda text: None,
+) -> Answer:
+    """Stream the model's answer to ``messages``. ``timeout`` is a deadline for each attempt
+    as a whole, however the answer trickles in. What is worth retrying is retried, and said
+    through ``warn``; a timeout is not (waiting as long again rarely helps)."""
     litellm = _import_litellm()
     import openai
 
     for attempt in range(retries + 1):
         try:
-            return _stream(litellm, messages, model, timeout, progress)
+            return await asyncio.wait_for(_stream(litellm, messages, model, progress), timeout)
+        except asyncio.TimeoutError:
+            raise ModelError(f"{model.name}: no answer within {timeout:g} s") from None
         except openai.APIError as error:
             reason = f"{model.name}: {explain(error, timeout)}"
             if _too_long(litellm, error):
@@ -331,8 +360,29 @@ def complete(
                 raise ModelError(reason) from None
             wait = _backoff(error, attempt)
             warn(f"warning: {reason}; trying again in {wait:.1f} s ({attempt + 1} of {retries})")
-            time.sleep(wait)
+            await asyncio.sleep(wait)
     raise AssertionError("unreachable")
+
+
+_threads = threading.local()
+
+
+def run(work: Coroutine[Any, Any, T]) -> T:
+    """Run ``work`` to its end on this thread's event loop, which stays open between runs
+    (LiteLLM keeps its HTTP clients per loop). An interrupt (Ctrl-C, SIGTERM) cancels the work
+    first, so that its connection is closed before the interrupt goes on."""
+    loop: asyncio.AbstractEventLoop | None = getattr(_threads, "loop", None)
+    if loop is None:
+        loop = _threads.loop = asyncio.new_event_loop()
+    task = loop.create_task(work)
+    try:
+        return loop.run_until_complete(task)
+    except BaseException:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                loop.run_until_complete(task)
+        raise
 
 
 def _too_long(litellm: ModuleType, error: Exception) -> bool:
@@ -340,19 +390,17 @@ def _too_long(litellm: ModuleType, error: Exception) -> bool:
     return isinstance(error, litellm.ContextWindowExceededError)
 
 
-def _stream(
+async def _stream(
     litellm: ModuleType,
     messages: Sequence[ChatMessage],
     model: Model,
-    timeout: float,
     progress: Progress | None,
 ) -> Answer:
-    response = litellm.completion(
+    response = await litellm.acompletion(
         model=model.name,
         messages=list(messages),
         stream=True,
         stream_options={"include_usage": True},
-        timeout=timeout,
         num_retries=0,
         api_key=model.api_key or (NO_KEY if model.api_base else None),
         api_base=model.api_base,
@@ -360,7 +408,7 @@ def _stream(
     chunks = []
     pieces = 0
     try:
-        for chunk in response:
+        async for chunk in response:
             chunks.append(chunk)
             if chunk.choices and chunk.choices[0].delta.content:
                 pieces += 1
@@ -368,10 +416,7 @@ def _stream(
                     progress(pieces)
     finally:
         # On cancel or error, close the connection now rather than when it is collected.
-        stream = getattr(response, "completion_stream", None)
-        close = getattr(stream, "close", None)
-        if callable(close):
-            close()
+        await response.aclose()
     built = litellm.stream_chunk_builder(chunks, messages=list(messages))
     text = (built.choices[0].message.content or "") if built and built.choices else ""
     usage = getattr(built, "usage", None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import httpx2 as httpx  # the HTTP client openai builds its errors from
@@ -251,3 +252,15 @@ def test_unknown_providers_and_unknown_models() -> None:
     for unnamed in ("undefined/undefined", "null/null", "anthropic/undefined", "/"):
         assert resolved(None, unnamed, warn=notes.append) is BUILTIN
     assert len(notes) == 4 and all("names no model" in n for n in notes)
+
+
+def test_the_timeout_is_a_deadline_for_the_whole_answer(llm_server: FakeLLMServer) -> None:
+    """A server that keeps sending a little at a time never lets a per-read timeout expire;
+    the deadline still ends it."""
+    llm_server.script(Reply(DOCUMENT, chunks=20, delay=0.4))  # 8 s in all, 0.4 s apart
+    model = served(llm_server)  # LiteLLM imported before the clock starts
+    began = time.monotonic()
+    with pytest.raises(ModelError, match="no answer within 1 s"):
+        complete(MESSAGES, model, timeout=1, retries=2)
+    assert time.monotonic() - began < 3  # not 8, and not retried
+    assert len(llm_server.requests) == 1
