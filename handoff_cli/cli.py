@@ -298,8 +298,8 @@ def list_command(
 
 def run(args: list[str]) -> int:
     """Run the program on ``args``: the one place errors become messages and exit codes."""
-    command = typer.main.get_command(app)
     try:
+        command = typer.main.get_command(app)
         result = command.main(args=args, prog_name="handoff", standalone_mode=False)
         return result if isinstance(result, int) else ExitCode.OK
     except HandoffError as error:

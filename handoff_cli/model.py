@@ -197,19 +197,40 @@ def resolve_model(
 
 
 _litellm: ModuleType | None = None
+_importing = threading.Lock()
 
 
 def _import_litellm() -> ModuleType:
+    """LiteLLM, imported once. The import runs in a thread of its own, so that a Ctrl-C during
+    its seconds interrupts the wait for it, at once and cleanly, and never the import itself:
+    an exception raised inside a module's class definitions comes out as another error."""
     global _litellm
-    if _litellm is None:
+    with _importing:
+        if _litellm is None:
+            loaded: list[ModuleType] = []
+            failed: list[BaseException] = []
+            worker = threading.Thread(
+                target=_load_litellm, args=(loaded, failed), name="import litellm", daemon=True
+            )
+            worker.start()
+            worker.join()  # a signal's KeyboardInterrupt is raised here, in this thread
+            if failed:
+                raise failed[0]
+            _litellm = loaded[0]
+    return _litellm
+
+
+def _load_litellm(loaded: list[ModuleType], failed: list[BaseException]) -> None:
+    try:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
         import litellm
 
         litellm.suppress_debug_info = True
         _register_extractive(litellm)
-        _litellm = litellm
-    return _litellm
+        loaded.append(litellm)
+    except BaseException as error:  # handed to the waiting thread, which raises it
+        failed.append(error)
 
 
 def _register_extractive(litellm: ModuleType) -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import orjson
@@ -326,3 +328,26 @@ def test_lone_surrogates_are_kept_and_never_crash(
     assert "f\\ud83d.txt" in Path(json.loads(out)["path"]).read_text()  # escaped, as JS does
     recorded = path.read_bytes()[len(raw) :].splitlines()
     assert len(recorded) == 2 and all(json.loads(line) for line in recorded)
+
+
+@pytest.mark.parametrize("after", [0.4, 0.9, 1.6])
+def test_ctrl_c_while_litellm_is_imported_cancels_cleanly(tmp_path: Path, after: float) -> None:
+    """Start-up, then the seconds of LiteLLM's import: a Ctrl-C at any of these moments is a
+    clean cancel (exit 130, no traceback), and a prompt one."""
+    source = tmp_path / "s.jsonl"
+    shutil.copyfile(FIXTURES / "omp/sample-v3.jsonl", source)
+    before = source.read_bytes()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "handoff_cli", source, "--model", "openai/m", "--api-key", "k"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(after)
+    process.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    out, err = process.communicate(timeout=60)
+    assert (process.returncode, out) == (130, ""), err
+    assert "Traceback" not in err and err.strip().endswith("ancelled")
+    assert time.monotonic() - sent < 1.0
+    assert source.read_bytes() == before
