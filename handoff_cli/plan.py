@@ -188,8 +188,13 @@ def make_plan(
     messages = list(conversation)
     if rough_tokens(len(dumps([*messages, prompt]))) < budget.tokens / 2:
         return Plan("single", messages)  # far under: no need to count
-    sizes = [count([m]) for m in messages]
     room = budget.tokens - count([prompt])
+    keep = max(200, (room // 4) * CHARS_PER_TOKEN // 2)
+    for index, message in enumerate(messages):
+        # Far too long even by the rough count: cut before a tokenizer reads all of it.
+        if rough_tokens(len(dumps(message))) > 4 * room:
+            messages[index] = _shrunk(message, keep) or message
+    sizes = [count([m]) for m in messages]
     if sum(sizes) <= room:
         return Plan("single", messages)
 
@@ -197,7 +202,6 @@ def make_plan(
     # every later stage.
     for index, size in enumerate(sizes):
         if size > room // 2:
-            keep = max(200, (room // 4) * CHARS_PER_TOKEN // 2)
             messages[index] = _shrunk(messages[index], keep) or messages[index]
             sizes[index] = count([messages[index]])
     fitted = list(messages)
