@@ -17,19 +17,19 @@ from typing import Annotated, Any
 
 import click
 import typer
+from click.core import ParameterSource
 from click_default_group import DefaultGroup
 from typer.core import TyperGroup
 
 from . import __version__
 from .config import (
     DEFAULT_RETRIES,
-    DEFAULT_SESSIONS_DIR,
     DEFAULT_TIMEOUT_S,
     MIN_CONTEXT_WINDOW,
     Options,
 )
-from .errors import CancelledError, ExitCode, HandoffError, exit_codes_help
-from .listing import list_sessions, resolve_session
+from .errors import CancelledError, ExitCode, HandoffError, UsageError, exit_codes_help
+from .listing import catalog, resolve_session, same_folder
 from .output import (
     Reporter,
     notice,
@@ -39,7 +39,8 @@ from .output import (
     write_json,
     write_json_value,
 )
-from .session import Session, load_session
+from .places import Root, expand, roots
+from .session import Record, Session, load_session
 from .tree import branch, leaf
 
 
@@ -56,23 +57,38 @@ app = typer.Typer(
     "`handoff SESSION [OPTIONS]` is short for `handoff handoff SESSION [OPTIONS]`.\n\n"
     + exit_codes_help()
     + ".",
-    add_completion=False,
+    add_completion=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
+
+def _complete_session(incomplete: str) -> list[tuple[str, str]]:
+    """SESSION completes to the ids of the sessions in the default folders, with titles."""
+    try:
+        found = catalog(_roots(None), missing_ok=True)
+    except HandoffError:
+        return []
+    return [(s.id, found.title(s) or "") for s in found.sessions if s.id.startswith(incomplete)]
+
+
 SessionArg = Annotated[
-    str, typer.Argument(help="A session file, or a session id (or unique prefix of one).")
+    str,
+    typer.Argument(
+        help="A session file, or a session id (or unique prefix of one).",
+        autocompletion=_complete_session,
+    ),
 ]
-SessionsDir = Annotated[
-    Path,
+SessionsDirs = Annotated[
+    list[Path] | None,
     typer.Option(
         "--sessions-dir",
         envvar="HANDOFF_SESSIONS_DIR",
-        help="Where session ids are looked up.",
-        show_default=True,
+        help="A folder of sessions, searched recursively; repeatable ($HANDOFF_SESSIONS_DIR: "
+        "several, separated by ':'). [default: the agents' own folders, and ./sessions]",
+        show_default=False,
     ),
 ]
 LeafOpt = Annotated[
@@ -89,7 +105,7 @@ def _at_least(minimum: int) -> Callable[[click.Context, click.Parameter, int | N
         if value is not None and value < minimum:
             source = context.get_parameter_source(parameter.name or "")
             given = parameter.opts[0]
-            if source is click.core.ParameterSource.ENVIRONMENT and parameter.envvar:
+            if source is ParameterSource.ENVIRONMENT and parameter.envvar:
                 given = f"${parameter.envvar}"
             raise click.UsageError(f"{given} must be at least {minimum:,}, not {value}", context)
         return value
@@ -112,8 +128,17 @@ def _root(
     """Hand a pi / oh-my-pi coding-agent session over to a fresh one."""
 
 
-def _open(session: str, sessions_dir: Path) -> Session:
-    loaded = load_session(resolve_session(session, sessions_dir))
+def _roots(named: list[Path] | None) -> list[Root]:
+    """The folders to search: those named, else the agents' own (see ``places``)."""
+    return roots(named, os.environ, Path.home(), Path.cwd())
+
+
+def _find(session: str, sessions_dirs: list[Path] | None) -> Path:
+    return resolve_session(session, _roots(sessions_dirs), Path.cwd())
+
+
+def _open(session: str, sessions_dirs: list[Path] | None) -> Session:
+    loaded = load_session(_find(session, sessions_dirs))
     report_load_problems(loaded)
     return loaded
 
@@ -183,7 +208,7 @@ def handoff_command(
     no_redact: Annotated[
         bool, typer.Option("--no-redact", help="Send secrets as they are (not masked).")
     ] = False,
-    sessions_dir: SessionsDir = DEFAULT_SESSIONS_DIR,
+    sessions_dirs: SessionsDirs = None,
 ) -> None:
     """Write a handoff document for SESSION and start a new session holding only it.
 
@@ -210,7 +235,7 @@ def handoff_command(
         redact=not no_redact,
     )
     try:
-        path = resolve_session(session, sessions_dir)
+        path = _find(session, sessions_dirs)
         if dry_run:
             write_json_value(plan_only(path, options, Reporter()))
             return
@@ -237,63 +262,107 @@ def show(
         bool, typer.Option("--context", help="Show the context the agent would send.")
     ] = False,
     tree: Annotated[bool, typer.Option("--tree", help="Show every branch, not just one.")] = False,
+    document: Annotated[
+        bool,
+        typer.Option("--document", help="Show the handoff document it starts from or recorded."),
+    ] = False,
     json_out: JsonOpt = False,
     leaf_id: LeafOpt = None,
-    sessions_dir: SessionsDir = DEFAULT_SESSIONS_DIR,
+    sessions_dirs: SessionsDirs = None,
 ) -> None:
-    """Show a session: its current branch (or --tree), or the context the agent would send."""
-    loaded = _open(session, sessions_dir)
+    """Show a session: its current branch (or --tree), the context the agent would send, or
+    its handoff document."""
+    if tree and (json_out or context or document):
+        raise UsageError(
+            "--tree shows the branches for people: not with --json, --context or --document"
+        )
+    loaded = _open(session, sessions_dirs)
     tip = leaf(loaded, leaf_id)
     path = branch(loaded, tip)
     with reader_may_leave():  # `| head` is not a failure
-        if context:
-            from .context import build_context
-
-            built = build_context(path)
-            if json_out:
-                fields = {"messages": built.serialized(), "thinkingLevel": built.thinking_level}
-                write_json({**fields, "model": built.model})
-            else:
-                from .render import show_context
-
-                show_context(built)
+        if document:
+            _show_document(loaded, path, json_out)
+        elif context:
+            _show_context(path, json_out)
         elif json_out:
-            write_json(
-                {
-                    "header": loaded.header,
-                    "leaf": tip.id if tip else None,
-                    "branch": loaded.entries(path),
-                }
-            )
+            fields = {"header": loaded.header, "leaf": tip.id if tip else None}
+            write_json({**fields, "branch": loaded.entries(path)})
         else:
             from .render import show_branch, show_tree
 
-            (show_tree if tree else show_branch)(loaded, path, tip)
+            family = catalog([*_roots(sessions_dirs), Root(loaded.path.parent)], missing_ok=True)
+            (show_tree if tree else show_branch)(loaded, path, tip, family)
+
+
+def _show_context(path: list[Record], json_out: bool) -> None:
+    from .context import build_context
+
+    built = build_context(path)
+    if json_out:
+        fields = {"messages": built.serialized(), "thinkingLevel": built.thinking_level}
+        write_json({**fields, "model": built.model})
+    else:
+        from .render import show_context
+
+        show_context(built)
+
+
+def _show_document(loaded: Session, path: list[Record], json_out: bool) -> None:
+    from .prompt import recorded_document
+
+    text = recorded_document(loaded, path)
+    if text is None:
+        raise UsageError(
+            f"{loaded.path} holds no handoff document: it neither starts from one nor records one"
+        )
+    if json_out:
+        write_json_value({"id": loaded.id, "document": text})
+    else:
+        from .render import show_markdown
+
+        show_markdown(text)
 
 
 @app.command("list")
 def list_command(
-    directory: Annotated[
-        Path | None,
+    ctx: typer.Context,
+    directories: Annotated[
+        list[Path] | None,
         typer.Argument(
-            envvar="HANDOFF_SESSIONS_DIR",
-            help="Folder to search, recursively [default: $HANDOFF_SESSIONS_DIR or ./sessions].",
-            show_default=False,
+            help="Folders to search, recursively, as with --sessions-dir.", show_default=False
         ),
     ] = None,
+    here: Annotated[
+        bool, typer.Option("--here", help="Only the sessions of the current directory.")
+    ] = False,
+    cwd: Annotated[
+        Path | None, typer.Option("--cwd", help="Only the sessions of this directory.")
+    ] = None,
+    tree: Annotated[
+        bool, typer.Option("--tree", help="Draw the chains: each session's handoffs and forks.")
+    ] = False,
     json_out: JsonOpt = False,
+    sessions_dirs: SessionsDirs = None,
 ) -> None:
-    """List the sessions under a folder, newest first."""
-    sessions, skipped = list_sessions(directory or DEFAULT_SESSIONS_DIR)
-    for problem in skipped:
+    """List the sessions, newest first (with --tree: chains, oldest first)."""
+    if tree and json_out:
+        raise UsageError("--tree draws the chains for people; --json already has them")
+    if here and cwd is not None:
+        raise UsageError("--here and --cwd both choose a directory: give one")
+    if directories and ctx.get_parameter_source("sessions_dirs") is ParameterSource.ENVIRONMENT:
+        sessions_dirs = None  # folders named on the command line win over the variable
+    found = catalog(_roots([*(directories or []), *(sessions_dirs or [])] or None))
+    for problem in found.skipped:
         notice(f"warning: skipped {problem.path}: {problem.reason}")
+    project = Path.cwd() if here else (expand(cwd) if cwd is not None else None)
+    shown = [s for s in found.sessions if project is None or same_folder(s.cwd, project)]
     with reader_may_leave():
         if json_out:
-            write_json_value([s.to_json() for s in sessions])
+            write_json_value([found.to_json(s) for s in shown])
         else:
-            from .render import show_list
+            from .render import show_list, show_list_tree
 
-            show_list(sessions)
+            (show_list_tree if tree else show_list)(found, shown)
 
 
 def run(args: list[str]) -> int:

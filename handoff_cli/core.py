@@ -22,7 +22,6 @@ from .errors import (
     ModelError,
     NoDocumentError,
     NothingToHandOffError,
-    SessionFileError,
     WriteError,
 )
 from .model import Answer, ContextTooLongError, Model, complete, resolve_model
@@ -35,9 +34,11 @@ from .tree import branch, leaf
 from .writer import (
     append_entries,
     iso_timestamp,
+    migrated_bytes,
     millis,
     new_entry_id,
     new_session_bytes,
+    rewrite_session,
     session_file_name,
     uuid7,
     write_new_session,
@@ -202,11 +203,11 @@ def handoff(path: Path, options: Options, reporter: Reporter | None = None) -> H
     _allow_cancel(True)
     try:
         request = prepare(path, options, reporter)
-        if options.record and request.session.version < CURRENT_VERSION:
-            raise SessionFileError(
-                path,
-                f"a version {request.session.version} file: recording the exchange would mean "
-                "rewriting it whole; pass --no-record",
+        latest = request.session.records[-1].id
+        if options.record and request.leaf_id != latest:
+            reporter.warn(
+                f"note: --leaf {request.leaf_id} is not the session's latest entry ({latest}); "
+                "the exchange is recorded on that branch, so the agent will resume there"
             )
         model = request.model
         if model.missing_keys:
@@ -368,6 +369,9 @@ def _commit(request: Request, options: Options, answer: Answer, source: Path) ->
         # Written through a symlink only once resolved: the real file gets the lines.
         old = source.resolve()
         try:
+            if session.version < CURRENT_VERSION and session.read_as is not None:
+                # The agents rewrite an old file, migrated, before they append to it.
+                rewrite_session(old, migrated_bytes(session), session.read_as)
             append_entries(old, _exchange(request, answer))
         except BaseException as error:
             new_path.unlink(missing_ok=True)

@@ -17,6 +17,8 @@ from typing import Any
 
 from .context import Message
 from .jsonl import dumps
+from .session import Record, Session
+from .text import text_of
 
 ChatMessage = dict[str, Any]
 """A message in OpenAI's chat format, as LiteLLM takes it."""
@@ -89,6 +91,11 @@ RESULT_INTRO = "[Result of "
 FOCUS_INTRO = "\n\nAdditional focus: "
 
 
+def is_handoff_prompt(text: str) -> bool:
+    """Whether a user message is the handoff prompt, as recorded by an earlier handoff."""
+    return text.startswith(HANDOFF_PROMPT.split("\n", 1)[0])
+
+
 def handoff_prompt(focus: str | None = None) -> str:
     """The instruction sent as the last user message; ``focus`` is appended as given."""
     return HANDOFF_PROMPT + (f"{FOCUS_INTRO}{focus}" if focus else "")
@@ -105,6 +112,42 @@ def wrap_document(document: str) -> str:
     """The content of the new session's handoff message, as the agent writes it. A closing
     tag inside the document is escaped, so the wrapper closes exactly once, at its end."""
     return WRAPPER_OPEN + _CLOSING_TAG.sub(r"&lt;\1&gt;", document) + WRAPPER_CLOSE
+
+
+_ESCAPED_TAG = re.compile(r"&lt;(\s*/\s*handoff-context\s*)&gt;", re.IGNORECASE)
+
+
+def unwrap_document(content: str) -> str:
+    """The document a handoff message holds (what ``wrap_document`` wrapped)."""
+    if content.startswith(WRAPPER_OPEN) and content.endswith(WRAPPER_CLOSE):
+        content = content[len(WRAPPER_OPEN) : -len(WRAPPER_CLOSE)]
+    return _ESCAPED_TAG.sub(r"<\1>", content).strip()
+
+
+HANDOFF_TYPE = "handoff"
+"""The ``customType`` of the message a handed-off session starts with, and the ``method`` of
+oh-my-pi's own in-place handoff (a compaction)."""
+
+
+def recorded_document(session: Session, branch: list[Record]) -> str | None:
+    """The handoff document of a session: the one it starts from, else the latest one recorded
+    on the branch (our exchange's answer, or the summary of an in-place handoff)."""
+    first = branch[0].entry if branch else None
+    if first and first.get("type") == "custom_message" and first.get("customType") == HANDOFF_TYPE:
+        return unwrap_document(text_of(first.get("content"), "\n"))
+    latest: str | None = None
+    asked = False
+    for entry in session.entries(branch):
+        message = entry.get("message") if entry.get("type") == "message" else None
+        message = message if isinstance(message, dict) else {}
+        if asked and message.get("role") == "assistant":
+            latest = text_of(message.get("content"), "\n") or latest
+        elif entry.get("type") == "compaction" and entry.get("method") == HANDOFF_TYPE:
+            summary = entry.get("summary")
+            latest = summary if isinstance(summary, str) else latest
+        content = message.get("content")
+        asked = message.get("role") == "user" and is_handoff_prompt(text_of(content))
+    return latest
 
 
 _HEADING = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)

@@ -6,6 +6,7 @@ set, and lines are never wrapped, so the plain text stays greppable.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -16,7 +17,7 @@ from rich.text import Text
 
 from .context import FAILED_STOP_REASONS, Context, Message
 from .jsonl import dumps
-from .listing import SessionSummary
+from .listing import Catalog, SessionSummary
 from .output import Reporter
 from .session import Entry, Record, Session
 from .text import one_line, text_of, visible
@@ -156,14 +157,20 @@ def labels_of(session: Session) -> dict[str, str]:
 
 
 def _entry_line(
-    record: Record, entry: Entry, labels: dict[str, str], forks: int, mark: str = ""
+    record: Record,
+    entry: Entry,
+    labels: dict[str, str],
+    forks: int,
+    mark: str = "",
+    dated: bool = False,
 ) -> Text:
     kind, excerpt = describe_entry(entry)
     line = Text()
     line.append(mark)
     line.append(record.id, "dim")
     stamp = entry.get("timestamp")
-    clock = stamp[11:19] if isinstance(stamp, str) and len(stamp) >= 19 else "        "
+    stamp = stamp if isinstance(stamp, str) and len(stamp) >= 19 else " " * 19
+    clock = f"{stamp[:10]} {stamp[11:19]}" if dated else stamp[11:19]
     line.append(f" {clock} ", "dim")
     style = ROLE_STYLES.get(kind, "bold yellow" if kind == "compaction" else "")
     line.append(f"{kind:<14}", style)
@@ -175,41 +182,74 @@ def _entry_line(
     return line
 
 
-def _header_lines(session: Session, branch: list[Record], tip: Record | None) -> Iterator[Text]:
+def _header_lines(
+    session: Session, branch: list[Record], tip: Record | None, family: Catalog | None
+) -> Iterator[Text]:
     header = session.header
+    summary = family.at(session.path) if family is not None else None
+    title = family.title(summary) if family is not None and summary else session.title
     rows = [
         ("session", session.id),
         ("file", str(session.path)),
         ("cwd", str(header.get("cwd", ""))),
         ("created", str(header.get("timestamp", ""))),
-        ("title", session.title or "(none)"),
-        ("parent", session.parent or "(none)"),
+        ("title", title or "(none)"),
+        ("parent", _parent_row(session, family, summary)),
+    ]
+    if family is not None and summary is not None:
+        kinds = [f"{c.id} ({_kind(c)})" for c in family.children(summary)]
+        rows.append(("children", ", ".join(kinds) or "(none)"))
+    rows.append(
         (
             "entries",
             f"{len(session.records)} in the file, {len(branch)} on this branch, "
             f"leaf {tip.id if tip else '(none)'}",
-        ),
-    ]
+        )
+    )
     for name, value in rows:
         yield Text.assemble((f"{name:<8} ", "bold"), value)
     yield Text()
 
 
+def _parent_row(session: Session, family: Catalog | None, summary: SessionSummary | None) -> str:
+    named = session.parent
+    if not named:
+        return "(none)"
+    parent = family.parent(summary) if family is not None and summary is not None else None
+    if parent is None:
+        return named if family is None else f"{named} (not found)"
+    return f"{parent.id} ({parent.path})"
+
+
+def _kind(child: SessionSummary) -> str:
+    return "handoff" if child.starts_from_handoff else "fork"
+
+
+def _spans_days(branch: list[Record]) -> bool:
+    days = {r.stamp[:10] for r in branch if isinstance(r.stamp, str) and len(r.stamp) >= 19}
+    return len(days) > 1
+
+
 def _begin(
-    session: Session, branch: list[Record], tip: Record | None
+    session: Session, branch: list[Record], tip: Record | None, family: Catalog | None
 ) -> tuple[_View, dict[str, str], dict[str | None, list[Record]]]:
     """Print the session's header; return the view, the labels and each entry's children."""
     console = _View()
-    for line in _header_lines(session, branch, tip):
+    for line in _header_lines(session, branch, tip, family):
         console.print(line)
     return console, labels_of(session), children(session)
 
 
-def show_branch(session: Session, branch: list[Record], tip: Record | None) -> None:
-    """The header, then each entry of the branch on one line."""
-    console, labels, kids = _begin(session, branch, tip)
+def show_branch(
+    session: Session, branch: list[Record], tip: Record | None, family: Catalog | None = None
+) -> None:
+    """The header (with parent and children when ``family`` is given), then each entry of the
+    branch on one line; dates shown when the branch spans more than a day."""
+    console, labels, kids = _begin(session, branch, tip, family)
+    dated = _spans_days(branch)
     for record, entry in zip(branch, session.entries(branch), strict=False):
-        console.print(_entry_line(record, entry, labels, len(kids.get(record.id, ()))))
+        forks = len(kids.get(record.id, ()))
+        console.print(_entry_line(record, entry, labels, forks, dated=dated))
 
 
 def _tree_order(session: Session) -> Iterator[tuple[Record, int]]:
@@ -229,15 +269,19 @@ def _tree_order(session: Session) -> Iterator[tuple[Record, int]]:
         stack.extend((child, deeper) for child in reversed(below))
 
 
-def show_tree(session: Session, branch: list[Record], tip: Record | None) -> None:
+def show_tree(
+    session: Session, branch: list[Record], tip: Record | None, family: Catalog | None = None
+) -> None:
     """Every branch of the tree; entries of the current branch are marked with ``*``."""
-    console, labels, kids = _begin(session, branch, tip)
+    console, labels, kids = _begin(session, branch, tip, family)
     on_branch = {r.id for r in branch}
     order = list(_tree_order(session))
+    dated = _spans_days(session.records)
     entries = session.entries(record for record, _ in order)
     for (record, depth), entry in zip(order, entries, strict=False):
         mark = ("* " if record.id in on_branch else "  ") + "  " * depth
-        console.print(_entry_line(record, entry, labels, len(kids.get(record.id, ())), mark))
+        forks = len(kids.get(record.id, ()))
+        console.print(_entry_line(record, entry, labels, forks, mark, dated))
 
 
 def show_context(context: Context) -> None:
@@ -266,19 +310,63 @@ def _message_line(number: int, message: Message) -> Text:
     )
 
 
-def show_list(sessions: Iterable[SessionSummary]) -> None:
-    """One line per session: id, creation time, size, cwd, title, and where it came from."""
+def _list_line(family: Catalog, summary: SessionSummary, mark: str = "") -> Text:
+    line = Text(mark)
+    line.append(summary.id, "bold")
+    line.append(f"  {summary.timestamp[:19].replace('T', ' ')}", "dim")
+    line.append(f"  {_human_size(summary.size):>8}")
+    line.append(f"  {summary.cwd}", "cyan")
+    line.append(f"  {family.title(summary) or '(untitled)'}")
+    parent = family.parent(summary)
+    if summary.parent_session:
+        line.append(f"  ← {parent.id if parent else summary.parent_session}", "dim")
+    if family.handed_off(summary):
+        line.append("  ⇢ handed off", "green")
+    return line
+
+
+def show_list(family: Catalog, sessions: Iterable[SessionSummary]) -> None:
+    """One line per session: id, creation time, size, cwd, title, where it came from, and
+    whether it was handed off."""
     console = _View()
     for summary in sessions:
-        line = Text()
-        line.append(summary.id, "bold")
-        line.append(f"  {summary.timestamp[:19].replace('T', ' ')}", "dim")
-        line.append(f"  {_human_size(summary.size):>8}")
-        line.append(f"  {summary.cwd}", "cyan")
-        line.append(f"  {summary.title or '(untitled)'}")
-        if summary.parent_session:
-            line.append(f"  ← {summary.parent_session}", "dim")
-        console.print(line)
+        console.print(_list_line(family, summary))
+
+
+def show_list_tree(family: Catalog, sessions: Iterable[SessionSummary]) -> None:
+    """The chains: each root session, oldest first, with its handoffs and forks beneath."""
+    console = _View()
+    shown = list(sessions)
+    keys = {str(s.path) for s in shown}
+
+    def beneath(summary: SessionSummary) -> list[SessionSummary]:
+        return [c for c in family.children(summary) if str(c.path) in keys]
+
+    def draw(summary: SessionSummary, prefix: str, last: bool, depth: int) -> None:
+        branch = "" if depth == 0 else ("└─ " if last else "├─ ")
+        kind = "" if depth == 0 else ("⇢ " if summary.starts_from_handoff else "⑂ ")
+        console.print(_list_line(family, summary, prefix + branch + kind))
+        below = beneath(summary)
+        inner = prefix + ("" if depth == 0 else ("   " if last else "│  "))
+        for index, child in enumerate(below):
+            draw(child, inner, index == len(below) - 1, depth + 1)
+
+    parents = {str(c.path) for s in shown for c in beneath(s)}
+    for summary in sorted(shown, key=lambda s: (s.timestamp, str(s.path))):
+        if str(summary.path) not in parents:
+            draw(summary, "", True, 0)
+
+
+def show_markdown(text: str) -> None:
+    """A handoff document: rendered Markdown on a terminal, the raw text otherwise."""
+    console = _Console(highlight=False, emoji=False, markup=False)
+    if console.is_terminal:
+        from rich.markdown import Markdown
+
+        console.print(Markdown(visible(text, lines=True)))
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
 
 
 class HandoffProgress(Reporter):

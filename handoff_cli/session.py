@@ -101,6 +101,8 @@ class Session:
     """Line numbers (1-based) of lines that could not be read as entries."""
     duplicate_ids: tuple[str, ...] = ()
     by_id: dict[str, Record] = field(default_factory=dict, repr=False)
+    read_as: os.stat_result | None = field(default=None, repr=False)
+    """The file as it was when read to its end: a rewrite checks that nothing changed since."""
     """Each id's entry; a later entry with the same id replaces the earlier one, as in the
     agents' index."""
 
@@ -453,6 +455,7 @@ def load_session(path: Path | str) -> Session:
             lines = numbered(_bounded_lines(file, path))
             head = read_head(path, lines)
             body = _read_entries(path, head.version, lines)
+            read_as = os.fstat(file.fileno())
     except OSError as error:
         raise SessionFileError(path, os_reason(error)) from None
     return Session(
@@ -463,6 +466,7 @@ def load_session(path: Path | str) -> Session:
         skipped_lines=(*head.skipped, *body.skipped),
         duplicate_ids=tuple(dict.fromkeys(body.duplicates)),
         by_id=body.by_id,
+        read_as=read_as,
     )
 
 

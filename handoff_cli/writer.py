@@ -15,6 +15,7 @@ The helpers make ids, times and names in the agents' own formats.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import re
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .jsonl import dumps, dumps_line
-from .session import Entry
+from .session import CURRENT_VERSION, Entry, Session
 
 TITLE_SLOT_BYTES = 256
 TEMP_SUFFIX = ".tmp"
@@ -90,6 +91,16 @@ def new_session_bytes(header: Entry, entries: Sequence[Entry], title_slot: bool)
     """A whole session file: the optional title slot (empty, dated as the header), the
     header, then the entries."""
     head = title_slot_line(header["timestamp"]) if title_slot else b""
+    return head + dumps_line(header) + b"".join(dumps_line(e) for e in entries)
+
+
+def migrated_bytes(session: Session) -> bytes:
+    """An old-version session file whole at version 3, as the agents rewrite one before they
+    append to it: ``version`` set in the header (added at its end when absent), every entry
+    with its id and parent, lines that are not entries left out."""
+    head = dumps_line(session.title_slot) if session.title_slot is not None else b""
+    header = {**session.header, "version": CURRENT_VERSION}
+    entries = session.entries(session.records)
     return head + dumps_line(header) + b"".join(dumps_line(e) for e in entries)
 
 
@@ -158,6 +169,33 @@ def _take_back(path: Path, fd: int, ours: list[Span]) -> None:
             os.close(blank_fd)
 
 
+class ChangedError(OSError):
+    """The file changed since it was read: rewriting it would lose what was added."""
+
+
+def rewrite_session(path: Path, data: bytes, read_as: os.stat_result) -> None:
+    """Replace the session at ``path`` with ``data`` whole: a temporary file beside it, synced,
+    renamed over it, under the lock, with the file's own mode (docs/session-format.md §7).
+
+    ``read_as`` is the file as it was read; if it has changed since (another writer added to
+    it), nothing is written and ``ChangedError`` is raised. ``path`` must not be a symlink.
+    """
+    fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        now = os.fstat(fd)
+        same = (now.st_ino, now.st_size, now.st_mtime_ns) == (
+            read_as.st_ino,
+            read_as.st_size,
+            read_as.st_mtime_ns,
+        )
+        if not same or os.stat(path).st_ino != now.st_ino:
+            raise ChangedError(errno.EAGAIN, "it changed since it was read; try again")
+        _replace(path.parent, path.name, data, stat.S_IMODE(now.st_mode))
+    finally:
+        os.close(fd)  # also releases the lock
+
+
 def write_new_session(folder: Path, name: str, data: bytes) -> Path:
     """Write ``data`` as ``folder/name`` atomically (temp file, fsync, rename), mode 0600.
 
@@ -167,12 +205,18 @@ def write_new_session(folder: Path, name: str, data: bytes) -> Path:
     """
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(folder)
+    return _replace(folder, name, data, 0o600)
+
+
+def _replace(folder: Path, name: str, data: bytes, mode: int) -> Path:
+    """Write ``folder/name`` whole, atomically: temporary file, fsync, rename, fsync folder."""
     target = folder / name
     temporary = folder / _temporary_name(name)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(temporary, flags, 0o600)
+    fd = os.open(temporary, flags, mode)
     try:
         try:
+            os.fchmod(fd, mode)  # exactly this mode, whatever the umask
             _write_all(fd, data)
             os.fsync(fd)
         finally:

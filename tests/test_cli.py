@@ -96,6 +96,23 @@ def test_session_by_id_prefix_from_the_sessions_dir(tmp_path: Path) -> None:
         assert result.json()["header"]["id"] == SAMPLE_ID
 
 
+LIST_KEYS = (
+    "id",
+    "path",
+    "agent",
+    "timestamp",
+    "modified",
+    "cwd",
+    "title",
+    "parent",
+    "children",
+    "handed_off",
+    "generation",
+    "entries",
+    "size",
+)
+
+
 def test_list_json_and_skipped_files(tmp_path: Path) -> None:
     folder = tmp_path / "sessions"
     shutil.copytree(EXAMPLES, folder)
@@ -103,9 +120,7 @@ def test_list_json_and_skipped_files(tmp_path: Path) -> None:
     result = run_cli("list", "--json")
     assert result.code == 0, result.stderr
     data = result.json()
-    assert {tuple(s) for s in data} == {
-        ("id", "path", "timestamp", "cwd", "title", "parent_session", "size")
-    }
+    assert {tuple(s) for s in data} == {LIST_KEYS}
     assert [s["timestamp"] for s in data] == sorted((s["timestamp"] for s in data), reverse=True)
     assert "junk.jsonl" in result.stderr and "skipped" in result.stderr
 

@@ -21,7 +21,7 @@ from handoff_cli.errors import (
     HandoffError,
     ModelError,
     NoDocumentError,
-    SessionFileError,
+    WriteError,
 )
 from handoff_cli.model import EXTRACTIVE, resolve_model
 from handoff_cli.output import Reporter
@@ -272,13 +272,44 @@ def test_extractive_model_runs_the_same_pipeline(tmp_path: Path) -> None:
     assert content == wrap_document(recorded["content"][0]["text"])
 
 
-def test_old_versions_are_not_recorded_into(tmp_path: Path, llm_server: FakeLLMServer) -> None:
-    path = copy(FIXTURES / "generated/v1-003.jsonl", tmp_path)
-    with pytest.raises(SessionFileError, match="--no-record"):
-        run(path, llm_server)
-    assert llm_server.requests == []
+@pytest.mark.parametrize("name", ["generated/v1-003.jsonl", "generated/v2-002.jsonl"])
+def test_old_versions_are_migrated_then_recorded_into(
+    tmp_path: Path, llm_server: FakeLLMServer, name: str
+) -> None:
+    """As the agents do: the file is rewritten whole at version 3 (atomically, its mode kept),
+    then the exchange appended; read back, its context is the one before plus the exchange.
+    Both real agents open the result (checked with their code: docs/session-format.md §7)."""
+    path = copy(FIXTURES / name, tmp_path)
+    path.chmod(0o640)
+    before = load_session(path)
+    context_before = list(build_context(branch(before, leaf(before))).messages())
     llm_server.script(Reply(DOCUMENT))
-    assert run(path, llm_server, record=False).id
+    run(path, llm_server)
+    after = load_session(path)
+    assert after.version == 3 and after.header["version"] == 3
+    assert after.skipped_lines == () and oct(path.stat().st_mode & 0o777) == "0o640"
+    messages = list(build_context(branch(after, leaf(after))).messages())
+    assert messages[:-2] == context_before
+    assert [m["role"] for m in messages[-2:]] == ["user", "assistant"]
+    assert messages[-1]["content"][0]["text"] == DOCUMENT
+    assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_file_that_changed_since_it_was_read_is_not_rewritten(
+    tmp_path: Path, llm_server: FakeLLMServer
+) -> None:
+    path = copy(FIXTURES / "generated/v1-003.jsonl", tmp_path)
+    grown = path.read_bytes() + b'{"type":"message","message":{"role":"user","content":"late"}}\n'
+
+    def agent_writes(request: Any) -> Reply:
+        path.write_bytes(grown)  # the agent, while the model answers
+        return Reply(DOCUMENT)
+
+    llm_server.script(agent_writes)
+    with pytest.raises(WriteError, match="changed since it was read"):
+        run(path, llm_server)
+    assert path.read_bytes() == grown  # its line kept, nothing of ours
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
 
 
 def test_cancel_before_writing_leaves_everything(

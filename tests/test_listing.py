@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from handoff_cli.errors import SessionFileError, UsageError
-from handoff_cli.listing import list_sessions, resolve_session, summarize
+from handoff_cli.listing import catalog, list_sessions, resolve_session, summarize
 
 from .conftest import EXAMPLES, FIXTURES, HEADER, Entries, line, write_session
 
@@ -58,14 +58,21 @@ def test_titles_come_from_slot_session_info_or_first_user_message(
 
 def test_summary_fields(tmp_path: Path) -> None:
     path = write_session(tmp_path / "s.jsonl", [], {**HEADER, "branchedFrom": "/old.jsonl"})
-    summary = summarize(path).to_json()
-    assert summary == {
+    found = catalog(tmp_path)
+    (summary,) = found.sessions
+    assert found.to_json(summary) == {
         "id": HEADER["id"],
         "path": str(path),
+        "agent": None,
         "timestamp": HEADER["timestamp"],
+        "modified": path.stat().st_mtime,
         "cwd": HEADER["cwd"],
         "title": None,
-        "parent_session": "/old.jsonl",
+        "parent": {"id": None, "path": "/old.jsonl"},  # named, not found
+        "children": [],
+        "handed_off": False,
+        "generation": 0,
+        "entries": 0,
         "size": path.stat().st_size,
     }
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from handoff_cli.context import build_context
-from handoff_cli.listing import SessionSummary
+from handoff_cli.listing import Catalog, SessionSummary
 from handoff_cli.output import Reporter
 from handoff_cli.render import (
     HandoffProgress,
@@ -25,6 +25,7 @@ from handoff_cli.render import (
     show_branch,
     show_context,
     show_list,
+    show_list_tree,
     show_tree,
 )
 from handoff_cli.session import Record, Session, load_session
@@ -656,15 +657,44 @@ def test_show_list_prints_one_line_per_session(capsys: pytest.CaptureFixture[str
         summary(),
         summary(id="0199bbbb", title=None, parent_session="/s/old.jsonl", size=12),
     ]
-    show_list(iter(sessions))
+    show_list(Catalog(sessions, [], []), iter(sessions))
     assert printed(capsys) == [
         f"{SESSION_ID}  2026-01-01 09:14:03    1.5 kB  /home/u/proj  Fix the flaky test",
         "0199bbbb  2026-01-01 09:14:03      12 B  /home/u/proj  (untitled)  ← /s/old.jsonl",
     ]
 
 
+def test_show_list_names_parents_by_id_and_marks_handoffs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    old = summary(path=Path("/s/old.jsonl"))
+    new = summary(
+        id="0199cccc",
+        path=Path("/s/new.jsonl"),
+        title=None,
+        parent_session="/s/old.jsonl",
+        starts_from_handoff=True,
+        timestamp="2026-01-02T10:00:00.000Z",
+    )
+    fork = summary(id="0199dddd", path=Path("/s/fork.jsonl"), parent_session=SESSION_ID)
+    family = Catalog([new, fork, old], [], [])
+    show_list(family, [new, old])
+    assert printed(capsys) == [
+        "0199cccc  2026-01-02 10:00:00    1.5 kB  /home/u/proj  ↳ Fix the flaky test  "
+        f"← {SESSION_ID}",
+        f"{SESSION_ID}  2026-01-01 09:14:03    1.5 kB  /home/u/proj  Fix the flaky test  "
+        "⇢ handed off",
+    ]
+    show_list_tree(family, [new, fork, old])
+    assert [line[:14] for line in printed(capsys)] == [
+        SESSION_ID[:14],
+        "├─ ⑂ 0199dddd ",  # newest last
+        "└─ ⇢ 0199cccc ",
+    ]
+
+
 def test_show_list_of_nothing_prints_nothing(capsys: pytest.CaptureFixture[str]) -> None:
-    show_list([])
+    show_list(Catalog([], [], []), [])
     assert printed(capsys) == []
 
 

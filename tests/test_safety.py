@@ -238,15 +238,18 @@ def test_disk_full_recording_in_the_old_session(
     source = copy_source(tmp_path)
     original = source.read_bytes()
     llm_server.default = Reply(DOCUMENT)
-    real = writer._write_all
+    real = os.write
+    appends: list[int] = []
 
-    def full_on_append(fd: int, data: bytes) -> None:
-        if data.startswith(b'{"type":"message"'):  # the record, not the new file
-            real(fd, data[: len(data) // 2])  # half the lines reach the disk, then it is full
+    def full_on_append(fd: int, data: Any) -> int:
+        if bytes(data[:17]) != b'{"type":"message"' and not appends:
+            return real(fd, data)  # the new file
+        appends.append(fd)  # the record: half of it reaches the disk, then the disk fails
+        if len(appends) > 1:
             raise OSError(errno.EIO, "Input/output error")
-        real(fd, data)
+        return real(fd, bytes(data[: len(data) // 2]))
 
-    monkeypatch.setattr(writer, "_write_all", full_on_append)
+    monkeypatch.setattr(os, "write", full_on_append)
     with pytest.raises(WriteError, match="Input/output error"):
         run_in_process(source, llm_server)
     assert source.read_bytes() == original  # cut back: no partial line
