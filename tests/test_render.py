@@ -33,7 +33,7 @@ from handoff_cli.tree import branch, leaf
 
 from .conftest import EXAMPLES, FIXTURES, HEADER, PROJECT, Entries, tool_call, write_session
 
-SESSION_ID = HEADER["id"]
+SESSION_ID = str(HEADER["id"])
 
 
 @pytest.fixture(autouse=True)

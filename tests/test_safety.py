@@ -22,7 +22,8 @@ import orjson
 import pytest
 
 from handoff_cli import writer
-from handoff_cli.core import Options, handoff
+from handoff_cli.config import Options
+from handoff_cli.core import handoff
 from handoff_cli.errors import WriteError
 from handoff_cli.listing import list_sessions
 from handoff_cli.prompt import SECTIONS
