@@ -40,7 +40,9 @@ class SessionSummary:
     timestamp: str
     cwd: str
     title: str | None
-    """Its own title (``session_title``); see ``Catalog.title`` for the one shown."""
+    """Its own title (``session_title``); for a session handed off to, only one given to it
+    (a continued session is better called by its parent's title than by its first request).
+    ``Catalog.title`` is the one shown."""
     parent_session: str | None
     """The header's ``parentSession`` (or older ``branchedFrom``): a path or an id."""
     size: int
@@ -51,6 +53,7 @@ class SessionSummary:
     """Its leaf is a recorded handoff: it was handed off, and nothing came after."""
     agent: str | None = None
     """The agent whose folder holds it, if it is under one."""
+    first_request: str | None = None
 
     def entries(self) -> int:
         """Lines after the header: read in large blocks, only when asked for."""
@@ -113,18 +116,21 @@ def summarize(path: Path, agent: str | None = None) -> SessionSummary:
         if first_request is None and isinstance(message, dict) and message.get("role") == "user":
             first_request = text_of(message.get("content")).strip() or None
     header = found.header
+    starts_from_handoff = _is_handoff_start(first_entry)
+    request = None if starts_from_handoff else first_request
     return SessionSummary(
         id=header["id"],
         path=path,
         timestamp=str(header.get("timestamp", "")),
         cwd=str(header.get("cwd", "")),
-        title=session_title(found.title_slot, header, name, first_request),
+        title=session_title(found.title_slot, header, name, request),
         parent_session=parent_session(header),
         size=status.st_size,
         modified=status.st_mtime,
-        starts_from_handoff=_is_handoff_start(first_entry),
+        starts_from_handoff=starts_from_handoff,
         ends_with_handoff=_ends_with_handoff(tail),
         agent=agent,
+        first_request=session_title(None, {}, None, first_request),
     )
 
 
@@ -226,7 +232,9 @@ class Catalog:
             return summary.title
         parent = self.parent(summary)
         inherited = self.title(parent) if parent is not None else None
-        return CONTINUES + inherited.removeprefix(CONTINUES) if inherited else None
+        if inherited:
+            return CONTINUES + inherited.removeprefix(CONTINUES)
+        return summary.first_request
 
     def to_json(self, summary: SessionSummary) -> dict[str, Any]:
         parent = self.parent(summary)

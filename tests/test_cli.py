@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import pty
 import shutil
 import signal
 import subprocess
@@ -22,6 +24,7 @@ from .conftest import EXAMPLES, FIXTURES, HEADER, PROJECT, Entries, run_cli, wri
 
 SAMPLE = FIXTURES / "omp/sample-v3.jsonl"
 SAMPLE_ID = "01a22ac6-037e-775c-8089-58f5d6db35c2"
+WEATHER = "2026-11-27T09-14-03-512Z_019ac4d2-7f31-7a0e-9b6c-3e1f5a2d8c40.jsonl"
 
 
 def test_show_branch_is_readable_plain_text() -> None:
@@ -366,3 +369,83 @@ def test_ctrl_c_while_litellm_is_imported_cancels_cleanly(tmp_path: Path, after:
     assert "Traceback" not in err and err.strip().endswith("ancelled")
     assert time.monotonic() - sent < 1.0
     assert source.read_bytes() == before
+
+
+def test_show_document_piped_and_on_a_terminal(tmp_path: Path) -> None:
+    source = tmp_path / "s.jsonl"
+    shutil.copyfile(EXAMPLES / "-home-dev-projects-weather-cli" / WEATHER, source)
+    new_id = run_cli(source, "--model", "extractive", "--quiet").stdout.strip()
+    new = next(p for p in tmp_path.glob("*.jsonl") if new_id in p.name)
+    piped = run_cli("show", new, "--document")
+    assert piped.code == 0 and piped.stdout.startswith("## Goal\n")  # raw Markdown
+    assert "<handoff-context>" not in piped.stdout
+    recorded = run_cli("show", source, "--document")  # the old session's record of it
+    assert recorded.stdout == piped.stdout
+    as_json = run_cli("show", new, "--document", "--json").json()
+    assert as_json == {"id": new_id, "document": piped.stdout.rstrip("\n")}
+    # On a terminal: rendered, the headings drawn rather than spelled with '##'.
+    main, other = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "handoff_cli", "show", new, "--document"],
+        stdout=other,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "COLUMNS": "100", "TERM": "xterm"},
+    )
+    os.close(other)
+    shown = b""
+    with contextlib.suppress(OSError):
+        while chunk := os.read(main, 65536):
+            shown += chunk
+    assert process.wait(timeout=60) == 0
+    text = shown.decode(errors="replace")
+    assert "Goal" in text and "## Goal" not in text
+    nothing = run_cli("show", FIXTURES / "omp/sample-v3.jsonl", "--document")
+    assert nothing.code == 2 and "holds no handoff document" in nothing.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["show", ""],
+        ["show", str(FIXTURES / "omp/sample-v3.jsonl"), "--tree", "--json"],
+        ["show", str(FIXTURES / "omp/sample-v3.jsonl"), "--tree", "--context"],
+        ["list", "--tree", "--json"],
+        ["list", "--here", "--cwd", "/x"],
+        [""],
+    ],
+    ids=" ".join,
+)
+def test_what_cannot_be_combined_is_a_usage_error(
+    args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run_in_process(capsys, *args)
+    assert (code, out) == (ExitCode.USAGE, "") and err.startswith("Usage error: ")
+
+
+def test_show_dates_a_branch_that_spans_days(tmp_path: Path, entries: Entries) -> None:
+    entries.user("monday")
+    entries.items[-1]["timestamp"] = "2026-03-02T09:00:00.000Z"
+    entries.assistant("tuesday")
+    entries.items[-1]["timestamp"] = "2026-03-03T10:30:00.000Z"
+    path = write_session(tmp_path / "s.jsonl", entries.items)
+    lines = run_cli("show", path).stdout.splitlines()
+    assert any("2026-03-02 09:00:00 user" in line for line in lines)
+    assert any("2026-03-03 10:30:00 assistant" in line for line in lines)
+
+
+def test_session_ids_complete_with_their_titles(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    shutil.copytree(EXAMPLES, folder)
+    completed = subprocess.run(
+        [sys.executable, "-m", "handoff_cli", "show", "019a"],
+        capture_output=True,
+        text=True,
+        env={
+            **os.environ,
+            "_HANDOFF_COMPLETE": "complete_zsh",
+            "_TYPER_COMPLETE_ARGS": "handoff show 019a",
+        },
+    )
+    assert "019ac4d2-7f31-7a0e-9b6c-3e1f5a2d8c40" in completed.stdout
+    assert "Retry with backoff for the HTTP client" in completed.stdout
+    assert "019acb0e-1c55-7d21-8f04-6a9e2b7c13d5" in completed.stdout

@@ -5,13 +5,20 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from handoff_cli.config import Options
+from handoff_cli.core import handoff
 from handoff_cli.errors import SessionFileError, UsageError
 from handoff_cli.listing import catalog, list_sessions, resolve_session, summarize
+from handoff_cli.session import load_session
+from handoff_cli.writer import append_entries
 
 from .conftest import EXAMPLES, FIXTURES, HEADER, Entries, line, write_session
+
+WEATHER = "2026-11-27T09-14-03-512Z_019ac4d2-7f31-7a0e-9b6c-3e1f5a2d8c40.jsonl"
 
 
 def make_folder(root: Path) -> dict[str, Path]:
@@ -122,3 +129,76 @@ def test_usage_errors_say_so(tmp_path: Path) -> None:
         write_session(tmp_path / f"{number}.jsonl", [], {**HEADER, "id": f"0199-{number}"})
     with pytest.raises(UsageError, match=r"^Usage error: session id prefix '0199' is ambiguous"):
         resolve_session("0199", tmp_path)
+
+
+def continue_session(path: Path, text: str) -> None:
+    """The agent resumes a session and does some work in it."""
+    session = load_session(path)
+    parent = session.records[-1].id
+    append_entries(
+        path,
+        [
+            {
+                "type": "message",
+                "id": "c0ffee01",
+                "parentId": parent,
+                "timestamp": "2026-02-01T00:00:00.000Z",
+                "message": {"role": "user", "content": text, "timestamp": 1},
+            },
+            {
+                "type": "message",
+                "id": "c0ffee02",
+                "parentId": "c0ffee01",
+                "timestamp": "2026-02-01T00:00:01.000Z",
+                "message": {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": "done"}],
+                    "provider": "x",
+                    "model": "y",
+                    "stopReason": "stop",
+                    "timestamp": 2,
+                },
+            },
+        ],
+    )
+
+
+def test_lineage_across_two_handoffs_and_a_fork(tmp_path: Path, capsys: Any) -> None:
+    first = tmp_path / "first.jsonl"
+    shutil.copyfile(EXAMPLES / "-home-dev-projects-weather-cli" / WEATHER, first)
+    second = handoff(first, Options(model="extractive")).path
+    continue_session(second, "now the docs")
+    third = handoff(second, Options(model="extractive")).path
+    fork = write_session(
+        tmp_path / "fork.jsonl",
+        [],
+        {**HEADER, "id": "0199ffff-0000-7000-8000-00000000f0f0", "parentSession": str(first)},
+    )
+    found = catalog(tmp_path)
+    by_path = {s.path: s for s in found.sessions}
+    one, two, three = (by_path[p] for p in (first, second, third))
+    assert found.to_json(one)["children"] == ["0199ffff-0000-7000-8000-00000000f0f0", two.id]
+    assert [found.generation(s) for s in (one, two, three, by_path[fork])] == [0, 1, 2, 0]
+    assert [found.handed_off(s) for s in (one, two, three)] == [True, True, False]
+    assert found.to_json(three)["parent"] == {"id": two.id, "path": str(second)}
+    title = "Retry with backoff for the HTTP client"
+    assert found.title(three) == found.title(two) == f"↳ {title}"
+    # An id in parentSession links too, as the agents also write it.
+    by_id = write_session(
+        tmp_path / "by-id.jsonl", [], {**HEADER, "id": "0199eeee", "parentSession": three.id}
+    )
+    found = catalog(tmp_path)
+    assert found.parent(found.at(by_id)) == found.at(third)  # type: ignore[arg-type]
+
+
+def test_the_exchange_at_the_leaf_marks_a_session_handed_off(tmp_path: Path) -> None:
+    """Even when the new session is gone (elsewhere with --out-dir, or lost to a kill), the
+    exchange recorded at the leaf says that the session was handed off."""
+    source = tmp_path / "s.jsonl"
+    shutil.copyfile(EXAMPLES / "-home-dev-projects-weather-cli" / WEATHER, source)
+    handoff(source, Options(model="extractive", out_dir=tmp_path / "elsewhere"))
+    found = catalog(tmp_path)
+    summary = found.at(source)
+    assert summary is not None and summary.ends_with_handoff and found.handed_off(summary)
+    continue_session(source, "one more thing")
+    assert not catalog(tmp_path).at(source).ends_with_handoff  # type: ignore[union-attr]

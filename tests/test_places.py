@@ -1,0 +1,154 @@
+"""Where the agents keep their sessions: both agents' folder rules, in a fake home."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from handoff_cli.places import (
+    OMP,
+    PI,
+    Root,
+    agent_of,
+    default_roots,
+    omp_sessions,
+    pi_sessions,
+    roots,
+)
+
+from .conftest import FIXTURES, HEADER, Entries, run_cli, write_session
+
+HOME = Path("/home/u")
+
+
+def test_omp_folder_rules(tmp_path: Path) -> None:
+    assert omp_sessions({}, HOME) == HOME / ".omp/agent/sessions"
+    assert omp_sessions({"PI_CONFIG_DIR": ".ohmy"}, HOME) == HOME / ".ohmy/agent/sessions"
+    assert omp_sessions({"OMP_PROFILE": "work"}, HOME) == HOME / ".omp/profiles/work/agent/sessions"
+    assert omp_sessions({"PI_PROFILE": "old"}, HOME) == HOME / ".omp/profiles/old/agent/sessions"
+    both = {"OMP_PROFILE": "", "PI_PROFILE": "old"}  # an empty OMP_PROFILE means the default
+    assert omp_sessions(both, HOME) == HOME / ".omp/agent/sessions"
+    custom = {"PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    assert omp_sessions(custom, HOME) == tmp_path / "agent/sessions"
+    xdg = {"XDG_DATA_HOME": str(tmp_path / "data")}
+    assert omp_sessions(xdg, HOME, "linux") == HOME / ".omp/agent/sessions"  # not migrated yet
+    (tmp_path / "data/omp").mkdir(parents=True)
+    assert omp_sessions(xdg, HOME, "linux") == tmp_path / "data/omp/sessions"
+    assert omp_sessions(xdg, HOME, "darwin") == tmp_path / "data/omp/sessions"
+    assert omp_sessions(xdg, HOME, "win32") == HOME / ".omp/agent/sessions"
+    assert omp_sessions({**xdg, **custom}, HOME, "linux") == tmp_path / "agent/sessions"
+
+
+def test_pi_folder_rules(tmp_path: Path) -> None:
+    assert pi_sessions({}, HOME, tmp_path) == [HOME / ".pi/agent/sessions"]
+    assert pi_sessions({"PI_CODING_AGENT_DIR": "~/agents/pi"}, HOME, tmp_path) == [
+        HOME / "agents/pi/sessions"
+    ]
+    flat = {"PI_CODING_AGENT_SESSION_DIR": "~/flat"}
+    assert pi_sessions(flat, HOME, tmp_path) == [HOME / ".pi/agent/sessions", HOME / "flat"]
+    (tmp_path / ".pi").mkdir()
+    (tmp_path / ".pi/settings.json").write_text(json.dumps({"sessionDir": "/srv/pi"}))
+    assert pi_sessions({}, HOME, tmp_path) == [HOME / ".pi/agent/sessions", Path("/srv/pi")]
+
+
+def test_default_roots_are_those_that_exist_each_once(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    for folder in (".omp/agent/sessions", ".pi/agent/sessions"):
+        (home / folder).mkdir(parents=True)
+    found = default_roots({}, home, tmp_path)
+    assert found == [Root(home / ".omp/agent/sessions", OMP), Root(home / ".pi/agent/sessions", PI)]
+    (tmp_path / "sessions").mkdir()
+    assert default_roots({}, home, tmp_path)[-1] == Root(tmp_path / "sessions")
+    shared = {"PI_CODING_AGENT_DIR": str(home / ".pi/agent")}  # both agents read it
+    assert default_roots(shared, home, tmp_path) == [
+        Root(home / ".pi/agent/sessions", OMP),
+        Root(tmp_path / "sessions"),
+    ]
+
+
+def test_named_folders_replace_the_defaults(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".pi/agent/sessions").mkdir(parents=True)
+    named = roots([home / ".pi/agent/sessions", Path("~/x")], {}, home, tmp_path)
+    assert named[0] == Root(home / ".pi/agent/sessions", PI)  # still known as pi's
+    assert named[1] == Root(Path("~/x").expanduser())
+    assert agent_of(home / ".pi/agent/sessions/--p--/s.jsonl", named) == PI
+    assert agent_of(tmp_path / "s.jsonl", named) is None
+
+
+# --- the program, in a fake home ----------------------------------------------------------------
+
+
+def fake_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """A home where both agents have sessions, in their own layouts, for two projects."""
+    home = tmp_path / "home"
+    project = home / "code/app"
+    project.mkdir(parents=True)
+    monkeypatch.delenv("HANDOFF_SESSIONS_DIR")
+    for name in ("PI_CODING_AGENT_DIR", "PI_CONFIG_DIR", "XDG_DATA_HOME", "OMP_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    omp = home / ".omp/agent/sessions/-code-app"
+    pi = home / ".pi/agent/sessions/--elsewhere--"
+    files = {
+        "omp": omp / "2026-01-01T00-00-00-000Z_0199aaaa-0000-7000-8000-000000000001.jsonl",
+        "pi": pi / "2026-01-02T00-00-00-000Z_0199aaaa-0000-7000-8000-000000000002.jsonl",
+    }
+    entries = Entries()
+    entries.user("hello")
+    entries.assistant("hi")
+    write_session(files["omp"], entries.items, {**HEADER, "cwd": str(project)})
+    second = {**HEADER, "id": "0199aaaa-0000-7000-8000-000000000002", "cwd": "/elsewhere"}
+    write_session(files["pi"], entries.items, second)
+    return {"home": home, "project": project, **files}
+
+
+def test_list_and_lookups_work_from_any_folder_with_nothing_configured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    place = fake_home(tmp_path, monkeypatch)
+    anywhere = tmp_path / "somewhere-else"
+    anywhere.mkdir()
+    listed = run_cli("list", "--json", cwd=anywhere)
+    assert listed.code == 0, listed.stderr
+    assert {(s["path"], s["agent"]) for s in listed.json()} == {
+        (str(place["omp"]), "omp"),
+        (str(place["pi"]), "pi"),
+    }
+    shown = run_cli("show", "0199aaaa-0000-7000-8000-000000000002", "--json", cwd=anywhere)
+    assert shown.code == 0 and shown.json()["header"]["cwd"] == "/elsewhere"
+    # A prefix both share: ambiguous elsewhere, the project's own inside the project.
+    assert run_cli("show", "0199aaaa", cwd=anywhere).code == 2
+    here = run_cli("show", "0199aaaa", "--json", cwd=place["project"])
+    assert here.code == 0 and here.json()["header"]["cwd"] == str(place["project"])
+    mine = run_cli("list", "--here", "--json", cwd=place["project"])
+    assert [s["path"] for s in mine.json()] == [str(place["omp"])]
+    other = run_cli("list", "--cwd", "/elsewhere", "--json", cwd=anywhere)
+    assert [s["path"] for s in other.json()] == [str(place["pi"])]
+
+
+def test_not_found_names_the_folders_searched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    place = fake_home(tmp_path, monkeypatch)
+    missing = run_cli("show", "ffffffff", cwd=place["home"])
+    assert missing.code == 4
+    assert str(place["home"] / ".omp/agent/sessions") in missing.stderr
+    assert str(place["home"] / ".pi/agent/sessions") in missing.stderr
+
+
+def test_sessions_dirs_are_repeatable_and_take_a_tilde(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    place = fake_home(tmp_path, monkeypatch)
+    extra = place["home"] / "more"
+    extra.mkdir()
+    shutil.copyfile(FIXTURES / "omp/sample-v3.jsonl", extra / "s.jsonl")
+    both = run_cli("list", "--json", "--sessions-dir", "~/more", "--sessions-dir", "~/.pi")
+    assert {Path(s["path"]).parent for s in both.json()} == {extra, place["pi"].parent}
+    monkeypatch.setenv("HANDOFF_SESSIONS_DIR", "~/more:~/.omp")
+    joined = run_cli("list", "--json")
+    assert {Path(s["path"]).parent for s in joined.json()} == {extra, place["omp"].parent}
