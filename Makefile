@@ -22,10 +22,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-demo: $(STAMP)  ## hand off an example session, with no key and no model provider
+demo: $(STAMP)  ## hand off an example session with no key and no model provider; show the document
 	rm -rf $(DEMO) && mkdir -p $(DEMO) && cp -R sessions $(DEMO)/sessions
 	@id=$$($(DEMO_ENV) $(BIN)/handoff $(DEMO_SESSION) --focus "the --retries flag") && \
-	echo "new session: $$id" && $(DEMO_ENV) $(BIN)/handoff show "$$id"
+	echo "new session: $$id" && $(DEMO_ENV) $(BIN)/handoff show "$$id" && \
+	echo && $(DEMO_ENV) $(BIN)/handoff show "$$id" --document
 
 install: $(STAMP)  ## create .venv with the project (editable), its test and lint tools
 
