@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# pytest-xdist workers for `make test` and `make stress`; JOBS=0 runs in one process.
+JOBS ?= 2
 
 .PHONY: help demo install test stress check lint typecheck bench clean
 
@@ -30,12 +32,11 @@ demo: $(STAMP)  ## hand off an example session with no key and no model provider
 
 install: $(STAMP)  ## create .venv with the project (editable), its test and lint tools
 
-test: $(STAMP)  ## run the whole test suite
-	$(BIN)/pytest -q
+test: $(STAMP)  ## the test suite, quick sizes (-m "not slow"): 5 kills, 2 writers, 60 fuzz cases each
+	$(BIN)/pytest -q -n $(JOBS) -m "not slow"
 
-stress: $(STAMP)  ## the long safety runs: 200 kills at random moments, 1,500 fuzz cases each
-	HANDOFF_STRESS_TRIALS=200 HYPOTHESIS_PROFILE=stress $(BIN)/pytest -q -s \
-		tests/test_safety.py tests/test_fuzz.py
+stress: $(STAMP)  ## the long safety runs (-m slow): 200 kills, 1,500 fuzz cases each, 6 writers
+	$(BIN)/pytest -q -n $(JOBS) -rP -m slow
 
 lint: $(STAMP)  ## ruff
 	$(BIN)/ruff check handoff_cli tests bench

@@ -147,6 +147,15 @@ class Result:
         return orjson.loads(self.stdout)
 
 
+def quick_and_stress(quick: Any, stress: Any) -> list[Any]:
+    """Parameters for one test at two sizes: ``[quick]`` for ``make test``, and ``[stress]``,
+    marked ``slow``, which only ``make stress`` runs."""
+    return [
+        pytest.param(quick, id="quick"),
+        pytest.param(stress, id="stress", marks=pytest.mark.slow),
+    ]
+
+
 def run_cli(
     *args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> Result:

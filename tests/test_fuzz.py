@@ -4,17 +4,19 @@ Arbitrary bytes, arbitrary JSON lines, and valid trees of every dialect with ran
 (dropped lines, swapped parents, cycles, duplicate ids, wrong types, huge strings, deep
 nesting, invalid UTF-8). The only outcomes allowed: a loaded session whose context, request
 and extractive document can all be built, or a ``SessionFileError`` (exit code 4). Each case
-is bounded in time. ``make stress`` runs many more examples (``HYPOTHESIS_PROFILE=stress``).
+is bounded in time. Each property is one test at two budgets: ``[quick]`` (60 examples) in
+``make test``, and ``[stress]`` (1,500, marked ``slow``) in ``make stress``.
 """
 
 from __future__ import annotations
 
-import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -29,23 +31,36 @@ from handoff_cli.session import load_session
 from handoff_cli.tree import branch, leaf
 
 from . import sessiongen
-from .conftest import HEADER
+from .conftest import HEADER, quick_and_stress
 
-settings.register_profile(
-    "default",
+QUICK = settings(
     max_examples=60,
     deadline=5_000,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-settings.register_profile(
-    "stress",
-    max_examples=1_500,
-    deadline=5_000,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+STRESS = settings(QUICK, max_examples=1_500)
 
-_FOLDER = Path(tempfile.mkdtemp(prefix="handoff-fuzz-"))
+
+def fuzz(
+    *strategies: st.SearchStrategy[Any], **overrides: Any
+) -> Callable[[Callable[..., None]], Callable[[settings], None]]:
+    """Like ``@given(*strategies)``, but one test at two budgets: ``[quick]`` and ``[stress]``."""
+
+    def decorate(prop: Callable[..., None]) -> Callable[[settings], None]:
+        @pytest.mark.parametrize("budget", quick_and_stress(QUICK, STRESS))
+        def test(budget: settings) -> None:
+            settings(budget, **overrides)(given(*strategies)(prop))()
+
+        test.__name__, test.__qualname__ = prop.__name__, prop.__qualname__
+        test.__doc__ = prop.__doc__
+        return test
+
+    return decorate
+
+
+# One folder per process (each xdist worker has its own), removed when the process exits.
+_TEMPORARY = tempfile.TemporaryDirectory(prefix="handoff-fuzz-")
+_FOLDER = Path(_TEMPORARY.name)
 
 
 def survives(data: bytes) -> None:
@@ -96,23 +111,23 @@ KEYS = [
 ]
 
 
-@given(st.binary(max_size=2_000))
+@fuzz(st.binary(max_size=2_000))
 def test_arbitrary_bytes(data: bytes) -> None:
     survives(data)
 
 
-@given(st.binary(max_size=500))
+@fuzz(st.binary(max_size=500))
 def test_arbitrary_bytes_after_a_header(data: bytes) -> None:
     survives(orjson.dumps(HEADER) + b"\n" + data)
 
 
-@given(st.lists(json_values, max_size=15), st.sampled_from([1, 2, 3]))
+@fuzz(st.lists(json_values, max_size=15), st.sampled_from([1, 2, 3]))
 def test_arbitrary_json_lines(values: list[Any], version: int) -> None:
     header = {**HEADER, "version": version}
     survives(b"\n".join(orjson.dumps(v) for v in [header, *values]) + b"\n")
 
 
-@given(
+@fuzz(
     st.lists(
         st.fixed_dictionaries(
             {
@@ -199,7 +214,7 @@ blocks = st.lists(
 )
 
 
-@given(
+@fuzz(
     st.lists(
         st.fixed_dictionaries(
             {"role": st.sampled_from(ROLES)},
@@ -240,7 +255,7 @@ MUTATIONS = (
 )
 
 
-@given(
+@fuzz(
     st.integers(0, 400),
     st.sampled_from(sessiongen.DIALECTS),
     st.lists(
@@ -250,8 +265,8 @@ MUTATIONS = (
         min_size=1,
         max_size=4,
     ),
+    deadline=10_000,
 )
-@settings(deadline=10_000)
 def test_valid_trees_with_damage(seed: int, dialect: str, damage: list[Any]) -> None:
     lines = sessiongen.generate(seed, dialect).splitlines()
     for kind, first, second, value in damage:

@@ -1,7 +1,8 @@
 """No session is ever lost: kills at random moments, concurrent writers, full disks, symlinks.
 
-``make test`` runs a short version of the kill test; ``make stress`` runs 200 kills
-(``HANDOFF_STRESS_TRIALS``) and longer fuzzing.
+Each long test is written once and runs at two sizes: ``[quick]`` in ``make test``, and
+``[stress]`` (marked ``slow``) in ``make stress``: 200 kills (``HANDOFF_STRESS_TRIALS``, with
+``HANDOFF_STRESS_SEED`` for the moments) and more concurrent writers.
 """
 
 from __future__ import annotations
@@ -29,12 +30,14 @@ from handoff_cli.listing import list_sessions
 from handoff_cli.prompt import SECTIONS
 from handoff_cli.session import load_session
 
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, quick_and_stress
 from .fakellm import FakeLLMServer, Reply
 
 SOURCE = next(EXAMPLES.glob("--home-dev-projects-notes-app--/*.jsonl"))
 DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()} facts" for name in SECTIONS)
-TRIALS = int(os.environ.get("HANDOFF_STRESS_TRIALS", "20"))
+# Read at import: the autouse fixture clears HANDOFF_* variables before each test runs.
+STRESS_TRIALS = int(os.environ.get("HANDOFF_STRESS_TRIALS", "200"))
+SEED = int(os.environ.get("HANDOFF_STRESS_SEED", "1"))
 
 
 def copy_source(folder: Path) -> Path:
@@ -94,22 +97,25 @@ def check_new_sessions(folder: Path, source: Path) -> list[Path]:
     return made
 
 
-def test_killed_at_any_moment_nothing_is_damaged(tmp_path: Path, llm_server: FakeLLMServer) -> None:
-    seed = int(os.environ.get("HANDOFF_STRESS_SEED", "1"))
-    rng = random.Random(seed)
+@pytest.mark.parametrize("trials", quick_and_stress(5, STRESS_TRIALS))
+def test_killed_at_any_moment_nothing_is_damaged(
+    tmp_path: Path, llm_server: FakeLLMServer, trials: int
+) -> None:
+    rng = random.Random(SEED)
     llm_server.default = Reply(DOCUMENT, delay=0.02)
     began = time.monotonic()  # a whole run first: how long the kills may be spread over
     assert start(copy_source(tmp_path / "whole"), llm_server).wait(timeout=120) == 0
     duration = time.monotonic() - began
     outcomes = {"untouched": 0, "recorded": 0}
     stale: list[Path] = []
-    for trial in range(TRIALS):
+    for trial in range(trials):
         folder = tmp_path / f"trial-{trial}"
         source = copy_source(folder)
         original = source.read_bytes()
         process = start(source, llm_server)
-        # Loading, importing, streaming, writing, or already done.
-        time.sleep(rng.uniform(0.0, 1.1 * duration))
+        # Loading, importing, streaming, writing, or already done: each kill at a random moment
+        # in its own slice of the run, so that even a few kills are spread from start to end.
+        time.sleep(rng.uniform(trial, trial + 1) / trials * 1.1 * duration)
         process.send_signal(signal.SIGKILL)
         process.communicate()
         now = source.read_bytes()
@@ -123,21 +129,24 @@ def test_killed_at_any_moment_nothing_is_damaged(tmp_path: Path, llm_server: Fak
         done = start(source, llm_server)
         assert done.wait(timeout=60) == 0
         assert not any(folder.glob(".*.tmp"))
-    print(f"seed {seed}, run {duration:.2f} s: {outcomes}, {len(stale)} left a temporary file")
+    print(f"seed {SEED}, run {duration:.2f} s: {outcomes}, {len(stale)} left a temporary file")
 
 
-def test_two_handoffs_at_once(tmp_path: Path, llm_server: FakeLLMServer) -> None:
+@pytest.mark.parametrize("count", quick_and_stress(2, 6))
+def test_handoffs_of_one_session_at_once(
+    tmp_path: Path, llm_server: FakeLLMServer, count: int
+) -> None:
     source = copy_source(tmp_path)
     original = source.read_bytes()
     llm_server.default = Reply(DOCUMENT, delay=0.01)
-    first, second = start(source, llm_server), start(source, llm_server)
-    assert first.wait(timeout=120) == 0 and second.wait(timeout=120) == 0
+    processes = [start(source, llm_server) for _ in range(count)]
+    assert [p.wait(timeout=120) for p in processes] == [0] * count
     made = check_new_sessions(tmp_path, source)
-    assert len(made) == 2
+    assert len(made) == count
     lines = source.read_bytes()[len(original) :].splitlines()
     entries = [orjson.loads(line) for line in lines]
-    assert len(entries) == 4
-    for asked, answered in (entries[:2], entries[2:]):  # each exchange whole and together
+    assert len(entries) == 2 * count
+    for asked, answered in zip(entries[::2], entries[1::2], strict=True):  # whole, together
         assert asked["parentId"] == leaf_of(original) and answered["parentId"] == asked["id"]
 
 
@@ -193,10 +202,13 @@ def test_an_unlocked_writer_beside_a_handoff(tmp_path: Path, llm_server: FakeLLM
     assert positions[1] == positions[0] + 1  # our two lines were written together
 
 
-def test_list_never_shows_half_a_session(tmp_path: Path, llm_server: FakeLLMServer) -> None:
+@pytest.mark.parametrize("writers", quick_and_stress(2, 6))
+def test_list_never_shows_half_a_session(
+    tmp_path: Path, llm_server: FakeLLMServer, writers: int
+) -> None:
     source = copy_source(tmp_path)
     llm_server.default = Reply(DOCUMENT, delay=0.01)
-    processes = [start(source, llm_server) for _ in range(3)]
+    processes = [start(source, llm_server) for _ in range(writers)]
     seen = 0
     while any(p.poll() is None for p in processes):
         sessions, skipped = list_sessions(tmp_path)
@@ -209,7 +221,7 @@ def test_list_never_shows_half_a_session(tmp_path: Path, llm_server: FakeLLMServ
                 assert loaded.skipped_lines == () and len(loaded.records) == 1
         seen = max(seen, len(sessions))
     assert all(p.wait() == 0 for p in processes)
-    assert len(list_sessions(tmp_path)[0]) == 4
+    assert len(list_sessions(tmp_path)[0]) == writers + 1
 
 
 def run_in_process(source: Path, server: FakeLLMServer) -> Any:
