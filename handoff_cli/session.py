@@ -381,10 +381,12 @@ def _gc_paused() -> Iterator[None]:
 
 
 # A message line exactly as the agents write it: its message can be parsed (and kept) on its own,
-# with no parse of the whole line and no serialising again. Anything else takes the long way.
+# with no parse of the whole line and no serialising again. Ids and times are plain printable
+# ASCII there (no quote, no backslash); anything else, invalid UTF-8 included, takes the long way.
+_PLAIN = rb"[\x20\x21\x23-\x5b\x5d-\x7e]"
 _MESSAGE_LINE = re.compile(
-    rb'\{"type":"message","id":"([^"\\\x00-\x1f]+)","parentId":(?:null|"([^"\\\x00-\x1f]*)"),'
-    rb'"timestamp":"([^"\\\x00-\x1f]*)","message":'
+    rb'\{"type":"message","id":"(' + _PLAIN + rb'+)","parentId":(?:null|"(' + _PLAIN + rb'*)"),'
+    rb'"timestamp":"(' + _PLAIN + rb'*)","message":'
 )
 _LINE_END = b" \t\r\n"
 _CLOSING_BRACE = ord("}")

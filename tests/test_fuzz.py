@@ -1,15 +1,19 @@
 """Property-based tests: whatever a file holds, loading it gives a session or our own error.
 
-Arbitrary bytes, arbitrary JSON lines, and valid trees of every dialect with random damage
+Arbitrary bytes, arbitrary JSON lines, valid trees of every dialect with random damage
 (dropped lines, swapped parents, cycles, duplicate ids, wrong types, huge strings, deep
-nesting, invalid UTF-8). The only outcomes allowed: a loaded session whose context, request
-and extractive document can all be built, or a ``SessionFileError`` (exit code 4). Each case
-is bounded in time. Each property is one test at two budgets: ``[quick]`` (60 examples) in
-``make test``, and ``[stress]`` (1,500, marked ``slow``) in ``make stress``.
+nesting, invalid UTF-8), and real sessions mutated, read by every command's output path. The
+only outcomes allowed: a loaded session whose context, request and extractive document can all
+be built, or a ``SessionFileError`` (exit code 4); for the commands, output or a clean exit.
+Each case is bounded in time. Each property is one test at two budgets: ``[quick]`` (60
+examples) in ``make test``, and ``[stress]`` (1,500, marked ``slow``) in ``make stress``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
+import signal
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from handoff_cli.cli import run
 from handoff_cli.context import build_context
 from handoff_cli.errors import ExitCode, SessionFileError
 from handoff_cli.extractive import write_document
@@ -31,7 +36,7 @@ from handoff_cli.session import load_session
 from handoff_cli.tree import branch, leaf
 
 from . import sessiongen
-from .conftest import HEADER, quick_and_stress
+from .conftest import EXAMPLES, FIXTURES, HEADER, quick_and_stress
 
 QUICK = settings(
     max_examples=60,
@@ -313,3 +318,110 @@ def _loads(line: bytes) -> Any:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
         return None
+
+
+# --- every command's output, on mutated real sessions --------------------------------------------
+
+MUTATION_SOURCES = sorted(
+    p
+    for p in (*FIXTURES.rglob("*.jsonl"), *EXAMPLES.rglob("*.jsonl"))
+    if p.stat().st_size < 200_000  # the large pi fixture would only slow each case down
+)
+COMMANDS = [
+    ["show", "{path}"],
+    ["show", "{path}", "--tree"],
+    ["show", "{path}", "--json"],
+    ["show", "{path}", "--context"],
+    ["show", "{path}", "--context", "--json"],
+    ["show", "{path}", "--document"],
+    ["list", "{folder}"],
+    ["list", "{folder}", "--json"],
+    ["list", "{folder}", "--tree"],
+    ["{path}", "--model", "extractive", "--dry-run"],
+    ["{path}", "--model", "extractive", "--quiet", "--json", "--out-dir", "{out}"],
+]
+CLEAN_EXITS = {ExitCode.OK, ExitCode.USAGE, ExitCode.NOTHING_TO_HAND_OFF, ExitCode.BAD_SESSION}
+
+
+def _mutated(lines: list[bytes], data: st.DataObject) -> list[bytes]:
+    """One mutation of a session's lines: a line dropped, doubled, swapped, cut or replaced
+    by noise; a byte flipped; or one value somewhere in an entry replaced or removed."""
+    lines = list(lines)
+    index = data.draw(st.integers(0, len(lines) - 1))
+    kind = data.draw(st.sampled_from(["drop", "double", "swap", "cut", "noise", "flip", "value"]))
+    line = lines[index]
+    if kind == "drop":
+        del lines[index]
+    elif kind == "double":
+        lines.insert(index, line)
+    elif kind == "swap":
+        other = data.draw(st.integers(0, len(lines) - 1))
+        lines[index], lines[other] = lines[other], line
+    elif kind == "cut":
+        lines[index] = line[: data.draw(st.integers(0, len(line)))]
+    elif kind == "noise":
+        lines[index] = data.draw(st.binary(max_size=40))
+    elif kind == "flip" and line:
+        at = data.draw(st.integers(0, len(line) - 1))
+        lines[index] = (
+            line[:at] + bytes([line[at] ^ data.draw(st.integers(1, 255))]) + line[at + 1 :]
+        )
+    elif kind == "value":
+        value = _loads(line)
+        if isinstance(value, dict) and value:
+            holder, key = _somewhere(value, data)
+            if data.draw(st.booleans()):
+                holder[key] = data.draw(json_values)
+            elif isinstance(holder, dict):
+                del holder[key]
+            lines[index] = dumps(value)
+    return lines
+
+
+def _somewhere(value: Any, data: st.DataObject) -> tuple[Any, Any]:
+    """A container inside ``value`` and a key (or index) of it, at any depth."""
+    holder: Any = value
+    while True:
+        keys = list(holder) if isinstance(holder, dict) else list(range(len(holder)))
+        key = data.draw(st.sampled_from(keys))
+        inner = holder[key]
+        if not (isinstance(inner, (dict, list)) and inner) or data.draw(st.booleans()):
+            return holder, key
+        holder = inner
+
+
+@fuzz(st.sampled_from(MUTATION_SOURCES), st.integers(1, 4), st.data(), deadline=None)
+def test_every_command_survives_mutated_sessions(
+    source: Path, mutations: int, data: st.DataObject
+) -> None:
+    """A real session, mutated: every command that reads it (its views, JSON, context,
+    document, the list, a dry run and a handoff with the built-in writer) ends with output or
+    one of our clean exits, never a crash."""
+    lines = source.read_bytes().split(b"\n")
+    for _ in range(mutations):
+        if lines:
+            lines = _mutated(lines, data)
+    folder = Path(tempfile.mkdtemp(dir=_FOLDER))
+    path = folder / "sessions" / source.name
+    path.parent.mkdir()
+    path.write_bytes(b"\n".join(lines))
+    for command in COMMANDS:
+        args = [a.format(path=path, folder=path.parent, out=folder / "out") for a in command]
+        code, err = _run_quietly(args)
+        assert code in CLEAN_EXITS, (args, err)
+        assert "Traceback" not in err
+
+
+def _run_quietly(args: list[str]) -> tuple[int, str]:
+    """The program in this process, its output kept from the terminal; its signal handlers
+    put back afterwards."""
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    err = io.StringIO()
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = run(args)
+    finally:
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
+    return code, err.getvalue()

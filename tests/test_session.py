@@ -219,3 +219,14 @@ def test_a_line_past_the_bound_is_an_error(
     monkeypatch.setattr(session_module, "MAX_LINE_BYTES", 200)
     with pytest.raises(SessionFileError, match=r"s\.jsonl:2: a line longer than"):
         load_session(path)
+
+
+def test_an_id_in_invalid_utf8_is_read_as_javascript_reads_it(tmp_path: Path) -> None:
+    """Found by mutation fuzzing: such a line takes the long way, its bytes replaced."""
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(
+        line(HEADER)
+        + b'{"type":"message","id":"a\xb7","parentId":null,"timestamp":"t",'
+        + b'"message":{"role":"user","content":"x"}}\n'
+    )
+    assert [r.id for r in load_session(path).records] == ["a\ufffd"]
