@@ -354,8 +354,14 @@ WORDS = (
 WINDOW = 4_000
 
 
-def big_session(tmp_path: Path, turns: int, output_words: int, last: str = "go on") -> Path:
-    entries = Entries()
+def big_session(
+    tmp_path: Path,
+    turns: int,
+    output_words: int,
+    last: str = "go on",
+    entries: Entries | None = None,
+) -> Path:
+    entries = entries or Entries()
     for number in range(turns):
         entries.user(f"step {number}: run the tests and fix what fails")
         call = {
@@ -569,3 +575,25 @@ def test_a_session_that_names_no_model_gets_the_builtin_writer(
     assert build_context(branch(session, leaf(session))).model == "undefined/undefined"
     assert prepare(path, Options(), reporter).model.builtin
     assert any("names no model" in w for w in reporter.warnings)
+
+
+def test_one_huge_tool_call_argument_still_hands_off(
+    tmp_path: Path, llm_server: FakeLLMServer
+) -> None:
+    """A 1.2 MB file written by a tool call, in a session several times the window."""
+    entries = Entries()
+    entries.user("generate the fixture")
+    write = {
+        "type": "toolCall",
+        "id": "w1",
+        "name": "write",
+        "arguments": {"path": "tests/big.json", "content": "payload " * 150_000},
+    }
+    entries.assistant("Writing it.", write, stop="toolUse")
+    entries.result("w1", "wrote 1.2 MB")
+    path = big_session(tmp_path, turns=40, output_words=100, entries=entries)
+    window_server(llm_server)
+    result = run(path, llm_server, context_window=WINDOW)
+    assert result.missing_sections == [] and max(sizes(llm_server)) <= WINDOW
+    sent = orjson.dumps([r.messages for r in llm_server.requests]).decode()
+    assert "tests/big.json" in sent and "characters cut" in sent
