@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
@@ -410,34 +410,34 @@ _PREFIX_USERS = [(n, p.bit[PREFIX]) for n, p in enumerate(_PASSES) if PREFIX in 
 _SHORTEST = 8  # no secret is found in a shorter text
 
 
-def _anchors(raw: bytes, lower: bytes) -> Iterator[tuple[int, list[tuple[int, int]]]]:
-    """Where a match can start, and the passes whose rules start there, with their bit."""
-    for _, in_lower, finder, users in _FINDERS:
-        for hit in finder.finditer(lower if in_lower else raw):
-            yield hit.start(), users
-    for separator in _SEPARATORS:
-        for hit in separator.finditer(raw):
-            at = max(0, hit.end() - _PREFIX_REACH)
-            while prefix := _PREFIXES.search(raw, at, hit.end()):
-                yield prefix.start(), _PREFIX_USERS
-                at = prefix.start() + 1
-
-
-def _starts(texts: list[str]) -> dict[int, list[dict[int, int]]]:
-    """For each text where a match can start, by index: for each pass, where, with which anchors.
-    The texts are scanned as one, joined by NUL (which no anchor holds): a scan costs little a
-    character, but much a call."""
+def _starts(texts: list[str], first: int = 0) -> dict[int, list[dict[int, int]]]:
+    """For each text where a match can start, by index: for each pass from ``first`` on, where,
+    with which anchors. The texts are scanned as one, joined by NUL (which no anchor holds): a
+    scan costs little a character, but much a call."""
     raw = "\0".join(texts).encode("ascii", "replace")  # a character a byte: the same positions
     lower = raw.lower()
     offsets = list(accumulate((len(t) + 1 for t in texts), initial=0))
     found: dict[int, list[dict[int, int]]] = {}
-    for at, users in _anchors(raw, lower):
+
+    def add(at: int, users: list[tuple[int, int]]) -> None:
         i = bisect_right(offsets, at) - 1
-        if i not in found:
-            found[i] = [{} for _ in _PASSES]
+        starts = found.get(i) or found.setdefault(i, [{} for _ in _PASSES])
         at -= offsets[i]
         for n, bit in users:
-            found[i][n][at] = found[i][n].get(at, 0) | bit
+            if n >= first:
+                starts[n][at] = starts[n].get(at, 0) | bit
+
+    for _, in_lower, finder, users in _FINDERS:
+        if any(n >= first for n, _ in users):
+            for hit in finder.finditer(lower if in_lower else raw):
+                add(hit.start(), users)
+    if any(n >= first for n, _ in _PREFIX_USERS):
+        for separator in _SEPARATORS:
+            for hit in separator.finditer(raw):
+                at = max(0, hit.end() - _PREFIX_REACH)
+                while prefix := _PREFIXES.search(raw, at, hit.end()):
+                    add(prefix.start(), _PREFIX_USERS)
+                    at = prefix.start() + 1
     return found
 
 
@@ -457,19 +457,23 @@ class Redactor:
 
     def value(self, value: Any) -> Any:
         """``value`` with every string in it redacted (dicts and lists walked)."""
-        texts: list[str] = []
-        _walk(value, texts.append)
-        masked = iter(self._texts(texts))
-        return _walk(value, lambda _: next(masked))
+        top = [value]
+        places: list[tuple[Any, Any]] = []  # (the list or dict, the index or key) of each string
+        _copy(top, places)
+        texts = [where[key] for where, key in places]
+        for (where, key), text in zip(places, self._texts(texts), strict=True):
+            where[key] = text
+        return top[0]
 
     def messages(self, messages: Iterable[ChatMessage]) -> list[ChatMessage]:
         return list(self.value(list(messages)))
 
     def _texts(self, texts: list[str]) -> list[str]:
         out = list(texts)
-        for i, starts in sorted(_starts(texts).items()):
-            if len(texts[i]) >= _SHORTEST:
-                out[i] = self._mask(texts[i], starts)
+        long = [i for i, text in enumerate(texts) if len(text) >= _SHORTEST]
+        if long:
+            for i, starts in sorted(_starts([texts[i] for i in long]).items()):
+                out[long[i]] = self._mask(texts[long[i]], starts)
         return out
 
     def _mask(self, text: str, starts: list[dict[int, int]] | None = None) -> str:
@@ -486,21 +490,22 @@ class Redactor:
                 done = end
             if parts:
                 text = "".join([*parts, text[done:]])
-                if starts:
-                    starts = _starts([text]).get(0, [{} for _ in _PASSES])
+                if starts and n + 1 < len(_PASSES):  # where the next passes start has moved
+                    starts = _starts([text], n + 1).get(0, [{} for _ in _PASSES])
         return text
 
 
-def _walk(value: Any, replace: Callable[[str], Any]) -> Any:
-    """``value`` with each string in it replaced, in order, but for the values of keys in
-    ``_UNTOUCHED``."""
-    if isinstance(value, str):
-        return replace(value)
-    if isinstance(value, list):
-        return [_walk(v, replace) for v in value]
-    if isinstance(value, dict):
-        return {k: v if k in _UNTOUCHED else _walk(v, replace) for k, v in value.items()}
-    return value
+def _copy(value: list[Any] | dict[Any, Any], places: list[tuple[Any, Any]]) -> None:
+    """Copies the lists and dicts in ``value``, in place, and notes where each string is; the
+    values of keys in ``_UNTOUCHED`` are left as they are."""
+    items = enumerate(value) if isinstance(value, list) else value.items()
+    for key, item in items:
+        if isinstance(item, str):
+            if key not in _UNTOUCHED:
+                places.append((value, key))
+        elif isinstance(item, (list, dict)) and key not in _UNTOUCHED:
+            value[key] = copy = type(item)(item)
+            _copy(copy, places)
 
 
 # Keys whose values are never free text: ids, roles, image data.

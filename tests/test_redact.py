@@ -229,3 +229,25 @@ def test_the_anchors_find_what_every_rule_everywhere_finds() -> None:
     together, sequential = Redactor(), Redactor()
     assert together.value(texts) == [sequential.text(t) for t in texts]
     assert together.numbers == sequential.numbers
+
+
+def test_value_copies_and_leaves_ids_roles_and_images_alone() -> None:
+    key = SECRETS["openai-key"]
+    value = {
+        "role": "user",
+        "id": key,
+        "name": key,
+        "content": [
+            {"type": "text", "text": f"use {key}"},
+            {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{key}"}},
+        ],
+        "tags": [key, None, 3],
+    }
+    before = orjson.dumps(value)
+    out = Redactor().value(value)
+    assert orjson.dumps(value) == before  # the input is not changed
+    assert out["id"] == out["name"] == key
+    assert out["content"][0]["text"] == "use [REDACTED:openai-key:1]"
+    assert out["content"][1] == value["content"][1]
+    assert out["tags"] == ["[REDACTED:openai-key:1]", None, 3]
+    assert Redactor().value(f"a {key}") == "a [REDACTED:openai-key:1]"
