@@ -232,7 +232,12 @@ _VARIABLE = (  # snake_case, or a constant
 
 
 def _value(
-    min_length: int, *, key_like: bool = False, loose: bool = False, code: bool = True
+    min_length: int,
+    *,
+    key_like: bool = False,
+    loose: bool = False,
+    code: bool = True,
+    yaml: bool = False,
 ) -> str:
     """A value that is a secret: quoted, or bare (up to a space or a delimiter).
 
@@ -240,7 +245,9 @@ def _value(
     and brackets); elsewhere (``code``) a bare value is more often a variable (``token=token``,
     ``key=s3_key``, ``apiKey: process.env.KEY``), so it needs a digit or a symbol. ``key_like``:
     see ``_KEY_LIKE``; an upper-case ``NAME=`` needs no more. ``loose``: for names as loose as
-    ``key`` and ``*Key`` (cache keys, translations): no dots or colons, not words and dashes."""
+    ``key`` and ``*Key`` (cache keys, translations): no dots or colons, not words and dashes.
+    ``yaml``: also a lower-case word alone after ``: `` at the end of a line (``password:
+    letmein`` in YAML, where code would have a comma, a semicolon or a type)."""
     checks = _KEY_LIKE if key_like else ""
     if loose:
         checks += rf"(?=[A-Za-z0-9+/=_-]{{1,256}}{_END}){_WORDS}"
@@ -253,6 +260,8 @@ def _value(
             rf"|[A-Za-z]{{1,256}}(?:-[A-Za-z]{{1,256}}){{1,256}}{_END}){_VARIABLE}"
         )
     bare = rf"(?<![\"'`]){checks}{_CHAR}{{{min_length},256}}(?!{_CHAR}|[(\[])"
+    if yaml:
+        bare += rf"|(?<=: )[a-z]{{{min_length},256}}(?=[ \t]*(?:\r?\n|\\[rn]|\Z))"
     return rf"(?P<secret>{_NOT_A_SECRET}(?:{quoted}|{env}|{bare}))"
 
 
@@ -355,7 +364,7 @@ _NAMES = (
         r"(?P<secret>[A-Za-z0-9%+/=]{16,1024})",
     ),
     # Passwords: assignments, XML, command lines, .netrc.
-    _after_name("password", "pass", _PASSWORD, 6),
+    _after_name("password", "pass", _PASSWORD, 6, yaml=True),
     _after_name("password", "pwd", _PWD, 6),
     Rule("password", "pass", r"(?i:password|passwd)>(?P<secret>[^<\s]{4,256})</"),
     _after_flag("password", "pass", _PASSWORD, 6),
