@@ -63,13 +63,18 @@ _ANCHORS = {
     "eyJ": (False, rb"J(?<=()eyJ)"),
     "://": (False, rb"://"),
     "auth": (True, rb"auth(?:orization)?" + _THEN_ASSIGN_OR_CALL),
-    "key": (True, rb"key(?:" + _THEN_ASSIGN + rb"|(?<=-key)(?=[ \t])|(?=-data:))"),
+    "key": (
+        True,
+        rb"key(?:" + _THEN_ASSIGN + rb"|(?<=-key)(?=[ \t])|(?<=access_key)(?=[ \t])|(?=-data:))",
+    ),
+    "identified": (True, rb"identified"),
     "login": (True, rb"login"),
     "mysql": (True, rb"mysql"),
+    "redis-cli": (True, rb"redis-cli"),
     "-u": (False, rb"""-(?:u|-user)(?=[ \t=]+["']?[^\s:"']+:)"""),
     "pass": (True, rb"pass(?:word|wd|phrase)?(?:" + _THEN_ASSIGN + rb"|(?=[ \t>]))"),
     "pwd": (True, rb"pwd" + _THEN_ASSIGN),
-    "secret": (True, rb"secret(?:" + _THEN_ASSIGN + rb"|(?<=-secret)(?=[ \t]))"),
+    "secret": (True, rb"secret(?:_?key_?base)?(?:" + _THEN_ASSIGN + rb"|(?<=-secret)(?=[ \t]))"),
     "token": (True, rb"k(?<=()tok)(?=en(?:" + _THEN_ASSIGN + rb"|(?<=-token)(?=[ \t])))"),
 }
 # PREFIX: a key's prefix (``sk-``, ``ghp_``, ``SG.``), found from the separator that ends it:
@@ -130,6 +135,9 @@ _SHAPES = (
     _key("npm-token", "npm_", "[A-Za-z0-9]{36,}"),
     _key("pypi-token", "pypi-", "AgE[A-Za-z0-9_-]{50,}"),
     _key("docker-token", "dckr_pat_", "[A-Za-z0-9_-]{20,}"),
+    _key("sonar-token", "sq[upa]_", "[a-f0-9]{40}"),
+    _key("circleci-token", "CCIPAT_", "[A-Za-z0-9_]{30,}"),
+    _key("buildkite-token", "bkua_", "[a-f0-9]{40}"),
     _key("rubygems-key", "rubygems_", "[a-f0-9]{48}"),
     _key("pulumi-token", "pul-", "[a-f0-9]{40}"),
     _key("atlassian-token", "AT(?:ATT|CTT)3", "[A-Za-z0-9_=-]{40,}", "A"),
@@ -167,6 +175,7 @@ _SHAPES = (
     # Payments, messaging, email.
     _key("stripe-key", "[sr]k_(?:live|test|prod)_", "[A-Za-z0-9]{16,}"),
     _key("stripe-webhook-secret", "whsec_", "[A-Za-z0-9]{24,}"),
+    _key("dropbox-token", r"sl\.", "[A-Za-z0-9_-]{120,}"),
     _key("square-token", "sq0(?:atp|csp)-", "[A-Za-z0-9_-]{22,}"),
     _key("slack-token", "xox[abposre]-", "[A-Za-z0-9-]{10,}"),
     _key("slack-token", "xapp-", r"\d-[A-Za-z0-9-]{10,}"),
@@ -211,7 +220,7 @@ _STOPWORDS = (
 )
 _NOT_A_SECRET = (
     r"(?![$%{<!*\[?/-]|~/|\.\.?/|\w+://"  # $REF, %(x)s, {{ x }}, <key>, !vault, ***, paths, URLs
-    r"|[^\s\"'`]{0,256}?(?:\$[({]|\.\.\.|…|\*\*\*|(?i:xxxx|your|placeholder|example|password|secret))"
+    rf"|{_CHAR}{{0,256}}?(?:\$[({{]|\.\.\.|…|\*\*\*|(?i:xxxx|your|placeholder|example|password|secret))"
     rf"|(?i:{_STOPWORDS}){_END}"
     rf"|[xX*#•._-]{{1,256}}{_END}"
     rf"|[0-9.]{{1,256}}(?:[eE][-+]?[0-9]+)?{_END})"  # 4096, 1.5e-06
@@ -220,7 +229,7 @@ _NOT_A_SECRET = (
 # cache keys: the value holds a digit, and is no identifier (NextPageToken, S3AccessPoint,
 # FirewallPoliciesV2) and no UUID (an idempotency token).
 _KEY_LIKE = (
-    r"(?=[^\s\"'`\\]{0,256}?\d)(?![^\s\"'`\\]{0,256}?[()\[\]{}<>])"
+    rf"(?={_CHAR}{{0,256}}?\d)(?![^\s\"'`\\]{{0,256}}?[()\[\]{{}}<>])"
     rf"(?!(?:[A-Z]{{1,4}}[a-z]{{2,256}}|[A-Z]{{1,4}}(?=\d|{_END})|\d{{1,256}}){{1,256}}{_END})"
     rf"(?![0-9a-fA-F]{{8}}(?:-[0-9a-fA-F]{{4}}){{3}}-[0-9a-fA-F]{{12}}{_END})"
 )
@@ -304,9 +313,9 @@ _API_KEY = _after(
     "api access auth master account signing encryption client app license subscription service "
     "admin deploy".split()
 )
-# A URL's password: not ${PASS}, <password>, mypassword; a digit or a symbol in it, or 8 letters.
+# A URL's password: not ${PASS}, <password>, mypassword, pass; a digit or a symbol, or 8 letters.
 _URL_PASSWORD = (
-    r"(?![\[$<{*]|[^@/\s]{0,256}?(?i:pass|pwd|secret|token|your|xxx))"
+    r"(?![\[$<{*]|(?i:pass|pwd|token)@|[^@/\s]{0,256}?(?i:password|passwd|secret|your|xxx))"
     r"(?=[^\s/\"'<>,]{0,256}?[^A-Za-z\s/\"'<>,@][^\s/\"'<>,]{0,256}@|[A-Za-z]{8,256}@)"
     r"[^\s/\"'<>,]{3,256}"
 )
@@ -317,7 +326,7 @@ _NAMES = (
         "aws-secret-key",  # aws_secret_access_key, AWS_SECRET_KEY, SecretAccessKey
         "key",
         rf"{_after(['aws_secret', 'awssecret', 'secret_access', 'secretaccess'], '_')}(?i:key)"
-        rf"{_NAME_END}{_ASSIGN}(?P<secret>[A-Za-z0-9/+=]{{40}})(?![A-Za-z0-9/+=])",
+        rf"{_NAME_END}(?:{_ASSIGN}|[ \t]+)(?P<secret>[A-Za-z0-9/+=]{{40}})(?![A-Za-z0-9/+=])",
     ),
     Rule(
         "azure-key",
@@ -330,7 +339,7 @@ _NAMES = (
     Rule(
         "bearer-token",
         "auth",
-        rf"(?i:authorization){_ASSIGN}(?i:bearer|token)[ \t]+"
+        rf"(?i:authorization){_ASSIGN}(?i:bearer|token|bot|ssws)[ \t]+"
         rf"(?P<secret>{_NOT_A_SECRET}(?=[^\s\"'`\\]{{0,256}}?\d)[A-Za-z0-9._~+/=-]{{12,4096}})",
     ),
     Rule(
@@ -355,7 +364,13 @@ _NAMES = (
     Rule(
         "url-password",
         "://",
-        rf"://[^\s/:@\"'<>]{{0,256}}:(?P<secret>{_URL_PASSWORD})@(?=[\w.\[-])",
+        rf"://[^\s/:@\"'<>\[]{{0,256}}:(?P<secret>{_URL_PASSWORD})@(?=[\w.\[-])",
+    ),
+    Rule(  # https://<token>@github.com/…: a user name as long and mixed as a token
+        "url-token",
+        "://",
+        r"://(?![0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}@)"
+        rf"(?P<secret>{_KEY_LIKE}(?=[\w-]{{0,256}}[A-Za-z])[A-Za-z0-9_-]{{32,256}})@(?=[\w.\[-])",
     ),
     Rule(
         "url-signature",  # Azure SAS, presigned S3 URLs
@@ -366,7 +381,7 @@ _NAMES = (
     # Passwords: assignments, XML, command lines, .netrc.
     _after_name("password", "pass", _PASSWORD, 6, yaml=True),
     _after_name("password", "pwd", _PWD, 6),
-    Rule("password", "pass", r"(?i:password|passwd)>(?P<secret>[^<\s]{4,256})</"),
+    Rule("password", "pass", rf"(?i:password|passwd)>(?P<secret>{_NOT_A_SECRET}[^<\s]{{4,256}})</"),
     _after_flag("password", "pass", _PASSWORD, 6),
     Rule("password", "pass", rf"(?<!\S)(?i:password|passwd)[ \t]+(?:{_QUOTE})?{_value(6)}"),
     Rule("password", "pass", rf"(?<=ssh)pass[ \t]+-p[ \t]*(?:{_QUOTE})?{_value(4, code=False)}"),
@@ -386,6 +401,16 @@ _NAMES = (
         rf"-(?:u|-user)[ \t=]+(?:{_QUOTE})?[^\s:\"'`\[]{{1,256}}:{_value(4, code=False)}",
     ),
     Rule("password", "pass", rf"(?<=require)pass[ \t]+{_value(4, code=False)}"),  # redis.conf
+    Rule(
+        "password",
+        "redis-cli",
+        rf"redis-cli\b[^\n\\|;&]{{0,256}}?[ \t]-a[ \t]+(?:{_QUOTE})?{_value(4, code=False)}",
+    ),
+    Rule(  # CREATE USER 'app'@'%' IDENTIFIED BY '…'
+        "password",
+        "identified",
+        rf"(?i:identified[ \t]+by)[ \t]+{_QUOTE}{_value(4, code=False)}",
+    ),
     Rule(  # openssl … -passin pass:…
         "password",
         "pass",
@@ -397,7 +422,7 @@ _NAMES = (
     _after_name("api-key", "key", rf"{_API_KEY}(?i:key)", 8, key_like=True),
     _after_name("api-key", "key", _KEY, 12, key_like=True, loose=True),
     _after_flag("api-key", "key", _KEY, 8, key_like=True),
-    _after_name("secret", "secret", "(?i:secret)", 8, key_like=True),
+    _after_name("secret", "secret", "(?i:secret(?:_?key_?base)?)", 8, key_like=True),
     _after_flag("secret", "secret", "(?i:secret)", 8, key_like=True),
     _after_name("token", "token", "(?i:token)", 8, key_like=True),
     _after_flag("token", "token", "(?i:token)", 8, key_like=True),
