@@ -220,7 +220,7 @@ _STOPWORDS = (
 )
 _NOT_A_SECRET = (
     r"(?![$%{<!*\[?/-]|~/|\.\.?/|\w+://"  # $REF, %(x)s, {{ x }}, <key>, !vault, ***, paths, URLs
-    rf"|{_CHAR}{{0,256}}?(?:\$[({{]|\.\.\.|…|\*\*\*|(?i:xxxx|your|placeholder|example|password|secret))"
+    rf"|{_CHAR}{{0,256}}?(?:\$[({{]|\.\.\.|…|\*\*\*|(?i:xxxx|your|placeholder|example|password|secret|changeme|replace))"
     rf"|(?i:{_STOPWORDS}){_END}"
     rf"|[xX*#•._-]{{1,256}}{_END}"
     rf"|[0-9.]{{1,256}}(?:[eE][-+]?[0-9]+)?{_END})"  # 4096, 1.5e-06
@@ -326,7 +326,8 @@ _NAMES = (
         "aws-secret-key",  # aws_secret_access_key, AWS_SECRET_KEY, SecretAccessKey
         "key",
         rf"{_after(['aws_secret', 'awssecret', 'secret_access', 'secretaccess'], '_')}(?i:key)"
-        rf"{_NAME_END}(?:{_ASSIGN}|[ \t]+)(?P<secret>[A-Za-z0-9/+=]{{40}})(?![A-Za-z0-9/+=])",
+        rf"{_NAME_END}(?:{_ASSIGN}|[ \t]+)(?P<secret>(?![A-Za-z0-9/+=]{{0,36}}(?i:xxxx))"
+        r"[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
     ),
     Rule(
         "azure-key",
