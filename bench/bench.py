@@ -11,6 +11,8 @@ set beside a reference measured the same way on the same machine at the same mom
    check that litellm is not imported on that path.
 4. Planning a handoff of sessions of 1x, 10x and 50x a 128k model's window: the time it takes,
    the requests, and the tokens sent against the session's own (target: about 1.3x at most).
+5. Masking secrets in a few MB of session text: the texts of the fixture sessions as chat
+   messages, a secret now and then (target: at least 50 MB/s).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -233,6 +236,87 @@ def bench_planning(work: Path, window: int = 128_000) -> None:
         )
 
 
+# Lines with a secret, one in every ~100 messages of the redaction benchmark (fake, as in
+# tests/fixtures/secrets).
+SECRET_LINES = (
+    "export OPENAI_API_KEY=sk-proj-rhQSMlvNaAmERWHjdjzYPzxiBzSlHNJqiJ5PqKfUg7z1xtn1DjaiZ9sH",
+    'curl -H "Authorization: Bearer 7fQ2mZ9xKc4LpV8wRt1nYb6sJd3hGa0e" https://api.acme.dev/v2',
+    "DATABASE_URL=postgres://app:Zq8rLm2xVt6w@db.internal:5432/app",
+    '{"command":"export API_TOKEN=\\"abc123def456ghi789\\" && ./deploy.sh"}',
+    "aws_secret_access_key = uyWqX/nkYYv6RwBoaEisEw8xCNopcN/soo2s/knQ",
+)
+
+
+def session_messages(megabytes: float) -> tuple[list[dict[str, Any]], int]:
+    """About ``megabytes`` MB of chat messages as a handoff sends them: the requests built from
+    the fixture sessions (prose, code, tool calls and output, ids), over and over, a secret line
+    added to one message in ~100. Also the size of their text."""
+    from handoff_cli.context import build_context
+    from handoff_cli.prompt import handoff_request
+    from handoff_cli.session import load_session
+    from handoff_cli.tree import branch, leaf
+
+    root = HERE.parent
+    paths = sorted(
+        [*(root / "tests" / "fixtures").rglob("*.jsonl"), *(root / "sessions").rglob("*.jsonl")]
+    )
+    requests = []
+    for path in paths:
+        session = load_session(path)
+        requests.append(
+            handoff_request(build_context(branch(session, leaf(session))).messages(), None)
+        )
+    rng = random.Random(7)
+    messages: list[dict[str, Any]] = []
+    size = 0
+    while size < megabytes * 1_000_000:
+        for request in requests:
+            for message in request:
+                message = dict(message)
+                if isinstance(message.get("content"), str) and rng.random() < 0.01:
+                    message["content"] += "\n" + rng.choice(SECRET_LINES)
+                messages.append(message)
+                size += len(orjson.dumps(message))
+    texts: list[str] = []
+    _strings(messages, texts)
+    return messages, sum(len(t.encode()) for t in texts)
+
+
+def _strings(value: Any, found: list[str]) -> None:
+    if isinstance(value, str):
+        found.append(value)
+    elif isinstance(value, list):
+        for item in value:
+            _strings(item, found)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _strings(item, found)
+
+
+def bench_redaction(megabytes: float, runs: int) -> None:
+    from handoff_cli.redact import Redactor
+
+    messages, size = session_messages(megabytes)
+    texts: list[str] = []
+    _strings(messages, texts)
+    joined = "\n".join(texts)
+    best_messages = best_string = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        redactor = Redactor()
+        redactor.messages(messages)
+        best_messages = min(best_messages, time.perf_counter() - start)
+        start = time.perf_counter()
+        Redactor().text(joined)
+        best_string = min(best_string, time.perf_counter() - start)
+    print(
+        f"redaction of {size / 1e6:.1f} MB of session text in {len(messages):,} chat messages,"
+        f" {redactor.count} secrets masked (best of {runs}):"
+    )
+    print(f"  the messages      {size / best_messages / 1e6:6.1f} MB/s (target >= 50 MB/s)")
+    print(f"  as one string     {size / best_string / 1e6:6.1f} MB/s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--megabytes", type=int, default=100)
@@ -245,6 +329,7 @@ def main() -> None:
         bench_list(work, args.sessions, args.runs)
         bench_context(work, args.megabytes, args.runs)
         bench_planning(work)
+    bench_redaction(4, args.runs)
 
 
 if __name__ == "__main__":
