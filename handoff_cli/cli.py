@@ -38,6 +38,7 @@ from .output import (
     report_load_problems,
     write_json,
     write_json_value,
+    write_line,
 )
 from .places import Root, expand, roots
 from .session import Record, Session, load_session
@@ -115,7 +116,8 @@ def _at_least(minimum: int) -> Callable[[click.Context, click.Parameter, int | N
 
 def _version(value: bool) -> None:
     if value:
-        print(f"handoff {__version__}")
+        with reader_may_leave():
+            write_line(f"handoff {__version__}")
         raise typer.Exit()
 
 
@@ -176,7 +178,7 @@ def handoff_command(
     ] = None,
     leaf_id: LeafOpt = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress on stderr.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr.")] = False,
     timeout: Annotated[
         float, typer.Option("--timeout", min=1, help="Seconds to wait for the model.")
     ] = DEFAULT_TIMEOUT_S,
@@ -229,7 +231,7 @@ def handoff_command(
         timeout=timeout,
         retries=retries,
         record=not no_record,
-        out_dir=out_dir,
+        out_dir=expand(out_dir) if out_dir is not None else None,
         strict=strict,
         context_window=context_window,
         redact=not no_redact,
@@ -237,7 +239,9 @@ def handoff_command(
     try:
         path = _find(session, sessions_dirs)
         if dry_run:
-            write_json_value(plan_only(path, options, Reporter()))
+            planned = plan_only(path, options, Reporter())
+            with reader_may_leave():
+                write_json_value(planned)
             return
         from .render import HandoffProgress
 
@@ -249,7 +253,7 @@ def handoff_command(
         if json_out:
             write_json_value(result.to_json())
         else:
-            print(result.id, flush=True)
+            write_line(result.id)
     except BrokenPipeError:
         reader_gone()
         notice(f"new session {result.id} ({result.path}); stdout is closed")
@@ -272,6 +276,8 @@ def show(
 ) -> None:
     """Show a session: its current branch (or --tree), the context the agent would send, or
     its handoff document."""
+    if document and context:
+        raise UsageError("--document and --context show different things: give one")
     if tree and (json_out or context or document):
         raise UsageError(
             "--tree shows the branches for people: not with --json, --context or --document"
@@ -394,7 +400,7 @@ def main() -> None:
         # Tearing down LiteLLM's module state takes about a second at exit, and a cancel must
         # be prompt. Nothing of ours needs the teardown: every file is closed and synced.
         for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError):  # a reader that went away
+            with contextlib.suppress(OSError, AttributeError):  # gone, or never there (>&-)
                 stream.flush()
         os._exit(code)
     sys.exit(code)

@@ -26,7 +26,16 @@ from .errors import (
 )
 from .model import Answer, ContextTooLongError, Model, complete, resolve_model
 from .output import Reporter
-from .plan import Budget, Plan, final_request, fold_request, make_plan, sized_requests
+from .plan import (
+    CHARS_PER_TOKEN,
+    Budget,
+    Plan,
+    final_request,
+    fold_request,
+    make_plan,
+    precut,
+    sized_requests,
+)
 from .prompt import ChatMessage, handoff_request, missing_sections, repair_prompt, wrap_document
 from .redact import Redactor
 from .session import CURRENT_VERSION, Entry, Session, load_session
@@ -48,6 +57,7 @@ from .writer import (
 RECORDED_API = "openai-completions"
 REPLANS = 2  # how often a provider's "too long" makes us plan again, with less room
 FOCUS_SHARE = 0.25  # the most of a request's room that --focus may take
+BUILTIN_TEXT_CHARS = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -140,13 +150,25 @@ def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> R
         warn=reporter.warn,
     )
     focus = _fitted_focus(options.focus, model, reporter)
-    request = handoff_request(context.messages(), focus)
+    request = _bounded(handoff_request(context.messages(), focus), model)
     redactor = Redactor()
     if options.redact:
         request = redactor.messages(request)
         focus = redactor.text(focus) if focus else focus
     *conversation, prompt = request
     return Request(model, conversation, prompt, session, tip.id, focus, redactor.count)
+
+
+def _bounded(request: list[ChatMessage], model: Model) -> list[ChatMessage]:
+    """The request with every text far too long to be sent cut already, so that masking and
+    counting never read what cannot be used: for a model, what is several times its window;
+    for the built-in writer, which quotes a few hundred characters of any text, what is
+    longer than ``BUILTIN_TEXT_CHARS``."""
+    budget = _budget(model)
+    if budget is None:
+        return precut(request, BUILTIN_TEXT_CHARS, BUILTIN_TEXT_CHARS // 4)
+    keep = max(200, (budget.tokens // 4) * CHARS_PER_TOKEN // 2)
+    return precut(request, 4 * budget.tokens * CHARS_PER_TOKEN, keep)
 
 
 def _fitted_focus(focus: str | None, model: Model, reporter: Reporter) -> str | None:

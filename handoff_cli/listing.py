@@ -281,7 +281,7 @@ class Catalog:
     def searched(self) -> str:
         """The folders searched, for messages."""
         if not self.roots:
-            return "no folder: none of the agents' sessions folders exists here"
+            return "any folder (none of the agents' sessions folders exists here)"
         return ", ".join(str(root.path) for root in self.roots)
 
 

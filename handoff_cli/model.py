@@ -174,7 +174,18 @@ def resolve_model(
     name = name or litellm_name(session_model or "")
     if name == EXTRACTIVE:
         return BUILTIN
-    _check_provider(name)
+    if not _known_provider(name):
+        if requested:
+            raise UsageError(
+                f"LiteLLM knows no provider for the model {name!r}: name it as provider/model, "
+                "e.g. openai/gpt-4o, anthropic/claude-sonnet-4-5, ollama_chat/llama3"
+            )
+        warn(
+            f"note: LiteLLM knows no provider for the session's model {name}, so the built-in "
+            f"extractive writer ({EXTRACTIVE}) writes the document. For an LLM, pick one with "
+            "--model or $HANDOFF_MODEL."
+        )
+        return BUILTIN
     missing = _missing_keys(name, api_key, api_base)
     if missing and not requested:
         keys = " or ".join(missing)
@@ -294,16 +305,13 @@ def _register_extractive(litellm: ModuleType) -> None:
     )
 
 
-def _check_provider(model: str) -> None:
-    """An unknown provider is a usage error, said before any work."""
+def _known_provider(model: str) -> bool:
     litellm = _import_litellm()
     try:
         litellm.get_llm_provider(model)
     except Exception:  # LiteLLM says "LLM Provider NOT provided", with pages of help
-        raise UsageError(
-            f"LiteLLM knows no provider for the model {model!r}: name it as provider/model, "
-            "e.g. openai/gpt-4o, anthropic/claude-sonnet-4-5, ollama_chat/llama3"
-        ) from None
+        return False
+    return True
 
 
 def _missing_keys(model: str, api_key: str | None, api_base: str | None) -> list[str]:

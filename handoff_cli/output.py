@@ -19,12 +19,27 @@ from .text import visible
 MAX_LISTED_LINES = 10
 
 
+def stdout() -> BinaryIO:
+    """Where results go. When there is no stdout at all (started with it closed, ``>&-``),
+    that is a reader gone before it began: ``BrokenPipeError``, as for a pipe closed later."""
+    if sys.stdout is None:
+        raise BrokenPipeError("stdout is closed")
+    return sys.stdout.buffer
+
+
+def write_line(text: str) -> None:
+    """One line of result on stdout."""
+    out = stdout()
+    out.write(text.encode() + b"\n")
+    out.flush()
+
+
 def write_json(fields: Mapping[str, Any], out: BinaryIO | None = None) -> None:
     """Write one JSON object and a newline; values that are iterators are streamed as arrays.
 
     Streaming keeps memory flat: a context of a 100 MB session is never held whole.
     """
-    out = out if out is not None else sys.stdout.buffer
+    out = out if out is not None else stdout()
     out.write(b"{")
     for position, (key, value) in enumerate(fields.items()):
         out.write(b"," if position else b"")
@@ -43,7 +58,7 @@ def write_json(fields: Mapping[str, Any], out: BinaryIO | None = None) -> None:
 
 
 def write_json_value(value: Any, out: BinaryIO | None = None) -> None:
-    out = out if out is not None else sys.stdout.buffer
+    out = out if out is not None else stdout()
     out.write(dumps(value) + b"\n")
     out.flush()
 
@@ -51,6 +66,8 @@ def write_json_value(value: Any, out: BinaryIO | None = None) -> None:
 def reader_gone() -> None:
     """stdout's reader went away (``| head``): not a failure. What is left to print goes
     nowhere, so that flushing at exit cannot fail either."""
+    if sys.stdout is None:
+        return
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)

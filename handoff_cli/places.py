@@ -10,7 +10,7 @@ follows them, so that `handoff list` finds on a machine exactly the sessions the
   ``$XDG_DATA_HOME/omp`` exists.
 - pi: ``~/.pi/agent/sessions``; ``PI_CODING_AGENT_DIR`` (``~`` expanded) replaces
   ``~/.pi/agent``; ``PI_CODING_AGENT_SESSION_DIR`` and the ``sessionDir`` of pi's settings
-  (the agent folder's ``settings.json``, then the project's ``.pi/settings.json``) name a flat
+  (the project's ``.pi/settings.json``, else the agent folder's ``settings.json``) name a flat
   folder of their own.
 
 Folder names are lossy; nothing here decodes one: a session's cwd is read from its header.
@@ -68,7 +68,8 @@ def pi_sessions(env: Mapping[str, str], home: Path, cwd: Path) -> list[Path]:
     agent = _expand_from(override, home) if override else home / ".pi" / "agent"
     folders = [agent / "sessions"]
     named = env.get("PI_CODING_AGENT_SESSION_DIR")
-    for settings in (agent / "settings.json", cwd / ".pi" / "settings.json"):
+    # The project's settings override the agent folder's, as pi merges them.
+    for settings in (cwd / ".pi" / "settings.json", agent / "settings.json"):
         named = named or _setting(settings, "sessionDir")
     if named:
         folders.append(_expand_from(named, home))

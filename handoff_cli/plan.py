@@ -4,8 +4,9 @@ People hand off exactly when a session has grown too long, so a request larger t
 window is the common case. In order, stopping as soon as every request fits:
 
 1. ``single``: the whole conversation and the prompt, as they are.
-2. ``shrunk``: the oldest long tool results and command outputs cut to their head and tail,
-   images dropped, oldest first; the last turns stay verbatim.
+2. ``shrunk``: the oldest long texts (tool results, command outputs, assistant text, tool-call
+   arguments) cut to their head and tail, images dropped, oldest first; the last turns stay
+   verbatim.
 3. ``chunked``: the older conversation, split at turn boundaries (never between a tool call
    and its results), is folded chunk by chunk into a running draft of the document; the last
    request is the draft, the recent turns verbatim, and the handoff prompt. Each chunk is sent
@@ -132,6 +133,12 @@ def _shrunk(message: ChatMessage, keep: int = KEEP_CHARS) -> ChatMessage | None:
     return shrunk if shrunk != message else None
 
 
+def precut(messages: Sequence[ChatMessage], above: int, keep: int) -> list[ChatMessage]:
+    """The messages, each one longer than ``above`` characters of JSON cut (``_shrunk``):
+    cheap, so that nothing after it (masking, counting) reads text that cannot be sent."""
+    return [(_shrunk(m, keep) or m) if len(dumps(m)) > above else m for m in messages]
+
+
 def _cut_call(call: ChatMessage, keep: int) -> ChatMessage:
     """A tool call with its long arguments cut; the arguments stay a JSON object, as providers
     that read them back (Anthropic's tool input) require."""
@@ -190,10 +197,8 @@ def make_plan(
         return Plan("single", messages)  # far under: no need to count
     room = budget.tokens - count([prompt])
     keep = max(200, (room // 4) * CHARS_PER_TOKEN // 2)
-    for index, message in enumerate(messages):
-        # Far too long even by the rough count: cut before a tokenizer reads all of it.
-        if rough_tokens(len(dumps(message))) > 4 * room:
-            messages[index] = _shrunk(message, keep) or message
+    # Far too long even by the rough count: cut before a tokenizer reads all of it.
+    messages = precut(messages, 4 * room * CHARS_PER_TOKEN, keep)
     sizes = [count([m]) for m in messages]
     if sum(sizes) <= room:
         return Plan("single", messages)

@@ -101,10 +101,10 @@ class Session:
     """Line numbers (1-based) of lines that could not be read as entries."""
     duplicate_ids: tuple[str, ...] = ()
     by_id: dict[str, Record] = field(default_factory=dict, repr=False)
-    read_as: os.stat_result | None = field(default=None, repr=False)
-    """The file as it was when read to its end: a rewrite checks that nothing changed since."""
     """Each id's entry; a later entry with the same id replaces the earlier one, as in the
     agents' index."""
+    read_as: os.stat_result | None = field(default=None, repr=False)
+    """The file as it was when read to its end: a rewrite checks that nothing changed since."""
 
     @property
     def id(self) -> str:

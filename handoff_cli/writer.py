@@ -1,14 +1,16 @@
 """Writing sessions, the last step of the data's way.
 
-Two operations, both built so that no reader ever sees half a line or half a file and no
+Three operations, all built so that no reader ever sees half a line or half a file and no
 session is ever damaged (docs/session-format.md §8):
 
 - ``append_entries``: whole lines, in one write, to a file opened for append, under an
   exclusive advisory lock; a file left without its final newline by a crash is repaired by
-  starting on a new line.
+  starting on a new line; a failed write takes back only its own bytes.
 - ``write_new_session``: the file is written whole to a temporary file in the target folder
   (a name that does not end in ``.jsonl``, so listings never show it), flushed to disk, then
   renamed into place.
+- ``rewrite_session``: an old-version file replaced whole in the same way, under the lock,
+  before the agents' own rule lets anything be appended to it.
 
 The helpers make ids, times and names in the agents' own formats.
 """

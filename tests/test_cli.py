@@ -449,3 +449,41 @@ def test_session_ids_complete_with_their_titles(tmp_path: Path) -> None:
     assert "019ac4d2-7f31-7a0e-9b6c-3e1f5a2d8c40" in completed.stdout
     assert "Retry with backoff for the HTTP client" in completed.stdout
     assert "019acb0e-1c55-7d21-8f04-6a9e2b7c13d5" in completed.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--version"],
+        ["show", str(FIXTURES / "omp/sample-v3.jsonl")],
+        ["show", str(FIXTURES / "omp/sample-v3.jsonl"), "--context", "--json"],
+        [str(FIXTURES / "omp/sample-v3.jsonl"), "--model", "extractive", "--dry-run"],
+    ],
+    ids=lambda a: " ".join(a[:1] + a[2:]),
+)
+def test_no_stdout_at_all_is_not_a_failure(args: list[str]) -> None:
+    """Started with stdout closed (``>&-``): nothing to print to, nothing wrong."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "handoff_cli", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        close_fds=True,
+        preexec_fn=lambda: os.close(1),
+    )
+    assert (completed.returncode, completed.stderr) == (0, "")
+
+
+def test_a_handoff_with_no_stdout_says_its_id_on_stderr(tmp_path: Path) -> None:
+    source = tmp_path / "s.jsonl"
+    shutil.copyfile(FIXTURES / "omp/sample-v3.jsonl", source)
+    for extra in ([], ["--json"]):
+        completed = subprocess.run(
+            [sys.executable, "-m", "handoff_cli", source, "--model", "extractive", "-q", *extra],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=lambda: os.close(1),
+        )
+        assert completed.returncode == 0, completed.stderr
+        assert completed.stderr.startswith("new session ") and "Traceback" not in completed.stderr

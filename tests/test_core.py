@@ -30,7 +30,7 @@ from handoff_cli.prompt import HANDOFF_PROMPT, SECTIONS, wrap_document
 from handoff_cli.session import load_session
 from handoff_cli.tree import branch, leaf
 
-from .conftest import EXAMPLES, FIXTURES, Entries, write_session
+from .conftest import EXAMPLES, FIXTURES, Entries, tool_call, write_session
 from .fakellm import Drop, Error, FakeLLMServer, Hang, Reply
 
 DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()} facts" for name in SECTIONS)
@@ -597,3 +597,17 @@ def test_one_huge_tool_call_argument_still_hands_off(
     assert result.missing_sections == [] and max(sizes(llm_server)) <= WINDOW
     sent = orjson.dumps([r.messages for r in llm_server.requests]).decode()
     assert "tests/big.json" in sent and "characters cut" in sent
+
+
+def test_the_builtin_writer_reads_no_text_whole_that_it_cannot_use(
+    tmp_path: Path, entries: Entries
+) -> None:
+    """A 3 MB output: cut to its head and tail before masking and writing, so that a session
+    holding a 200 MB one costs little more than reading it."""
+    entries.user("dump the log")
+    entries.assistant("Dumping.", tool_call("c1"), stop="toolUse")
+    entries.result("c1", "log line\n" * 350_000)
+    path = write_session(tmp_path / "s.jsonl", entries.items)
+    planned = dry_run(path, Options(model="extractive"))
+    sent = orjson.dumps(planned["messages"])
+    assert len(sent) < 600_000 and b"characters cut" in sent

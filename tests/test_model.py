@@ -247,7 +247,10 @@ def test_retries_are_said_and_refused_keys_masked(
 
 def test_unknown_providers_and_unknown_models() -> None:
     with pytest.raises(UsageError, match=r"^Usage error: LiteLLM knows no provider"):
-        resolved("nonsense/model", api_key="k")
+        resolved("nonsense/model", api_key="k")  # named by the user: their mistake
+    told: list[str] = []
+    assert resolved(None, "openai-codex/gpt-5", warn=told.append) is BUILTIN  # the session's
+    assert "knows no provider for the session's model" in told[0]
     notes: list[str] = []
     for unnamed in ("undefined/undefined", "null/null", "anthropic/undefined", "/"):
         assert resolved(None, unnamed, warn=notes.append) is BUILTIN

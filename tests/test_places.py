@@ -49,9 +49,15 @@ def test_pi_folder_rules(tmp_path: Path) -> None:
     ]
     flat = {"PI_CODING_AGENT_SESSION_DIR": "~/flat"}
     assert pi_sessions(flat, HOME, tmp_path) == [HOME / ".pi/agent/sessions", HOME / "flat"]
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text(json.dumps({"sessionDir": "/srv/global"}))
+    ours = {"PI_CODING_AGENT_DIR": str(agent)}
+    assert pi_sessions(ours, HOME, tmp_path) == [agent / "sessions", Path("/srv/global")]
     (tmp_path / ".pi").mkdir()
     (tmp_path / ".pi/settings.json").write_text(json.dumps({"sessionDir": "/srv/pi"}))
-    assert pi_sessions({}, HOME, tmp_path) == [HOME / ".pi/agent/sessions", Path("/srv/pi")]
+    # The project's settings override the agent folder's, as pi merges them.
+    assert pi_sessions(ours, HOME, tmp_path) == [agent / "sessions", Path("/srv/pi")]
 
 
 def test_default_roots_are_those_that_exist_each_once(tmp_path: Path) -> None:
