@@ -8,8 +8,9 @@ was; once they begin, signals no longer cancel: the run finishes and reports wha
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
@@ -24,7 +25,7 @@ from .errors import (
     NothingToHandOffError,
     WriteError,
 )
-from .model import Answer, ContextTooLongError, Model, complete, resolve_model
+from .model import Answer, ContextTooLongError, Model, acomplete, resolve_model, run
 from .output import Reporter
 from .plan import (
     CHARS_PER_TOKEN,
@@ -220,9 +221,19 @@ def dry_run(path: Path, options: Options, reporter: Reporter | None = None) -> d
 
 def handoff(path: Path, options: Options, reporter: Reporter | None = None) -> HandoffResult:
     """Hand the session at ``path`` over to a new session; return what was written."""
+    _allow_cancel(True)
+    try:
+        return run(ahandoff(path, options, reporter))
+    except KeyboardInterrupt:
+        raise CancelledError() from None
+
+
+async def ahandoff(path: Path, options: Options, reporter: Reporter | None = None) -> HandoffResult:
+    """``handoff``, for an event loop: many can run at once (``rotate``). Cancelling it before
+    its writes leaves every file as it was; its writes are never interrupted (they do not
+    await)."""
     reporter = reporter or Reporter()
     started = time.monotonic()
-    _allow_cancel(True)
     try:
         request = prepare(path, options, reporter)
         latest = request.session.records[-1].id
@@ -238,11 +249,11 @@ def handoff(path: Path, options: Options, reporter: Reporter | None = None) -> H
                 "or pass --api-key"
             )
         reporter.stage(f"asking {model.name}")
-        answer, missing, plan = _generate(request, options, reporter)
+        answer, missing, plan = await _generate(request, options, reporter)
         reporter.stage("writing")
         _allow_cancel(False)
         new_id, new_path = _commit(request, options, answer, path)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):
         raise CancelledError() from None
     return HandoffResult(
         id=new_id,
@@ -261,15 +272,15 @@ def handoff(path: Path, options: Options, reporter: Reporter | None = None) -> H
     )
 
 
-def _generate(
+async def _generate(
     request: Request, options: Options, reporter: Reporter
 ) -> tuple[Answer, list[str], Plan]:
     """Ask for the document, as the plan says; if the provider finds a request too long after
     all, plan again with a quarter less room, at most twice. Then check the sections, and ask
     once for a repair if they are wrong. The answer holds the usage of every call made."""
 
-    def ask(messages: list[ChatMessage]) -> Answer:
-        return complete(
+    async def ask(messages: list[ChatMessage]) -> Answer:
+        return await acomplete(
             messages,
             request.model,
             timeout=options.timeout,
@@ -282,7 +293,7 @@ def _generate(
     for attempt in range(REPLANS + 1):
         plan = _plan(request, budget)
         try:
-            answer = _run(plan, request.prompt, ask, reporter)
+            answer = await _run(plan, request.prompt, ask, reporter)
             break
         except ContextTooLongError as error:
             if budget is None:
@@ -311,7 +322,7 @@ def _generate(
     missing = missing_sections(answer.text)
     if missing:
         reporter.stage("asking for the document in the required structure")
-        repaired = ask([{"role": "user", "content": repair_prompt(answer.text)}])
+        repaired = await ask([{"role": "user", "content": repair_prompt(answer.text)}])
         text = repaired.text.strip()
         better = text and len(missing_sections(text)) < len(missing)
         answer = _combined(answer, repaired, text if better else answer.text)
@@ -324,10 +335,10 @@ def _generate(
     return answer, missing, plan
 
 
-def _run(
+async def _run(
     plan: Plan,
     prompt: ChatMessage,
-    ask: Callable[[list[ChatMessage]], Answer],
+    ask: Callable[[list[ChatMessage]], Awaitable[Answer]],
     reporter: Reporter,
 ) -> Answer:
     """Send the plan's requests: fold each chunk into the draft, then the final request."""
@@ -335,12 +346,12 @@ def _run(
     spent: Answer | None = None
     for number, chunk in enumerate(plan.chunks, 1):
         reporter.stage(f"chunk {number}/{len(plan.chunks)}")
-        folded = ask(fold_request(chunk, draft))
+        folded = await ask(fold_request(chunk, draft))
         draft = folded.text.strip() or draft
         spent = folded if spent is None else _combined(spent, folded, folded.text)
     if plan.chunks:
         reporter.stage(f"final request ({plan.requests} in all)")
-    answer = ask(final_request(plan, prompt, draft))
+    answer = await ask(final_request(plan, prompt, draft))
     return answer if spent is None else _combined(spent, answer, answer.text)
 
 

@@ -6,7 +6,7 @@ a price list from the network), and its debug printing, which would go to stdout
 
 ``resolve_model`` decides everything about the model in one place (its LiteLLM name, whether it
 is the built-in writer, credentials, window, token counter) and returns one ``Model`` value that
-the rest of the handoff is given. ``complete`` streams an answer; every LiteLLM failure derives
+the rest of the handoff is given. ``acomplete`` streams an answer; every LiteLLM failure derives
 from ``openai.APIError`` and becomes a ``ModelError`` with one line naming the model. Retries
 (with backoff) are ours, on rate limits, server errors and lost connections.
 """
@@ -344,21 +344,6 @@ def _token_counter(model: str) -> Counter:
         return int(litellm.token_counter(model=model, messages=list(messages)))
 
     return count
-
-
-def complete(
-    messages: Sequence[ChatMessage],
-    model: Model,
-    *,
-    timeout: float,
-    retries: int,
-    progress: Progress | None = None,
-    warn: Callable[[str], None] = lambda text: None,
-) -> Answer:
-    """Stream the model's answer to ``messages`` (see ``acomplete``), from synchronous code."""
-    return run(
-        acomplete(messages, model, timeout=timeout, retries=retries, progress=progress, warn=warn)
-    )
 
 
 async def acomplete(

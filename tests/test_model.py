@@ -19,11 +19,12 @@ from handoff_cli.model import (
     Answer,
     ContextTooLongError,
     Model,
-    complete,
+    acomplete,
     explain,
     litellm_name,
     resolve_model,
     rough_count,
+    run,
     stated_limit,
 )
 from handoff_cli.plan import DEFAULT_WINDOW
@@ -38,6 +39,10 @@ MESSAGES = [
     {"role": "user", "content": handoff_prompt()},
 ]
 REQUEST = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+
+
+def complete_now(messages: Any, model: Model, **options: Any) -> Answer:
+    return run(acomplete(messages, model, **options))
 
 
 def resolved(requested: str | None, session: str | None = None, **kwargs: Any) -> Model:
@@ -134,7 +139,7 @@ def served(server: FakeLLMServer) -> Model:
 def test_complete_streams_the_answer_with_its_usage(llm_server: FakeLLMServer) -> None:
     llm_server.script(Reply(DOCUMENT, usage=(120, 30)))
     seen: list[int] = []
-    answer = complete(MESSAGES, served(llm_server), timeout=10, retries=0, progress=seen.append)
+    answer = complete_now(MESSAGES, served(llm_server), timeout=10, retries=0, progress=seen.append)
     assert answer.text == DOCUMENT
     assert (answer.provider, answer.model) == ("openai", "test-model")
     assert (answer.input_tokens, answer.output_tokens) == (120, 30)
@@ -148,26 +153,26 @@ def test_server_errors_are_retried_then_succeed(
 ) -> None:
     monkeypatch.setattr(model_module, "_backoff", lambda error, attempt: 0.0)
     llm_server.script(Error.server_error(), Reply(DOCUMENT))
-    answer = complete(MESSAGES, served(llm_server), timeout=10, retries=1)
+    answer = complete_now(MESSAGES, served(llm_server), timeout=10, retries=1)
     assert answer.text == DOCUMENT and len(llm_server.requests) == 2
 
 
 def test_refusals_are_not_retried(llm_server: FakeLLMServer) -> None:
     llm_server.script(Error.auth())
     with pytest.raises(ModelError, match=r"openai/test-model: authentication failed \(401\)"):
-        complete(MESSAGES, served(llm_server), timeout=10, retries=3)
+        complete_now(MESSAGES, served(llm_server), timeout=10, retries=3)
     assert len(llm_server.requests) == 1
 
 
 def test_a_context_length_refusal_is_its_own_error(llm_server: FakeLLMServer) -> None:
     llm_server.script(Error.context_length(1000, 5000))
     with pytest.raises(ContextTooLongError, match="too long for the model"):
-        complete(MESSAGES, served(llm_server), timeout=10, retries=3)
+        complete_now(MESSAGES, served(llm_server), timeout=10, retries=3)
     assert len(llm_server.requests) == 1
 
 
 def test_the_builtin_writer_answers_through_litellm() -> None:
-    answer = complete(MESSAGES, BUILTIN, timeout=10, retries=0)
+    answer = complete_now(MESSAGES, BUILTIN, timeout=10, retries=0)
     assert answer.text == write_document(MESSAGES)
     assert (answer.provider, answer.model, answer.cost_usd) == ("handoff", "extractive", 0)
     assert answer.input_tokens == rough_count(MESSAGES)
@@ -239,7 +244,7 @@ def test_retries_are_said_and_refused_keys_masked(
     llm_server.script(Error.server_error(), Error.auth("sk-proj-Q7wE9rT1yU3iO5pA2sD4fG6h"))
     said: list[str] = []
     with pytest.raises(ModelError) as caught:
-        complete(MESSAGES, served(llm_server), timeout=10, retries=2, warn=said.append)
+        complete_now(MESSAGES, served(llm_server), timeout=10, retries=2, warn=said.append)
     (retry,) = said
     assert "(500)" in retry and "trying again in 0.2 s (1 of 2)" in retry
     assert "Q7wE9rT1" not in str(caught.value) and "[REDACTED:openai-key:1]" in str(caught.value)
@@ -264,6 +269,6 @@ def test_the_timeout_is_a_deadline_for_the_whole_answer(llm_server: FakeLLMServe
     model = served(llm_server)  # LiteLLM imported before the clock starts
     began = time.monotonic()
     with pytest.raises(ModelError, match="no answer within 1 s"):
-        complete(MESSAGES, model, timeout=1, retries=2)
+        complete_now(MESSAGES, model, timeout=1, retries=2)
     assert time.monotonic() - began < 3  # not 8, and not retried
     assert len(llm_server.requests) == 1
