@@ -11,6 +11,7 @@ import contextlib
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -23,12 +24,23 @@ from typer.core import TyperGroup
 
 from . import __version__
 from .config import (
+    DEFAULT_IDLE,
+    DEFAULT_JOBS,
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT_S,
     MIN_CONTEXT_WINDOW,
     Options,
+    parse_duration,
+    parse_shard,
 )
-from .errors import CancelledError, ExitCode, HandoffError, UsageError, exit_codes_help
+from .errors import (
+    CancelledError,
+    ExitCode,
+    HandoffError,
+    OverBudgetError,
+    UsageError,
+    exit_codes_help,
+)
 from .listing import catalog, resolve_session, same_folder
 from .output import (
     Reporter,
@@ -145,46 +157,68 @@ def _open(session: str, sessions_dirs: list[Path] | None) -> Session:
     return loaded
 
 
+FocusOpt = Annotated[str | None, typer.Option("--focus", help="What the document should focus on.")]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        envvar="HANDOFF_MODEL",
+        help="LiteLLM model name, or 'extractive' [default: the session's own model].",
+    ),
+]
+ApiKeyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key",
+        envvar="HANDOFF_API_KEY",
+        help="Key for the model's provider [default: the provider's usual variable].",
+        show_envvar=True,
+    ),
+]
+ApiBaseOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--api-base",
+        envvar="HANDOFF_API_BASE",
+        help="URL of an OpenAI-compatible server (vLLM, llama.cpp, Ollama's /v1).",
+    ),
+]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr.")]
+TimeoutOpt = Annotated[
+    float, typer.Option("--timeout", min=1, help="Seconds each answer may take, start to end.")
+]
+RetriesOpt = Annotated[
+    int, typer.Option("--retries", min=0, help="Retries on rate limits and server errors.")
+]
+StrictOpt = Annotated[
+    bool, typer.Option("--strict", help="Fail (exit 5) if the document lacks a section.")
+]
+ContextWindowOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--context-window",
+        envvar="HANDOFF_CONTEXT_WINDOW",
+        callback=_at_least(MIN_CONTEXT_WINDOW),
+        help="The model's window in tokens [default: as LiteLLM knows it, else 128000].",
+    ),
+]
+NoRedactOpt = Annotated[
+    bool, typer.Option("--no-redact", help="Send secrets as they are (not masked).")
+]
+
+
 @app.command("handoff")
 def handoff_command(
     session: SessionArg,
-    focus: Annotated[
-        str | None, typer.Option("--focus", help="What the document should focus on.")
-    ] = None,
-    model: Annotated[
-        str | None,
-        typer.Option(
-            "--model",
-            envvar="HANDOFF_MODEL",
-            help="LiteLLM model name [default: the session's own model].",
-        ),
-    ] = None,
-    api_key: Annotated[
-        str | None,
-        typer.Option(
-            "--api-key",
-            envvar="HANDOFF_API_KEY",
-            help="Key for the model's provider [default: the provider's usual variable].",
-            show_envvar=True,
-        ),
-    ] = None,
-    api_base: Annotated[
-        str | None,
-        typer.Option(
-            "--api-base",
-            envvar="HANDOFF_API_BASE",
-            help="URL of an OpenAI-compatible server (vLLM, llama.cpp, Ollama's /v1).",
-        ),
-    ] = None,
+    focus: FocusOpt = None,
+    model: ModelOpt = None,
+    api_key: ApiKeyOpt = None,
+    api_base: ApiBaseOpt = None,
     leaf_id: LeafOpt = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr.")] = False,
-    timeout: Annotated[
-        float, typer.Option("--timeout", min=1, help="Seconds to wait for the model.")
-    ] = DEFAULT_TIMEOUT_S,
-    retries: Annotated[
-        int, typer.Option("--retries", min=0, help="Retries on rate limits and server errors.")
-    ] = DEFAULT_RETRIES,
+    quiet: QuietOpt = False,
+    timeout: TimeoutOpt = DEFAULT_TIMEOUT_S,
+    retries: RetriesOpt = DEFAULT_RETRIES,
     no_record: Annotated[
         bool, typer.Option("--no-record", help="Leave the old session untouched.")
     ] = False,
@@ -195,21 +229,9 @@ def handoff_command(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the request as JSON; call and write nothing.")
     ] = False,
-    strict: Annotated[
-        bool, typer.Option("--strict", help="Fail (exit 5) if the document lacks a section.")
-    ] = False,
-    context_window: Annotated[
-        int | None,
-        typer.Option(
-            "--context-window",
-            envvar="HANDOFF_CONTEXT_WINDOW",
-            callback=_at_least(MIN_CONTEXT_WINDOW),
-            help="The model's window in tokens [default: as LiteLLM knows it, else 128000].",
-        ),
-    ] = None,
-    no_redact: Annotated[
-        bool, typer.Option("--no-redact", help="Send secrets as they are (not masked).")
-    ] = False,
+    strict: StrictOpt = False,
+    context_window: ContextWindowOpt = None,
+    no_redact: NoRedactOpt = False,
     sessions_dirs: SessionsDirs = None,
 ) -> None:
     """Write a handoff document for SESSION and start a new session holding only it.
@@ -369,6 +391,156 @@ def list_command(
             from .render import show_list, show_list_tree
 
             (show_list_tree if tree else show_list)(found, shown)
+
+
+@app.command()
+def rotate(
+    ctx: typer.Context,
+    directories: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Folders of sessions, as with --sessions-dir.", show_default=False),
+    ] = None,
+    over_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--over-tokens",
+            min=1,
+            help="Hand off a session whose context is over this many tokens "
+            "[default: 80% of the model's window].",
+        ),
+    ] = None,
+    idle: Annotated[
+        str,
+        typer.Option(
+            "--idle", help="Only sessions not written to for this long (30s, 10m, 2h, 1d)."
+        ),
+    ] = DEFAULT_IDLE,
+    here: Annotated[
+        bool, typer.Option("--here", help="Only the sessions of the current directory.")
+    ] = False,
+    cwd: Annotated[
+        Path | None, typer.Option("--cwd", help="Only the sessions of this directory.")
+    ] = None,
+    focus: FocusOpt = None,
+    model: ModelOpt = None,
+    api_key: ApiKeyOpt = None,
+    api_base: ApiBaseOpt = None,
+    jobs: Annotated[
+        int, typer.Option("--jobs", "-j", min=1, help="Handoffs in flight at once.")
+    ] = DEFAULT_JOBS,
+    shard: Annotated[
+        str | None,
+        typer.Option("--shard", help="K/N: the K-th of N stable shares of the sessions (by id)."),
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Print the selection, plans and costs; call nothing."),
+    ] = False,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            "--max-cost",
+            min=0,
+            help="Refuse to start (exit 6) if the estimate is over this many USD; start no "
+            "more handoffs once this much is spent.",
+        ),
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="JSON Lines on stdout, a session a line.")
+    ] = False,
+    quiet: QuietOpt = False,
+    timeout: TimeoutOpt = DEFAULT_TIMEOUT_S,
+    retries: RetriesOpt = DEFAULT_RETRIES,
+    strict: StrictOpt = False,
+    context_window: ContextWindowOpt = None,
+    no_redact: NoRedactOpt = False,
+    sessions_dirs: SessionsDirs = None,
+) -> int | None:
+    """Hand off every long, idle session under the folders, each exactly once: for CI and cron.
+
+    Prints `OLD_ID NEW_ID` for each session handed off (--json: a JSON object a session).
+    """
+    from .model import run as model_run
+    from .render import RotateProgress, show_estimates
+    from .rotate import (
+        FAILED,
+        HANDED_OFF,
+        Outcome,
+        RotateOptions,
+        arotate,
+        estimate,
+        select,
+        totals,
+    )
+
+    if here and cwd is not None:
+        raise UsageError("--here and --cwd both choose a directory: give one")
+    try:
+        idle_s = parse_duration(idle)
+        shares = parse_shard(shard) if shard is not None else None
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    if directories and ctx.get_parameter_source("sessions_dirs") is ParameterSource.ENVIRONMENT:
+        sessions_dirs = None
+    handoff_options = Options(
+        focus=focus,
+        model=model,
+        api_key=api_key,
+        api_base=api_base,
+        timeout=timeout,
+        retries=retries,
+        strict=strict,
+        context_window=context_window,
+        redact=not no_redact,
+    )
+    options = RotateOptions(
+        handoff=handoff_options,
+        over_tokens=over_tokens,
+        idle_s=idle_s,
+        project=Path.cwd() if here else (expand(cwd) if cwd is not None else None),
+        jobs=jobs,
+        shard=shares,
+        max_cost=max_cost,
+    )
+    found = catalog(_roots([*(directories or []), *(sessions_dirs or [])] or None))
+    with RotateProgress(quiet=quiet) as progress:
+        selected, unreadable = select(found, options, time.time(), progress)
+        for outcome in unreadable:
+            progress.finished(outcome)
+        estimating = dry_run or max_cost is not None
+        estimates = [estimate(c, options) for c in selected] if estimating else []
+        total = totals(estimates)
+        if dry_run:
+            with reader_may_leave():
+                if json_out:
+                    sessions = [e.to_json() for e in estimates]
+                    write_json_value({"sessions": sessions, "total": total.to_json()})
+                else:
+                    show_estimates(estimates, total)
+        over = max_cost is not None and (total.cost_usd or 0.0) > max_cost
+        if over:
+            raise OverBudgetError(
+                f"Over budget: the estimate is ${total.cost_usd:.4f} for {total.sessions} "
+                f"sessions, over --max-cost {max_cost:g}; nothing started"
+            )
+        if dry_run:
+            return None
+        progress.begin(len(selected))
+
+        def finished(outcome: Outcome) -> None:
+            progress.finished(outcome)
+            with reader_may_leave():
+                if json_out:
+                    write_json_value(outcome.to_json())
+                elif outcome.status == HANDED_OFF:
+                    write_line(f"{outcome.id} {outcome.new_id}")
+
+        by_id = {e.candidate.summary.id: e for e in estimates}
+        outcomes, cancelled = model_run(arotate(selected, options, finished, progress, by_id))
+        progress.summary(outcomes, cancelled)
+    if cancelled:
+        return ExitCode.CANCELLED
+    return ExitCode.FAILED if any(o.status == FAILED for o in outcomes) else None
 
 
 def run(args: list[str]) -> int:

@@ -6,14 +6,41 @@ a variable over the default); the library reads nothing from the environment its
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_RETRIES = 2
 DEFAULT_SESSIONS_DIR = Path("sessions")
+DEFAULT_IDLE = "10m"
+"""Rotation leaves alone a session written to more recently: an agent may be at work in it."""
+DEFAULT_JOBS = 4
 MIN_CONTEXT_WINDOW = 1_000
 """A smaller window leaves no room for the prompt and an answer."""
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|d)?", re.IGNORECASE)
+_UNITS = {"": 1, "s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in a duration as people write it: ``90``, ``90s``, ``10m``, ``2h``, ``1d``."""
+    found = _DURATION.fullmatch(text.strip())
+    if found is None:
+        raise ValueError(f"not a duration: {text!r} (say 30s, 10m, 2h or 1d)")
+    return float(found.group(1)) * _UNITS[(found.group(2) or "").lower()]
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``K/N``: the K-th of N shares, 1 <= K <= N."""
+    number, _, count = text.partition("/")
+    if not (number.strip().isdigit() and count.strip().isdigit()):
+        raise ValueError(f"not a shard: {text!r} (say K/N, as 1/4)")
+    k, n = int(number), int(count)
+    if not 1 <= k <= n:
+        raise ValueError(f"shard {text!r}: K must be from 1 to N")
+    return k, n
 
 
 @dataclass(frozen=True)
@@ -37,3 +64,6 @@ class Options:
     """Overrides the model's window as LiteLLM knows it."""
     redact: bool = True
     """Mask secrets in everything sent (``--no-redact`` turns it off)."""
+    exclusive: bool = False
+    """Record only if the session is still as it was read, else take the new session back
+    (``SessionChangedError``): rotation's guard against handing one session off twice."""

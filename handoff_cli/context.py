@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from .js import UNDEFINED, UNPAIRABLE, js_key, js_time, js_truthy
-from .jsonl import parse_line
+from .jsonl import dumps, parse_line
 from .session import CallId, Entry, Record, without_signature
 
 Message = dict[str, Any]
@@ -57,6 +57,17 @@ class Context:
             yield self.summary
         for record in self.records:
             yield to_message(record, self.strips.get(record.id))
+
+    def json_size(self) -> int:
+        """Characters of the context's JSON, counted without building what is kept as JSON."""
+        total = len(dumps(self.summary)) if self.summary is not None else 0
+        for record in self.records:
+            strip = self.strips.get(record.id)
+            if record.payload is not None and not strip:
+                total += len(record.payload)
+            else:
+                total += len(dumps(to_message(record, strip)))
+        return total
 
     def serialized(self) -> Iterator[Message | orjson.Fragment]:
         """The same messages for JSON output: a message sent unchanged is passed on in the JSON

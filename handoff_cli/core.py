@@ -23,6 +23,7 @@ from .errors import (
     ModelError,
     NoDocumentError,
     NothingToHandOffError,
+    SessionChangedError,
     WriteError,
 )
 from .model import Answer, ContextTooLongError, Model, acomplete, resolve_model, run
@@ -42,6 +43,7 @@ from .redact import Redactor
 from .session import CURRENT_VERSION, Entry, Session, load_session
 from .tree import branch, leaf
 from .writer import (
+    ChangedError,
     append_entries,
     iso_timestamp,
     migrated_bytes,
@@ -401,13 +403,17 @@ def _commit(request: Request, options: Options, answer: Answer, source: Path) ->
     if options.record:
         # Written through a symlink only once resolved: the real file gets the lines.
         old = source.resolve()
+        unchanged = session.read_as if options.exclusive else None
         try:
             if session.version < CURRENT_VERSION and session.read_as is not None:
                 # The agents rewrite an old file, migrated, before they append to it.
-                rewrite_session(old, migrated_bytes(session), session.read_as)
-            append_entries(old, _exchange(request, answer))
+                rewritten = rewrite_session(old, migrated_bytes(session), session.read_as)
+                unchanged = rewritten if unchanged else None
+            append_entries(old, _exchange(request, answer), unchanged)
         except BaseException as error:
             new_path.unlink(missing_ok=True)
+            if isinstance(error, ChangedError):
+                raise SessionChangedError(old) from None
             if isinstance(error, OSError):
                 raise WriteError(old, error) from None
             raise

@@ -19,6 +19,7 @@ class ExitCode(IntEnum):
     NOTHING_TO_HAND_OFF = 3
     BAD_SESSION = 4
     NO_DOCUMENT = 5
+    OVER_BUDGET = 6
     CANCELLED = 130
 
 
@@ -29,6 +30,7 @@ EXIT_CODES: dict[ExitCode, str] = {
     ExitCode.NOTHING_TO_HAND_OFF: "nothing to hand off: fewer than two messages on the branch",
     ExitCode.BAD_SESSION: "the session file is missing, unreadable or not a session file",
     ExitCode.NO_DOCUMENT: "no usable document: empty answer, or sections missing with --strict",
+    ExitCode.OVER_BUDGET: "over budget: the estimated cost is over --max-cost, nothing started",
     ExitCode.CANCELLED: "cancelled (Ctrl-C, SIGTERM)",
 }
 """What each exit code means, in one line."""
@@ -115,6 +117,23 @@ class CancelledError(HandoffError):
 
     def __init__(self) -> None:
         super().__init__("Handoff cancelled")
+
+
+class SessionChangedError(HandoffError):
+    """The session changed while it was handed off (another run handed it off, or the agent
+    wrote to it): the exchange was not recorded, and the new session was taken back."""
+
+    exit_code = ExitCode.FAILED
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = str(path)
+        super().__init__(f"Handoff failed: {path} changed while it was handed off; nothing written")
+
+
+class OverBudgetError(HandoffError):
+    """Rotation would cost more than allowed; nothing was started."""
+
+    exit_code = ExitCode.OVER_BUDGET
 
 
 class WriteError(HandoffError):

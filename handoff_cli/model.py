@@ -134,6 +134,20 @@ class Answer:
         return self.input_cost_usd + self.output_cost_usd
 
 
+def price(model: Model, input_tokens: int, output_tokens: int) -> float | None:
+    """What ``model`` charges for so many tokens, by LiteLLM's price table; None if unknown."""
+    if model.builtin:
+        return 0.0
+    litellm = _import_litellm()
+    try:
+        cost_in, cost_out = litellm.cost_per_token(
+            model=model.name, prompt_tokens=input_tokens, completion_tokens=output_tokens
+        )
+    except Exception:  # LiteLLM cannot price every model (local ones, new ones)
+        return None
+    return float(cost_in + cost_out)
+
+
 def litellm_name(session_model: str) -> str:
     """LiteLLM's name for a model as the agents write it ("provider/model")."""
     provider, _, model = session_model.partition("/")

@@ -9,9 +9,17 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.status import Status
 from rich.text import Text
 
@@ -22,6 +30,9 @@ from .output import Reporter
 from .session import Entry, Record, Session
 from .text import one_line, text_of, visible
 from .tree import children
+
+if TYPE_CHECKING:  # rotation's types; importing it (and the core) would slow `show` down
+    from .rotate import Estimate, Outcome, Totals
 
 EXCERPT_CHARS = 90
 
@@ -408,3 +419,108 @@ class HandoffProgress(Reporter):
 
     def warn(self, text: str) -> None:
         self._console.print(visible(text, lines=True), style="yellow")
+
+
+def show_estimates(estimates: list[Estimate], total: Totals) -> None:
+    """The rotation a dry run plans: a line a session, then the totals."""
+    console = _View()
+    for each in estimates:
+        summary = each.candidate.summary
+        line = Text()
+        line.append(summary.id, "bold")
+        line.append(f"  {each.candidate.tokens:>9,} tokens  {each.candidate.model.name}")
+        line.append(f"  {each.strategy}, {each.requests} requests", "cyan")
+        line.append(f"  {_money(each.cost_usd)}")
+        line.append(f"  {summary.title or ''}", "dim")
+        console.print(line)
+    console.print(
+        Text.assemble(
+            ("total ", "bold"),
+            f"{total.sessions} sessions, {total.input_tokens:,} tokens in, "
+            f"~{total.output_tokens:,} out, {_money(total.cost_usd)}",
+        )
+    )
+
+
+def _money(cost: float | None) -> str:
+    return "price unknown" if cost is None else f"${cost:.4f}"
+
+
+class RotateProgress(Reporter):
+    """A rotation's progress on stderr: a bar on a terminal (sessions, tokens, cost so far),
+    else a line a session; warnings always, each once; a summary at the end."""
+
+    def __init__(self, quiet: bool = False) -> None:
+        self._console = Console(
+            stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False
+        )
+        self._quiet = quiet
+        self._said: set[str] = set()
+        self._bar: Progress | None = None
+        self._task: TaskID | None = None
+        self._tokens = 0
+        self._cost = 0.0
+
+    def __enter__(self) -> RotateProgress:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+    def begin(self, total: int) -> None:
+        """The handoffs start: ``total`` of them."""
+        if self._console.is_terminal and not self._quiet and total:
+            self._bar = Progress(
+                TextColumn("rotating"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[tokens]:,} tokens · ${task.fields[cost]:.4f}"),
+                TimeElapsedColumn(),
+                console=self._console,
+            )
+            self._task = self._bar.add_task("rotate", total=total, tokens=0, cost=0.0)
+            self._bar.start()
+        elif not self._quiet:
+            self._console.print(f"rotating {total} session{'s' * (total != 1)}…", style="dim")
+
+    def finished(self, outcome: Outcome) -> None:
+        """One session's outcome."""
+        from .rotate import FAILED, SKIPPED
+
+        self._tokens += outcome.tokens or 0
+        self._cost += outcome.cost_usd or 0.0
+        if self._bar is not None and self._task is not None:
+            self._bar.update(self._task, advance=1, tokens=self._tokens, cost=self._cost)
+        if self._quiet and outcome.status != FAILED:
+            return
+        text = f"{outcome.status.replace('_', ' ')} {outcome.id}"
+        if outcome.new_id:
+            text += f" → {outcome.new_id}"
+        if outcome.reason:
+            text += f": {one_line(outcome.reason, 200)}"
+        style = {FAILED: "red", SKIPPED: "yellow"}.get(outcome.status, "")
+        self._console.print(visible(text), style=style)
+
+    def warn(self, text: str) -> None:
+        if text not in self._said:
+            self._said.add(text)
+            self._console.print(visible(text, lines=True), style="yellow")
+
+    def summary(self, outcomes: list[Outcome], cancelled: bool) -> None:
+        """The run in one line."""
+        from .rotate import FAILED, HANDED_OFF, SKIPPED
+
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+        counts = {status: 0 for status in (HANDED_OFF, SKIPPED, FAILED)}
+        for outcome in outcomes:
+            counts[outcome.status] += 1
+        costs = [o.cost_usd for o in outcomes if o.status == HANDED_OFF]
+        cost = "price unknown" if None in costs else f"${sum(c or 0.0 for c in costs):.4f}"
+        line = (
+            f"{counts[HANDED_OFF]} handed off, {counts[SKIPPED]} skipped, {counts[FAILED]} "
+            f"failed; {self._tokens:,} tokens, {cost}"
+        )
+        self._console.print(("cancelled: " if cancelled else "") + line, style="bold")

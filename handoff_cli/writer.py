@@ -116,17 +116,22 @@ Span = tuple[int, int]
 """Where bytes of ours landed in a file: [start, end)."""
 
 
-def append_entries(path: Path, entries: Sequence[Entry]) -> None:
+def append_entries(
+    path: Path, entries: Sequence[Entry], unchanged_since: os.stat_result | None = None
+) -> None:
     """Append ``entries`` to the session at ``path``: whole lines, one write, under a lock.
 
     ``path`` must not be a symlink (resolve it first). If the write fails half way (a full
     disk), what was written of ours is taken back, and only that: the agent appends without
-    our lock, and a line it wrote in the meantime stays whole.
+    our lock, and a line it wrote in the meantime stays whole. With ``unchanged_since``,
+    nothing is written unless the file is still as it was then (``ChangedError``).
     """
     data = b"".join(dumps_line(e) for e in entries)
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
+        if unchanged_since is not None:
+            _check_unchanged(path, fd, unchanged_since)
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
             data = b"\n" + data  # an earlier writer died mid-line: never glue onto it
@@ -175,27 +180,34 @@ class ChangedError(OSError):
     """The file changed since it was read: rewriting it would lose what was added."""
 
 
-def rewrite_session(path: Path, data: bytes, read_as: os.stat_result) -> None:
+def rewrite_session(path: Path, data: bytes, read_as: os.stat_result) -> os.stat_result:
     """Replace the session at ``path`` with ``data`` whole: a temporary file beside it, synced,
     renamed over it, under the lock, with the file's own mode (docs/session-format.md §7).
 
     ``read_as`` is the file as it was read; if it has changed since (another writer added to
     it), nothing is written and ``ChangedError`` is raised. ``path`` must not be a symlink.
+    Returns the new file's status, as ``read_as`` of what comes next.
     """
     fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        now = os.fstat(fd)
-        same = (now.st_ino, now.st_size, now.st_mtime_ns) == (
-            read_as.st_ino,
-            read_as.st_size,
-            read_as.st_mtime_ns,
-        )
-        if not same or os.stat(path).st_ino != now.st_ino:
-            raise ChangedError(errno.EAGAIN, "it changed since it was read; try again")
-        _replace(path.parent, path.name, data, stat.S_IMODE(now.st_mode))
+        _check_unchanged(path, fd, read_as)
+        _replace(path.parent, path.name, data, stat.S_IMODE(os.fstat(fd).st_mode))
+        return os.stat(path)
     finally:
         os.close(fd)  # also releases the lock
+
+
+def _check_unchanged(path: Path, fd: int, read_as: os.stat_result) -> None:
+    """The file open at ``fd`` (locked) is still the one at ``path``, as it was when read."""
+    now = os.fstat(fd)
+    same = (now.st_ino, now.st_size, now.st_mtime_ns) == (
+        read_as.st_ino,
+        read_as.st_size,
+        read_as.st_mtime_ns,
+    )
+    if not same or os.stat(path).st_ino != now.st_ino:
+        raise ChangedError(errno.EAGAIN, "it changed since it was read")
 
 
 def write_new_session(folder: Path, name: str, data: bytes) -> Path:

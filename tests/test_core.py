@@ -21,7 +21,7 @@ from handoff_cli.errors import (
     HandoffError,
     ModelError,
     NoDocumentError,
-    WriteError,
+    SessionChangedError,
 )
 from handoff_cli.model import EXTRACTIVE, resolve_model
 from handoff_cli.output import Reporter
@@ -306,7 +306,7 @@ def test_a_file_that_changed_since_it_was_read_is_not_rewritten(
         return Reply(DOCUMENT)
 
     llm_server.script(agent_writes)
-    with pytest.raises(WriteError, match="changed since it was read"):
+    with pytest.raises(SessionChangedError, match="changed while it was handed off"):
         run(path, llm_server)
     assert path.read_bytes() == grown  # its line kept, nothing of ours
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
