@@ -218,6 +218,8 @@ class FakeLLMServer(ThreadingHTTPServer):
         self._script: deque[Step] = deque()
         self._requests: list[RecordedRequest] = []
         self._in_flight = 0
+        self.most_in_flight = 0
+        """The most requests ever answered at once."""
         self._client_gone = 0
         self._connections: dict[threading.Thread, socket.socket] = {}
         self._thread: threading.Thread | None = None
@@ -317,6 +319,7 @@ class FakeLLMServer(ThreadingHTTPServer):
         with self._lock:
             self._requests.append(request)
             self._in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self._in_flight)
             limit = self.max_context_tokens
             tokens = self.count_tokens(request.body.get("messages", []))
             # An over-long prompt does not use up a scripted step: the retry should get it.
