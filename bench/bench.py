@@ -195,9 +195,8 @@ def bench_startup(work: Path, runs: int) -> None:
         [
             PYTHON,
             "-c",
-            "import sys; from handoff_cli.cli import main\n"
-            "try: main(['list', sys.argv[1]])\n"
-            "except SystemExit: pass\n"
+            "import sys; from handoff_cli.cli import run\n"
+            "run(['list', sys.argv[1]])\n"
             "print('litellm' in sys.modules)",
             str(empty),
         ],
@@ -317,11 +316,99 @@ def bench_redaction(megabytes: float, runs: int) -> None:
     print(f"  as one string     {size / best_string / 1e6:6.1f} MB/s")
 
 
+def bench_rotation(work: Path, sessions: int, handoffs: int, runs: int) -> None:
+    """Rotation: choosing among ``sessions`` sessions of 1 MB against reading each with
+    ``show --context --json`` (in one process, one after another); then ``handoffs`` handoffs,
+    with the built-in writer and with a loopback model at one and at eight in flight."""
+    import asyncio
+
+    from handoff_cli.config import Options
+    from handoff_cli.context import build_context
+    from handoff_cli.listing import catalog
+    from handoff_cli.output import Reporter, write_json
+    from handoff_cli.rotate import RotateOptions, arotate, select
+    from handoff_cli.session import load_session
+    from handoff_cli.tree import branch, leaf
+
+    folder = work / "rotate"
+    folder.mkdir()
+    write_big_session(folder / "00000.jsonl", 1)
+    template = (folder / "00000.jsonl").read_bytes()
+    for index in range(1, sessions):
+        (folder / f"{index:05d}.jsonl").write_bytes(
+            template.replace(b"00000000bench", f"{index:013d}".encode())
+        )
+    old = time.time() - 3600
+    for path in folder.iterdir():
+        os.utime(path, (old, old))
+    sink = open(os.devnull, "wb")  # noqa: SIM115 - for the whole run
+    start = time.perf_counter()
+    for path in sorted(folder.iterdir()):
+        loaded = load_session(path)
+        built = build_context(branch(loaded, leaf(loaded)))
+        write_json({"messages": built.serialized()}, sink)
+    reading = time.perf_counter() - start
+    start = time.perf_counter()
+    found = catalog(folder)
+    chosen, _ = select(
+        found, RotateOptions(handoff=Options(model="extractive")), time.time(), Reporter()
+    )
+    choosing = time.perf_counter() - start
+    print(
+        f"rotation: choosing among {sessions} sessions of 1 MB ({len(chosen)} over the threshold)"
+    )
+    print(f"  show --context --json of each, one process   {reading:6.2f} s")
+    ratio = choosing / reading
+    print(f"  rotate's selection                           {choosing:6.2f} s  ({ratio:.2f}x)")
+
+    sys.path.insert(0, str(HERE.parent))
+    from tests.fakellm import FakeLLMServer, Reply
+
+    small = work / "small"
+    small.mkdir()
+    for index in range(handoffs):
+        write_big_session(small / f"{index:05d}.jsonl", 0.05, seed=index)
+    document = "\n\n".join(
+        f"## {n}\n- fact"
+        for n in (
+            "Goal",
+            "Constraints & Preferences",
+            "Progress",
+            "Key Decisions",
+            "Critical Context",
+            "Next Steps",
+        )
+    )
+    print(f"  {handoffs} handoffs of 50 kB sessions:")
+    with FakeLLMServer() as server:
+        server.default = Reply(document, chunks=4, delay=0.05)  # 0.2 s an answer
+        for label, model, jobs in (
+            ("built-in writer, 4 at once", "extractive", 4),
+            ("loopback model, 1 at a time", "openai/test-model", 1),
+            ("loopback model, 8 at once", "openai/test-model", 8),
+        ):
+            copy = work / f"copy-{jobs}-{model.replace('/', '-')}"
+            shutil.copytree(small, copy)
+            for path in copy.iterdir():
+                os.utime(path, (old, old))
+            base = Options(model=model, api_base=server.base_url if "/" in model else None)
+            options = RotateOptions(handoff=base, over_tokens=1, jobs=jobs)
+            found = catalog(copy)
+            chosen, _ = select(found, options, time.time(), Reporter())
+            start = time.perf_counter()
+            outcomes, _ = asyncio.run(arotate(chosen, options, lambda o: None, Reporter()))
+            elapsed = time.perf_counter() - start
+            done = sum(o.status == "handed_off" for o in outcomes)
+            print(f"    {label:<30} {elapsed:6.2f} s  ({done} handed off)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--megabytes", type=int, default=100)
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--rotation-sessions", type=int, default=1000)
+    parser.add_argument("--rotation-handoffs", type=int, default=100)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="handoff-bench-") as tmp:
         work = Path(tmp)
@@ -329,6 +416,7 @@ def main() -> None:
         bench_list(work, args.sessions, args.runs)
         bench_context(work, args.megabytes, args.runs)
         bench_planning(work)
+        bench_rotation(work, args.rotation_sessions, args.rotation_handoffs, args.runs)
     bench_redaction(4, args.runs)
 
 
