@@ -428,8 +428,9 @@ def show_estimates(estimates: list[Estimate], total: Totals) -> None:
         summary = each.candidate.summary
         line = Text()
         line.append(summary.id, "bold")
-        line.append(f"  {each.candidate.tokens:>9,} tokens  {each.candidate.model.name}")
-        line.append(f"  {each.strategy}, {each.requests} requests", "cyan")
+        line.append(f"  ~{each.candidate.tokens:,} tokens of context  {each.candidate.model.name}")
+        requests = f"{each.requests} request{'s' * (each.requests != 1)}"
+        line.append(f"  {each.strategy}: {requests}, {each.input_tokens:,} tokens in", "cyan")
         line.append(f"  {_money(each.cost_usd)}")
         line.append(f"  {summary.title or ''}", "dim")
         console.print(line)
