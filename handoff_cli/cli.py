@@ -336,9 +336,9 @@ def _show_context(path: list[Record], json_out: bool) -> None:
 
 
 def _show_document(loaded: Session, path: list[Record], json_out: bool) -> None:
-    from .prompt import recorded_document
+    from .facts import facts_of
 
-    text = recorded_document(loaded, path)
+    text = facts_of(loaded, path).previous_document
     if text is None:
         raise UsageError(
             f"{loaded.path} holds no handoff document: it neither starts from one nor records one"

@@ -16,6 +16,8 @@ DEFAULT_SESSIONS_DIR = Path("sessions")
 DEFAULT_IDLE = "10m"
 """Rotation leaves alone a session written to more recently: an agent may be at work in it."""
 DEFAULT_JOBS = 4
+DEFAULT_DOCUMENT_TOKENS = 2_000
+"""The most a handoff document should take: the built-in writer's cap, and models are told."""
 MIN_CONTEXT_WINDOW = 1_000
 """A smaller window leaves no room for the prompt and an answer."""
 
@@ -64,6 +66,7 @@ class Options:
     """Overrides the model's window as LiteLLM knows it."""
     redact: bool = True
     """Mask secrets in everything sent (``--no-redact`` turns it off)."""
+    max_doc_tokens: int = DEFAULT_DOCUMENT_TOKENS
     exclusive: bool = False
     """Record only if the session is still as it was read, else take the new session back
     (``SessionChangedError``): rotation's guard against handing one session off twice."""

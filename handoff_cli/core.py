@@ -17,7 +17,8 @@ from types import FrameType
 from typing import Any
 
 from .config import Options
-from .context import build_context
+from .context import Context, build_context
+from .document import files_block, missing_sections, with_files, wrap_document
 from .errors import (
     CancelledError,
     ModelError,
@@ -26,7 +27,16 @@ from .errors import (
     SessionChangedError,
     WriteError,
 )
-from .model import Answer, ContextTooLongError, Model, acomplete, resolve_model, run
+from .facts import Facts, facts_of
+from .model import (
+    Answer,
+    ContextTooLongError,
+    Model,
+    acomplete,
+    builtin_answer,
+    resolve_model,
+    run,
+)
 from .output import Reporter
 from .plan import (
     CHARS_PER_TOKEN,
@@ -38,9 +48,9 @@ from .plan import (
     precut,
     sized_requests,
 )
-from .prompt import ChatMessage, handoff_request, missing_sections, repair_prompt, wrap_document
+from .prompt import ChatMessage, handoff_request, repair_prompt
 from .redact import Redactor
-from .session import CURRENT_VERSION, Entry, Session, load_session
+from .session import CURRENT_VERSION, Entry, Record, Session, load_session
 from .tree import branch, leaf
 from .writer import (
     ChangedError,
@@ -72,6 +82,8 @@ class Request:
     prompt: ChatMessage
     session: Session = field(repr=False)
     leaf_id: str
+    facts: Facts = field(default_factory=Facts, repr=False)
+    """The branch's facts (masked): for the built-in writer, and the ``<files>`` block."""
     focus: str | None = None
     """The focus as sent: masked, and cut if it would not leave room for the conversation."""
     redacted: int = 0
@@ -144,6 +156,7 @@ def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> R
     if tip is None or sum(1 for r in path_records if r.type == "message") < 2:
         raise NothingToHandOffError()
     context = build_context(path_records)
+    facts = facts_of(session, path_records)
     model = resolve_model(
         options.model,
         context.model,
@@ -153,13 +166,28 @@ def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> R
         warn=reporter.warn,
     )
     focus = _fitted_focus(options.focus, model, reporter)
-    request = _bounded(handoff_request(context.messages(), focus), model)
     redactor = Redactor()
+    if options.redact:
+        facts = facts.masked(redactor.text)
+    since = _since_anchor(context, facts, path_records)
+    tokens = options.max_doc_tokens
+    request = _bounded(handoff_request(since.messages(), focus, facts, tokens), model)
     if options.redact:
         request = redactor.messages(request)
         focus = redactor.text(focus) if focus else focus
     *conversation, prompt = request
-    return Request(model, conversation, prompt, session, tip.id, focus, redactor.count)
+    return Request(model, conversation, prompt, session, tip.id, facts, focus, redactor.count)
+
+
+def _since_anchor(context: Context, facts: Facts, branch: list[Record]) -> Context:
+    """The context without our own recorded exchanges, and, when the branch holds a handoff
+    document already, only what came after it: the update starts from that document."""
+    at = {record.id: index for index, record in enumerate(branch)}
+    after = -1 if facts.anchor is None else facts.anchor
+    records = [r for r in context.records if r.id not in facts.skipped and at[r.id] > after]
+    compactions = [i for i, r in enumerate(branch) if r.type == "compaction"]
+    summary = context.summary if compactions and compactions[-1] > after else None
+    return replace(context, records=records, summary=summary)
 
 
 def _bounded(request: list[ChatMessage], model: Model) -> list[ChatMessage]:
@@ -291,6 +319,11 @@ async def _generate(
             warn=reporter.warn,
         )
 
+    if request.model.builtin:  # in this process: no LiteLLM, no request
+        messages = [*request.conversation, request.prompt]
+        facts, focus = request.facts, request.focus
+        answer = builtin_answer(facts, focus, options.max_doc_tokens, messages)
+        return _with_files(answer, request.facts), [], Plan("single", request.conversation)
     budget = _budget(request.model)
     for attempt in range(REPLANS + 1):
         plan = _plan(request, budget)
@@ -334,7 +367,14 @@ async def _generate(
         if options.strict:
             raise NoDocumentError(message)
         reporter.warn(f"warning: {message}")
-    return answer, missing, plan
+    return _with_files(answer, request.facts), missing, plan
+
+
+def _with_files(answer: Answer, facts: Facts) -> Answer:
+    """The document with the ``<files>`` block at its end, as oh-my-pi ends its handoff
+    summaries: the block the model wrote, if any, replaced by the exact one."""
+    block = files_block(facts.read_files, facts.modified_files, facts.read_set)
+    return replace(answer, text=with_files(answer.text, block))
 
 
 async def _run(

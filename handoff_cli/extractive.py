@@ -1,189 +1,259 @@
-"""The built-in extractive handoff writer: the six-section document, made from the session itself.
+"""The built-in extractive writer: the six-section document, made from the facts of the session.
 
-No model, no key, no network: free, instant and reproducible (the same request gives the same
-bytes). It reads the very request a real model would get, the chat messages built by
-``prompt.to_chat`` followed by the handoff prompt, and picks the facts out of it: the first
-request, the user's rules, files written and read, commands run and how they ended, the state
-the conversation stopped in, and what the latest compaction summary already says.
-``model.py`` offers it to LiteLLM as the model ``handoff/extractive``, so it runs through
-exactly the same pipeline as any other model.
+No model, no key, no network: free, instant and reproducible (the same facts give the same
+bytes). It builds from ``facts.Facts`` alone, never from prose another module rendered: the
+latest summary's sections (a compaction's, or the previous handoff document's) each under its
+heading, the original task and the latest request verbatim, the rules, what is done and what is
+not, the files, the commands and the error still open. Every list holds at most 12 items, every
+command one line, and the document stays within its token cap; a focus puts what matches it
+first, and never makes the document longer.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
-from .jsonl import parse_line
-from .prompt import (
-    BASH_INTRO,
-    BRANCH_INTRO,
-    COMPACTION_INTRO,
-    CUSTOM_INTRO,
-    FOCUS_INTRO,
-    RESULT_INTRO,
-    SECTIONS,
-    ChatMessage,
-)
-from .text import text_of
+from .config import DEFAULT_DOCUMENT_TOKENS
+from .document import SECTIONS, Sections
+from .facts import Facts
+from .text import one_line
 
-QUOTE_CHARS = 600
 LIST_ITEMS = 12
-OUTPUT_TAIL_LINES = 12
+QUOTE_CHARS = 600
+CHARS_PER_TOKEN = 4
+NOTHING = "- (none recorded)"
 
-# Words that make a sentence a rule; "I don't ..." is a statement, not a rule.
-_RULE = re.compile(
-    r"\b(always|never|must|mustn't|should|shouldn't|prefer|avoid|make sure|no new)\b"
-    r"|(?<!\bi )\b(don't|do not)\b|^(keep|stick to|stay)\b",
+_DONE_WORDS = re.compile(
+    r"^(done|finished|fixed|completed?|all (?:\d+ )?tests? pass|implemented|added|merged|"
+    r"works now|it works)\b",
     re.IGNORECASE,
 )
-_SLASH_COMMAND = re.compile(r"/\S+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-_PLAN = re.compile(r"\b(next|then|I'll|I will|will|plan|todo|remaining|left to)\b", re.IGNORECASE)
-_EXIT_CODE = re.compile(r"\(exit code (-?\d+)\)")
-_SUMMARY = re.compile(r"<summary>\n(.*)\n</summary>", re.DOTALL)
-_PATH_KEYS = ("path", "file_path", "filePath", "filename", "file", "target_file", "notebook_path")
-_WRITE_TOOLS = ("write", "edit", "patch", "replace", "create", "insert", "move", "delete")
-_READ_TOOLS = ("read", "view", "cat", "open", "grep", "find", "ls", "glob", "search")
-_SHELL_TOOLS = ("bash", "shell", "exec", "run", "terminal", "command")
+_PLAN = re.compile(r"\b(next|then|I'll|I will|plan to|todo|remaining|left to)\b", re.IGNORECASE)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+_SUBHEADING = re.compile(r"^#{3,}\s*(.+?)\s*$")
+
+
+def write_document(
+    facts: Facts, focus: str | None = None, max_tokens: int = DEFAULT_DOCUMENT_TOKENS
+) -> str:
+    """The handoff document for ``facts``, within ``max_tokens`` (4 characters a token)."""
+    draft = _Draft.of(facts, focus)
+    for items in range(LIST_ITEMS, 0, -1):  # fewer items a list until it fits
+        document = draft.render(items, QUOTE_CHARS if items > 4 else QUOTE_CHARS // 3)
+        if len(document) <= max_tokens * CHARS_PER_TOKEN:
+            return document
+    return document[: max_tokens * CHARS_PER_TOKEN].rsplit("\n", 1)[0] + "\n"
 
 
 @dataclass
-class _Facts:
-    """What the conversation shows, in order of appearance."""
+class _Draft:
+    """The document's parts, before caps."""
 
-    requests: list[str] = field(default_factory=list)
-    answered_last_request: bool = True
-    summaries: list[str] = field(default_factory=list)
-    last_assistant: str = ""
-    written: list[str] = field(default_factory=list)
-    read: list[str] = field(default_factory=list)
-    succeeded: list[str] = field(default_factory=list)
-    failed_command: tuple[str, str, str] | None = None  # command, how it ended, output
-    tool_error: tuple[str, str] | None = None  # tool, output
+    goal: list[str]
+    constraints: list[str]
+    done: list[str]
+    in_progress: list[str]
+    pending: list[str]
+    decisions: list[str]
+    critical: list[str]
+    next_steps: list[str]
+    terms: list[str]
+
+    @classmethod
+    def of(cls, facts: Facts, focus: str | None) -> _Draft:
+        summary = _by_heading(facts.summary)
+        known = {name.casefold() for name in SECTIONS}
+        progress = _subsections(summary.get("progress", ""))
+        draft = cls(
+            goal=[],
+            constraints=_unique(
+                [*_items(summary.get("constraints & preferences", "")), *facts.rules]
+            ),
+            done=_items(progress.get("done", "")),
+            in_progress=_items(progress.get("in progress", "")),
+            pending=_items(progress.get("pending", "")) + _items(progress.get("", "")),
+            decisions=_items(summary.get("key decisions", "")),
+            critical=_items(summary.get("critical context", "")),
+            next_steps=_items(summary.get("next steps", "")),
+            terms=[t for t in re.findall(r"[\w./-]{3,}", (focus or "").casefold())],
+        )
+        for heading, body in facts.summary:
+            if heading.casefold() not in known and body:
+                label = f"{heading}: " if heading else ""
+                draft.critical += [label + item for item in _items(body)]
+        for summary_sections in facts.branch_summaries:
+            draft._branch_summary(summary_sections)
+        draft._goal(facts, summary.get("goal", ""), focus)
+        draft._progress(facts)
+        draft._context(facts)
+        draft._next(facts)
+        return draft
+
+    def _branch_summary(self, sections: Sections) -> None:
+        parts = _by_heading(sections)
+        if set(parts) <= {""}:
+            self.decisions.append(
+                "An earlier path, since left: " + one_line(parts.get("", ""), 400)
+            )
+            return
+        self.decisions += _items(parts.get("key decisions", ""))
+        self.constraints = _unique(
+            [*self.constraints, *_items(parts.get("constraints & preferences", ""))]
+        )
+        self.critical += _items(parts.get("critical context", ""))
+
+    def _goal(self, facts: Facts, earlier: str, focus: str | None) -> None:
+        # An earlier document's Goal may quote the task already: once is enough.
+        goal = [part for part in earlier.split("\n\n") if not part.startswith("Focus of this")]
+        said = _plain(earlier)
+        if facts.original_task and _plain(facts.original_task) not in said:
+            goal.append("The original task:\n" + _quote(facts.original_task))
+        latest = facts.latest_request
+        if latest and latest != facts.original_task and _plain(latest) not in said:
+            goal.append("The latest request:\n" + _quote(latest))
+        if focus:
+            goal.append(f"Focus of this handoff: {one_line(focus, 300)}")
+        self.goal = [part for part in goal if part.strip()]
+
+    def _progress(self, facts: Facts) -> None:
+        last: dict[str, str] = {}
+        for command in facts.commands:  # each command by how it ended last
+            status = "passed" if command.ok else ("failed, then fixed" if command.resolved else "")
+            if status:
+                last[command.text] = status
+            else:
+                last.pop(command.text, None)
+        self.done += [f"Ran `{text}`: {status}" for text, status in last.items()]
+        answer = facts.last_answer
+        if facts.latest_request and not facts.answered:
+            self.pending.append(
+                "The latest request, not answered yet:\n" + _quote(facts.latest_request)
+            )
+        elif answer and not facts.open_error and _DONE_WORDS.match(answer):
+            self.done.append("The latest request, as the assistant reported it:\n" + _quote(answer))
+        elif answer:
+            self.in_progress.append("Where the assistant stopped:\n" + _quote(answer))
+        if facts.acknowledgement and facts.latest_request:
+            ack = one_line(facts.acknowledgement, 40)
+            self.in_progress.append(f'The user answered "{ack}" to the latest request: go ahead.')
+
+    def _context(self, facts: Facts) -> None:
+        if facts.open_error:
+            command, _, output = facts.open_error.partition("\n")
+            entry = f"The error still open: {command}"
+            self.critical.insert(0, entry + (f"\n```\n{output}\n```" if output else ""))
+        if facts.modified_files:
+            self.critical.append(
+                "Files changed: " + ", ".join(f"`{p}`" for p in facts.modified_files[:LIST_ITEMS])
+            )
+        if facts.read_files:
+            self.critical.append(
+                "Files read: " + ", ".join(f"`{p}`" for p in facts.read_files[:LIST_ITEMS])
+            )
+
+    def _next(self, facts: Facts) -> None:
+        steps: list[str] = []
+        if facts.open_error:
+            steps.append("Fix the error still open (see Critical Context).")
+        answer = facts.last_answer or ""
+        if facts.latest_request and not facts.answered:
+            steps.append("Answer the latest request: " + one_line(facts.latest_request, 300))
+        elif facts.latest_request and not _DONE_WORDS.match(answer):
+            steps.append("Finish the latest request: " + one_line(facts.latest_request, 300))
+        plan = [s for s in _SENTENCE.split(answer) if _PLAN.search(s)]
+        if plan and facts.answered:
+            steps.append("Go on as the assistant planned: " + one_line(" ".join(plan), 300))
+        self.next_steps = _unique([*steps, *self.next_steps])
+
+    def render(self, items: int, quote: int) -> str:
+        def bullets(found: list[str], numbered: bool = False) -> str:
+            chosen = _focused(_unique(found), self.terms)[:items]
+            if not chosen:
+                return NOTHING
+            marks = [f"{n}." if numbered else "-" for n in range(1, len(chosen) + 1)]
+            return "\n".join(
+                f"{m} {_shortened(item, quote)}" for m, item in zip(marks, chosen, strict=True)
+            )
+
+        goal = "\n\n".join(_shortened(part, quote) for part in self.goal) or NOTHING
+        parts = {
+            "Goal": goal,
+            "Constraints & Preferences": bullets(self.constraints),
+            "Progress": f"### Done\n{bullets(self.done)}\n\n### In Progress\n"
+            f"{bullets(self.in_progress)}\n\n### Pending\n{bullets(self.pending)}",
+            "Key Decisions": bullets(self.decisions),
+            "Critical Context": bullets(self.critical),
+            "Next Steps": bullets(self.next_steps, numbered=True),
+        }
+        return "\n\n".join(f"## {name}\n{parts[name]}" for name in SECTIONS) + "\n"
 
 
-def write_document(messages: list[ChatMessage]) -> str:
-    """The handoff document for a handoff request (context messages, then the prompt)."""
-    focus = _focus(messages[-1]) if messages else None
-    facts = _read(messages[:-1])
-    summary = facts.summaries[-1] if facts.summaries else ""
-    terms = _terms(focus)
-    sections = {
-        "Goal": _goal(facts, summary, focus),
-        "Constraints & Preferences": _bullets(_constraints(facts, summary), terms),
-        "Progress": _progress(facts, terms),
-        "Key Decisions": _section_of(summary, "Key Decisions") or "- (none recorded)",
-        "Critical Context": _critical(facts, terms),
-        "Next Steps": _next_steps(facts),
-    }
-    return "\n\n".join(f"## {name}\n{sections[name]}" for name in SECTIONS) + "\n"
+def _paths(paths: tuple[str, ...]) -> str:
+    return ", ".join(f"`{p}`" for p in paths[:LIST_ITEMS])
 
 
-# --- reading the request -----------------------------------------------------------------------
+def _by_heading(sections: Sections) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for heading, body in sections:
+        key = heading.casefold()
+        found[key] = f"{found[key]}\n{body}" if key in found else body
+    return found
 
 
-def _focus(prompt: ChatMessage) -> str | None:
-    text = text_of(prompt.get("content"), "\n")
-    start = text.rfind(FOCUS_INTRO)
-    return text[start + len(FOCUS_INTRO) :].strip() or None if start >= 0 else None
+def _subsections(body: str) -> dict[str, str]:
+    """``### `` parts of a section's body, by heading; text before the first under ''."""
+    parts: dict[str, list[str]] = {"": []}
+    current = ""
+    for line in body.splitlines():
+        heading = _SUBHEADING.match(line)
+        if heading:
+            current = heading.group(1).rstrip(":").casefold()
+            parts.setdefault(current, [])
+        else:
+            parts[current].append(line)
+    return {key: "\n".join(lines).strip() for key, lines in parts.items()}
 
 
-def _arguments(call: dict[str, Any]) -> dict[str, Any]:
-    raw = call.get("function", {}).get("arguments", "")
-    try:
-        value = parse_line(raw.encode(errors="surrogatepass")) if isinstance(raw, str) else raw
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
+def _items(body: str) -> list[str]:
+    """A section's body as items: each bullet or numbered line with the lines that continue it;
+    a paragraph is one item; placeholders such as "(none)" are no items."""
+    found: list[str] = []
+    current: list[str] = []
+    for line in body.splitlines():
+        if not line.strip() or _SUBHEADING.match(line):
+            if current:
+                found.append("\n".join(current))
+                current = []
+            continue
+        bullet = _BULLET.match(line)
+        if bullet and current:
+            found.append("\n".join(current))
+            current = []
+        current.append(line[bullet.end() :].strip() if bullet else line.strip())
+    if current:
+        found.append("\n".join(current))
+    return [
+        item for item in found if not re.fullmatch(r"\(?(none|nothing|n/a)[^)]*\)?\.?", item, re.I)
+    ]
 
 
-def _path(arguments: dict[str, Any]) -> str | None:
-    return next((arguments[k] for k in _PATH_KEYS if isinstance(arguments.get(k), str)), None)
+def _plain(text: str) -> str:
+    """Text as compared: quote marks, case and white space aside."""
+    return " ".join(re.sub(r"(?m)^\s*>\s?|\s>\s", " ", text).casefold().split())
 
 
-def _command(arguments: dict[str, Any]) -> str | None:
-    return next(
-        (arguments[k] for k in ("command", "cmd", "script") if isinstance(arguments.get(k), str)),
-        None,
-    )
-
-
-def _add(items: list[str], item: str) -> None:
-    if item not in items:
-        items.append(item)
-
-
-def _read(messages: Iterable[ChatMessage]) -> _Facts:
-    facts = _Facts()
-    calls: dict[str, tuple[str, dict[str, Any]]] = {}
-    for message in messages:
-        role, text = message.get("role"), text_of(message.get("content"), "\n")
-        if role == "user":
-            _read_user(facts, text)
-        elif role == "assistant":
-            if text.strip():
-                facts.last_assistant = text.strip()
-            facts.answered_last_request = True
-            for call in message.get("tool_calls") or []:
-                name = str(call.get("function", {}).get("name", ""))
-                calls[call.get("id", "")] = (name, _arguments(call))
-        elif role == "tool":
-            name, arguments = calls.get(message.get("tool_call_id", ""), ("", {}))
-            _read_result(facts, name, arguments, text)
-    return facts
-
-
-def _read_user(facts: _Facts, text: str) -> None:
-    if text.startswith((COMPACTION_INTRO, BRANCH_INTRO)):
-        found = _SUMMARY.search(text)
-        if found and text.startswith(COMPACTION_INTRO):
-            facts.summaries.append(found.group(1))
-    elif text.startswith(BASH_INTRO):
-        command, _, rest = text[len(BASH_INTRO) :].partition("\n")
-        code = _EXIT_CODE.search(rest)
-        if code is None and "(cancelled)" not in rest:
-            _add(facts.succeeded, command)
-        elif code is not None:
-            output = rest[: code.start()].strip().removeprefix("```").removesuffix("```")
-            facts.failed_command = (command, f"exit code {code.group(1)}", output.strip())
-    elif not text.startswith((RESULT_INTRO, CUSTOM_INTRO)) and text.strip():
-        if _SLASH_COMMAND.fullmatch(text.strip()):
-            return  # a command to the agent itself (e.g. "/model"), not a request
-        facts.requests.append(text.strip())
-        facts.answered_last_request = False
-
-
-def _kind(name: str, family: tuple[str, ...]) -> bool:
-    lowered = name.lower()
-    return any(word in lowered for word in family)
-
-
-def _read_result(facts: _Facts, name: str, arguments: dict[str, Any], text: str) -> None:
-    failed = text.startswith("[error]")
-    path, command = _path(arguments), _command(arguments)
-    if failed:
-        facts.tool_error = (name or "a tool", text.removeprefix("[error]").strip())
-        if command is not None:
-            code = _EXIT_CODE.search(text) or re.search(r"exit(?:ed with)? code (-?\d+)", text)
-            status = f"exit code {code.group(1)}" if code else "failed"
-            facts.failed_command = (command, status, facts.tool_error[1])
-        return
-    if path is not None and _kind(name, _WRITE_TOOLS):
-        _add(facts.written, path)
-    elif path is not None and _kind(name, _READ_TOOLS):
-        _add(facts.read, path)
-    elif command is not None and _kind(name, _SHELL_TOOLS):
-        _add(facts.succeeded, command)
-
-
-# --- writing the sections ----------------------------------------------------------------------
-
-
-def _terms(focus: str | None) -> list[str]:
-    return [w for w in re.findall(r"[\w./-]{3,}", (focus or "").casefold())]
+def _unique(items: Iterable[str]) -> list[str]:
+    seen: set[str] = set()
+    kept: list[str] = []
+    for item in items:
+        key = _plain(item)
+        if item and key not in seen:
+            seen.add(key)
+            kept.append(item)
+    return kept
 
 
 def _focused(items: list[str], terms: list[str]) -> list[str]:
@@ -201,95 +271,9 @@ def _quote(text: str, limit: int = QUOTE_CHARS) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in text.splitlines())
 
 
-def _section_of(summary: str, name: str) -> str:
-    """A section's body in a Markdown summary written in the six-section format."""
-    found = re.search(
-        rf"^##[ \t]+{re.escape(name)}[ \t]*\n(.*?)(?=^##[ \t]+\S|\Z)", summary, re.M | re.S
-    )
-    return found.group(1).strip() if found else ""
-
-
-def _bullets(items: list[str], terms: list[str], empty: str = "- (none recorded)") -> str:
-    chosen = _focused(items, terms)[:LIST_ITEMS]
-    return "\n".join(f"- {item}" for item in chosen) if chosen else empty
-
-
-def _code(text: str) -> str:
-    return f"`{text}`" if "`" not in text and "\n" not in text else text.replace("\n", " ")
-
-
-def _goal(facts: _Facts, summary: str, focus: str | None) -> str:
-    parts = []
-    earlier = _section_of(summary, "Goal")
-    if earlier:
-        parts.append("From the latest compaction summary:\n" + _quote(earlier))
-    if facts.requests:
-        parts.append("The first request in the conversation:\n" + _quote(facts.requests[0]))
-    if focus:
-        parts.append(f"Focus of this handoff: {focus}")
-    return "\n\n".join(parts) or "- (no request recorded)"
-
-
-def _constraints(facts: _Facts, summary: str) -> list[str]:
-    found: list[str] = []
-    seen: set[str] = set()
-    for request in facts.requests:
-        for sentence in _SENTENCE_END.split(request):
-            sentence = " ".join(sentence.split()).strip("-* ")
-            if sentence and _RULE.search(sentence) and sentence.casefold() not in seen:
-                seen.add(sentence.casefold())
-                found.append(sentence)
-    for line in _section_of(summary, "Constraints & Preferences").splitlines():
-        item = line.strip().lstrip("-* ").strip()
-        if item and item.casefold() not in seen:
-            seen.add(item.casefold())
-            found.append(item)
-    return found
-
-
-def _progress(facts: _Facts, terms: list[str]) -> str:
-    done = [f"Wrote or edited {_code(p)}" for p in facts.written]
-    done += [f"Ran {_code(c)} (succeeded)" for c in facts.succeeded]
-    in_progress = _quote(facts.last_assistant) if facts.last_assistant else "- (nothing)"
-    pending = "- (none)"
-    if facts.requests and not facts.answered_last_request:
-        pending = "The last request has no answer yet:\n" + _quote(facts.requests[-1])
-    return (
-        f"### Done\n{_bullets(done, terms, '- (nothing recorded)')}\n\n"
-        f"### In Progress\nThe last assistant message:\n{in_progress}\n\n"
-        f"### Pending\n{pending}"
-    )
-
-
-def _critical(facts: _Facts, terms: list[str]) -> str:
-    lines = []
-    if facts.read:
-        lines.append("- Files read: " + ", ".join(_code(p) for p in _focused(facts.read, terms)))
-    if facts.written:
-        modified = ", ".join(_code(p) for p in _focused(facts.written, terms))
-        lines.append("- Files modified: " + modified)
-    if facts.failed_command is not None:
-        command, status, output = facts.failed_command
-        tail = "\n".join(output.splitlines()[-OUTPUT_TAIL_LINES:])
-        lines.append(f"- Last failing command: {_code(command)} ({status})")
-        if tail:
-            lines.append("```\n" + tail + "\n```")
-    if facts.tool_error is not None and (
-        facts.failed_command is None or facts.tool_error[1] != facts.failed_command[2]
-    ):
-        name, output = facts.tool_error
-        lines.append(f"- Last tool error ({name}): " + " ".join(output.split())[:300])
-    return "\n".join(lines) or "- (nothing recorded)"
-
-
-def _next_steps(facts: _Facts) -> str:
-    steps = []
-    if facts.requests:
-        last = " ".join(facts.requests[-1].split())
-        steps.append(f"Pick up from the last request: {last[:QUOTE_CHARS]}")
-    plan = [s for s in _SENTENCE_END.split(facts.last_assistant) if _PLAN.search(s)]
-    if plan:
-        steps.append("Follow the assistant's stated plan: " + " ".join(plan)[:QUOTE_CHARS])
-    elif facts.last_assistant:
-        steps.append("Check where the last assistant message left off (see Progress).")
-    return "\n".join(f"{n}. {step}" for n, step in enumerate(steps, 1)) or "1. (none recorded)"
+def _shortened(item: str, limit: int) -> str:
+    """An item within about ``limit`` characters; a code block cut short is closed again."""
+    if len(item) <= limit:
+        return item
+    cut = item[: limit - 1].rstrip() + "…"
+    return cut + "\n```" if cut.count("```") % 2 else cut

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .document import HANDOFF_TYPE, is_handoff_prompt
 from .errors import SessionFileError, UsageError, os_reason
 from .jsonl import parse_line
 from .places import Root, expand
-from .prompt import HANDOFF_TYPE, is_handoff_prompt
 from .session import numbered, open_regular, parent_session, read_head, session_title
 from .text import text_of
 

@@ -25,7 +25,10 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, TypeVar
 
+from .config import DEFAULT_DOCUMENT_TOKENS
 from .errors import ModelError, UsageError
+from .extractive import write_document
+from .facts import Facts, facts_of_chat
 from .jsonl import dumps
 from .plan import DEFAULT_WINDOW, Counter, rough_tokens
 from .prompt import ChatMessage
@@ -265,20 +268,18 @@ def _register_extractive(litellm: ModuleType) -> None:
     from litellm.types.llms.openai import ChatCompletionUsageBlock
     from litellm.types.utils import GenericStreamingChunk
 
-    from .extractive import write_document
-
     class Extractive(CustomLLM):
         # LiteLLM declares it a coroutine, yet iterates what it returns: a generator it is.
         async def astreaming(  # type: ignore[override]
             self, model: str, messages: list[ChatMessage], *args: Any, **kwargs: Any
         ) -> AsyncIterator[GenericStreamingChunk]:
-            for chunk in self.streaming(model, messages):
+            for chunk in self.streaming(model, messages, **kwargs):
                 yield chunk
 
         def streaming(
             self, model: str, messages: list[ChatMessage], *args: Any, **kwargs: Any
         ) -> Iterator[GenericStreamingChunk]:
-            document = write_document(messages)
+            document = _builtin_document(messages, kwargs)
             for line in document.splitlines(keepends=True):
                 yield {
                     "text": line,
@@ -328,6 +329,28 @@ def _known_provider(model: str) -> bool:
     return True
 
 
+def _builtin_document(messages: list[ChatMessage], call: dict[str, Any]) -> str:
+    """The built-in writer's document for a call through LiteLLM: from the facts the caller
+    passed (``metadata={"handoff": {"facts", "focus", "max_tokens"}}``, as ``builtin_answer``
+    has them), else from the conversation itself."""
+    params = call.get("litellm_params") or {}
+    given = (params.get("metadata") or {}).get("handoff") or {}
+    facts = Facts.from_json(given["facts"]) if "facts" in given else facts_of_chat(messages)
+    tokens = int(given.get("max_tokens") or DEFAULT_DOCUMENT_TOKENS)
+    return write_document(facts, given.get("focus"), tokens)
+
+
+def builtin_answer(
+    facts: Facts, focus: str | None, max_tokens: int, messages: Sequence[ChatMessage]
+) -> Answer:
+    """The built-in writer's answer, in this process: no LiteLLM, the same bytes as through it."""
+    document = write_document(facts, focus, max_tokens)
+    provider, _, name = EXTRACTIVE.partition("/")
+    return Answer(
+        document, provider, name, rough_count(messages), rough_tokens(len(document)), 0.0, 0.0
+    )
+
+
 def _missing_keys(model: str, api_key: str | None, api_base: str | None) -> list[str]:
     """The environment variables the provider of ``model`` needs and does not have."""
     if api_key or api_base:
@@ -368,6 +391,7 @@ async def acomplete(
     retries: int,
     progress: Progress | None = None,
     warn: Callable[[str], None] = lambda text: None,
+    metadata: dict[str, Any] | None = None,
 ) -> Answer:
     """Stream the model's answer to ``messages``. ``timeout`` is a deadline for each attempt
     as a whole, however the answer trickles in. What is worth retrying is retried, and said
@@ -377,7 +401,8 @@ async def acomplete(
 
     for attempt in range(retries + 1):
         try:
-            return await asyncio.wait_for(_stream(litellm, messages, model, progress), timeout)
+            streamed = _stream(litellm, messages, model, progress, metadata)
+            return await asyncio.wait_for(streamed, timeout)
         except asyncio.TimeoutError:
             raise ModelError(f"{model.name}: no answer within {timeout:g} s") from None
         except openai.APIError as error:
@@ -423,6 +448,7 @@ async def _stream(
     messages: Sequence[ChatMessage],
     model: Model,
     progress: Progress | None,
+    metadata: dict[str, Any] | None = None,
 ) -> Answer:
     response = await litellm.acompletion(
         model=model.name,
@@ -432,6 +458,7 @@ async def _stream(
         num_retries=0,
         api_key=model.api_key or (NO_KEY if model.api_base else None),
         api_base=model.api_base,
+        metadata=metadata,
     )
     chunks = []
     pieces = 0

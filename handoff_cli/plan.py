@@ -22,8 +22,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .document import SECTION_LIST
 from .jsonl import dumps, parse_line
-from .prompt import SECTION_LIST, ChatMessage
+from .prompt import ChatMessage
 from .text import text_of
 
 Counter = Callable[[Sequence[ChatMessage]], int]

@@ -11,33 +11,21 @@ the new session carries the document in. The prompt and the focus are sent liter
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any
 
+from .config import DEFAULT_DOCUMENT_TOKENS
 from .context import Message
+from .document import PROMPT_OPENINGS, SECTION_LIST
+from .facts import Facts
 from .jsonl import dumps
-from .session import Record, Session
-from .text import text_of
 
 ChatMessage = dict[str, Any]
 """A message in OpenAI's chat format, as LiteLLM takes it."""
 
-SECTIONS = (
-    "Goal",
-    "Constraints & Preferences",
-    "Progress",
-    "Key Decisions",
-    "Critical Context",
-    "Next Steps",
-)
-SECTION_LIST = ", ".join(f"`## {name}`" for name in SECTIONS)
-"""The sections as the prompts name them, in order."""
-
-HANDOFF_PROMPT = """\
-Write a handoff document for the work in this conversation. A new session of the coding agent \
-will continue the work with this document as its only context: it cannot see this conversation, \
-the tool results, or anything said so far.
+_TASK = """\
+A new session of the coding agent will continue the work with this document as its only \
+context: it cannot see this conversation, the tool results, or anything said so far.
 
 Answer with the Markdown document alone, made of exactly these six sections, in this order:
 
@@ -66,7 +54,20 @@ A numbered list of what to do next, the most urgent first.
 
 Be concrete: keep paths, names, commands and errors exactly as they appear, and do not invent \
 anything the conversation does not show. Write nothing before the first heading or after the \
-last section."""
+last section. Keep the document under about {tokens:,} tokens."""
+
+HANDOFF_PROMPT = PROMPT_OPENINGS[0] + " " + _TASK
+UPDATE_PROMPT = (
+    PROMPT_OPENINGS[1]
+    + " Its previous handoff document is below; the messages before this one are what happened "
+    "since it was written. Rewrite the document so that it holds what is still true, changed "
+    "where the work changed it and with what the work added: it must not grow with each "
+    "update, so drop what no longer matters.\n\n<document>\n{document}\n</document>\n\n" + _TASK
+)
+FACTS_INTRO = (
+    "Verified facts, read from the session file by a program: they are exact. Keep each in "
+    "the document, in its place, as written:"
+)
 
 REPAIR_PROMPT = """\
 The handoff document below does not have the required structure. Rewrite it so that it \
@@ -77,12 +78,6 @@ holds and add none. Answer with the rewritten document alone.
 {document}
 </document>"""
 
-WRAPPER_OPEN = "<handoff-context>\n"
-WRAPPER_CLOSE = (
-    "\n</handoff-context>\n\nThe above is a handoff document from a previous session. "
-    "Use this context to continue the work seamlessly."
-)
-
 COMPACTION_INTRO = "The conversation before this point was condensed into this summary:"
 BRANCH_INTRO = "The conversation went down another path first, which ended as summarised here:"
 BASH_INTRO = "I ran this command myself:\n$ "
@@ -91,79 +86,55 @@ RESULT_INTRO = "[Result of "
 FOCUS_INTRO = "\n\nAdditional focus: "
 
 
-def is_handoff_prompt(text: str) -> bool:
-    """Whether a user message is the handoff prompt, as recorded by an earlier handoff."""
-    return text.startswith(HANDOFF_PROMPT.split("\n", 1)[0])
+def handoff_prompt(
+    focus: str | None = None,
+    facts: Facts | None = None,
+    tokens: int = DEFAULT_DOCUMENT_TOKENS,
+) -> str:
+    """The instruction sent as the last user message: a new document, or, when the session
+    already holds one, an update of it; then the verified facts; ``focus`` appended as given."""
+    previous = facts.previous_document if facts else None
+    if previous:
+        text = UPDATE_PROMPT.format(document=previous, tokens=tokens)
+    else:
+        text = HANDOFF_PROMPT.format(tokens=tokens)
+    block = facts_block(facts) if facts else ""
+    return text + (f"\n\n{block}" if block else "") + (f"{FOCUS_INTRO}{focus}" if focus else "")
 
 
-def handoff_prompt(focus: str | None = None) -> str:
-    """The instruction sent as the last user message; ``focus`` is appended as given."""
-    return HANDOFF_PROMPT + (f"{FOCUS_INTRO}{focus}" if focus else "")
+def facts_block(facts: Facts) -> str:
+    """The facts as a list the model is told to keep."""
+    lines: list[str] = []
+    if facts.original_task:
+        lines.append(f"- The original task: {_quoted(facts.original_task)}")
+    if facts.latest_request and facts.latest_request != facts.original_task:
+        lines.append(f"- The latest request: {_quoted(facts.latest_request)}")
+    if facts.acknowledgement:
+        lines.append(f"- Then the user only said {_quoted(facts.acknowledgement)}: go ahead.")
+    if facts.latest_request and not facts.answered:
+        lines.append("- The latest request has no answer yet.")
+    lines += [f"- A rule the user stated: {_quoted(rule)}" for rule in facts.rules[:12]]
+    if facts.modified_files:
+        lines.append("- Files changed: " + ", ".join(f"`{p}`" for p in facts.modified_files[:20]))
+    if facts.read_files:
+        lines.append("- Files read: " + ", ".join(f"`{p}`" for p in facts.read_files[:20]))
+    for command in facts.commands[-12:]:
+        how = "passed" if command.ok else "failed, fixed later" if command.resolved else "failed"
+        code = f", exit code {command.exit_code}" if command.exit_code and not command.ok else ""
+        lines.append(f"- Ran `{command.text}`: {how}{code}")
+    if facts.open_error:
+        lines.append(f"- The error still open: {facts.open_error}")
+    return FACTS_INTRO + "\n" + "\n".join(lines) if lines else ""
+
+
+def _quoted(text: str, limit: int = 600) -> str:
+    folded = " ".join(text.split())
+    return f'"{folded if len(folded) <= limit else folded[: limit - 1] + "…"}"'
 
 
 def repair_prompt(document: str) -> str:
+    """Asks for the document again, in the six sections."""
     return REPAIR_PROMPT.format(sections=SECTION_LIST, document=document)
-
-
-_CLOSING_TAG = re.compile(r"<(\s*/\s*handoff-context\s*)>", re.IGNORECASE)
-
-
-def wrap_document(document: str) -> str:
-    """The content of the new session's handoff message, as the agent writes it. A closing
-    tag inside the document is escaped, so the wrapper closes exactly once, at its end."""
-    return WRAPPER_OPEN + _CLOSING_TAG.sub(r"&lt;\1&gt;", document) + WRAPPER_CLOSE
-
-
-_ESCAPED_TAG = re.compile(r"&lt;(\s*/\s*handoff-context\s*)&gt;", re.IGNORECASE)
-
-
-def unwrap_document(content: str) -> str:
-    """The document a handoff message holds (what ``wrap_document`` wrapped)."""
-    if content.startswith(WRAPPER_OPEN) and content.endswith(WRAPPER_CLOSE):
-        content = content[len(WRAPPER_OPEN) : -len(WRAPPER_CLOSE)]
-    return _ESCAPED_TAG.sub(r"<\1>", content).strip()
-
-
-HANDOFF_TYPE = "handoff"
-"""The ``customType`` of the message a handed-off session starts with, and the ``method`` of
-oh-my-pi's own in-place handoff (a compaction)."""
-
-
-def recorded_document(session: Session, branch: list[Record]) -> str | None:
-    """The handoff document of a session: the one it starts from, else the latest one recorded
-    on the branch (our exchange's answer, or the summary of an in-place handoff)."""
-    first = branch[0].entry if branch else None
-    if first and first.get("type") == "custom_message" and first.get("customType") == HANDOFF_TYPE:
-        return unwrap_document(text_of(first.get("content"), "\n"))
-    latest: str | None = None
-    asked = False
-    for entry in session.entries(branch):
-        message = entry.get("message") if entry.get("type") == "message" else None
-        message = message if isinstance(message, dict) else {}
-        if asked and message.get("role") == "assistant":
-            latest = text_of(message.get("content"), "\n") or latest
-        elif entry.get("type") == "compaction" and entry.get("method") == HANDOFF_TYPE:
-            summary = entry.get("summary")
-            latest = summary if isinstance(summary, str) else latest
-        content = message.get("content")
-        asked = message.get("role") == "user" and is_handoff_prompt(text_of(content))
-    return latest
-
-
-_HEADING = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
-
-
-def missing_sections(document: str) -> list[str]:
-    """The required sections the document lacks, or has out of order (empty when it is right)."""
-    found = [" ".join(h.rstrip(":").split()).casefold() for h in _HEADING.findall(document)]
-    missing: list[str] = []
-    position = 0
-    for name in SECTIONS:
-        try:
-            position = found.index(name.casefold(), position) + 1
-        except ValueError:
-            missing.append(name)
-    return missing
 
 
 # --- the context as chat messages ------------------------------------------------------------
@@ -325,6 +296,12 @@ def _tool_call(block: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def handoff_request(context_messages: Iterable[Message], focus: str | None) -> list[ChatMessage]:
+def handoff_request(
+    context_messages: Iterable[Message],
+    focus: str | None,
+    facts: Facts | None = None,
+    tokens: int = DEFAULT_DOCUMENT_TOKENS,
+) -> list[ChatMessage]:
     """The whole request: the context as chat messages, then the handoff prompt."""
-    return [*to_chat(context_messages), {"role": "user", "content": handoff_prompt(focus)}]
+    prompt = handoff_prompt(focus, facts, tokens)
+    return [*to_chat(context_messages), {"role": "user", "content": prompt}]

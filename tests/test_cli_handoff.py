@@ -13,7 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from handoff_cli.prompt import SECTIONS
+from handoff_cli.document import SECTIONS
 
 from .conftest import EXAMPLES, run_cli
 from .fakellm import Error, FakeLLMServer, Reply

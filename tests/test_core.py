@@ -16,6 +16,13 @@ from handoff_cli import core
 from handoff_cli.config import Options
 from handoff_cli.context import build_context
 from handoff_cli.core import HandoffResult, dry_run, handoff, prepare
+from handoff_cli.document import (
+    PROMPT_OPENINGS,
+    SECTIONS,
+    unwrap_document,
+    without_files,
+    wrap_document,
+)
 from handoff_cli.errors import (
     ExitCode,
     HandoffError,
@@ -26,7 +33,7 @@ from handoff_cli.errors import (
 from handoff_cli.model import EXTRACTIVE, resolve_model
 from handoff_cli.output import Reporter
 from handoff_cli.plan import Budget, Counter
-from handoff_cli.prompt import HANDOFF_PROMPT, SECTIONS, wrap_document
+from handoff_cli.prompt import FACTS_INTRO
 from handoff_cli.session import load_session
 from handoff_cli.tree import branch, leaf
 
@@ -35,6 +42,7 @@ from .fakellm import Drop, Error, FakeLLMServer, Hang, Reply
 
 DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()} facts" for name in SECTIONS)
 OMP_EXAMPLE = next(EXAMPLES.glob("-home-dev-projects-weather-cli/*.jsonl"))
+WEATHER_FILES = "\n\n<files>\n# weather_cli/\ncli.py (RW)\nhttp.py (RW)\n</files>"
 PI_EXAMPLE = next(EXAMPLES.glob("--home-dev-projects-notes-app--/*.jsonl"))
 
 
@@ -48,6 +56,12 @@ class Collect(Reporter):
 
     def warn(self, text: str) -> None:
         self.warnings.append(text)
+
+
+def document_of(new_session: Path) -> str:
+    """The document a new session starts from, without the ``<files>`` block added to it."""
+    content = orjson.loads(new_session.read_bytes().splitlines()[-1])["content"]
+    return without_files(unwrap_document(content))
 
 
 def copy(source: Path, tmp_path: Path) -> Path:
@@ -78,10 +92,12 @@ def test_handoff_writes_the_new_session_and_records_the_exchange(
     (request,) = llm_server.requests
     assert request.stream
     sent = request.messages
-    assert sent[-1] == {
-        "role": "user",
-        "content": HANDOFF_PROMPT + "\n\nAdditional focus: the --retries flag",
-    }
+    prompt = sent[-1]["content"]
+    assert sent[-1]["role"] == "user" and prompt.startswith(PROMPT_OPENINGS[0])
+    assert prompt.endswith("\n\nAdditional focus: the --retries flag")
+    facts = prompt[prompt.index(FACTS_INTRO) :]  # what the program knows, given as exact
+    assert '- The original task: "The forecast command fails whenever' in facts
+    assert "- Files changed: `weather_cli/cli.py`, `weather_cli/http.py`" in facts
     assert "<summary>" in sent[0]["content"]  # the compaction summary, user side
     assert any(m["role"] == "tool" for m in sent)
     assert reporter.pieces > 0 and reporter.warnings == []
@@ -107,12 +123,12 @@ def test_handoff_writes_the_new_session_and_records_the_exchange(
         "parentId",
         "timestamp",
     ]
-    assert entry["content"] == wrap_document(DOCUMENT)
+    assert entry["content"] == wrap_document(DOCUMENT + WEATHER_FILES)  # the <files> block added
     assert entry["parentId"] is None
     new = load_session(result.path)
     messages = list(build_context(branch(new, leaf(new))).messages())
     assert [(m["role"], m["customType"], m["content"]) for m in messages] == [
-        ("custom", "handoff", wrap_document(DOCUMENT))
+        ("custom", "handoff", wrap_document(DOCUMENT + WEATHER_FILES))
     ]
 
     # The old session: exactly two whole lines more, chained from the leaf we read.
@@ -133,7 +149,7 @@ def test_handoff_writes_the_new_session_and_records_the_exchange(
         "stopReason",
         "timestamp",
     ]
-    assert reply["content"] == [{"type": "text", "text": DOCUMENT}]
+    assert reply["content"] == [{"type": "text", "text": DOCUMENT + WEATHER_FILES}]
     assert (reply["provider"], reply["model"], reply["stopReason"]) == (
         "openai",
         "test-model",
@@ -165,9 +181,7 @@ def test_repair_once_when_sections_are_missing(tmp_path: Path, llm_server: FakeL
     repair = llm_server.requests[1].messages
     assert len(repair) == 1 and "only a goal" in repair[0]["content"]
     assert result.missing_sections == []
-    assert orjson.loads(result.path.read_bytes().splitlines()[1])["content"] == wrap_document(
-        DOCUMENT
-    )
+    assert document_of(result.path) == DOCUMENT
 
 
 def test_still_missing_sections_warn_or_fail_when_strict(
@@ -291,7 +305,7 @@ def test_old_versions_are_migrated_then_recorded_into(
     messages = list(build_context(branch(after, leaf(after))).messages())
     assert messages[:-2] == context_before
     assert [m["role"] for m in messages[-2:]] == ["user", "assistant"]
-    assert messages[-1]["content"][0]["text"] == DOCUMENT
+    assert without_files(messages[-1]["content"][0]["text"]) == DOCUMENT
     assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]
 
 
@@ -412,9 +426,7 @@ def test_ten_times_the_window_hands_off_in_chunks(
     assert reporter.warnings == []
     final = llm_server.requests[-1].messages
     assert "<draft>" in final[0]["content"] and final[-1]["content"].startswith("Write a handoff")
-    assert orjson.loads(result.path.read_bytes().splitlines()[1])["content"] == wrap_document(
-        DOCUMENT
-    )
+    assert document_of(result.path) == DOCUMENT
 
 
 def test_just_under_the_window_is_one_request(tmp_path: Path, llm_server: FakeLLMServer) -> None:
@@ -455,12 +467,12 @@ def test_a_provider_that_counts_more_gets_smaller_requests(
     path = big_session(tmp_path, turns=60, output_words=100)
     window_server(llm_server)
     ours = our_count()
-    llm_server.count_tokens = lambda messages: int(3.5 * ours(messages))
+    llm_server.count_tokens = lambda messages: int(4.5 * ours(messages))
     reporter = Collect()
     result = run(path, llm_server, reporter, context_window=WINDOW)
     assert result.strategy == "chunked" and result.missing_sections == []
     assert any("planning again" in w for w in reporter.warnings)
-    rejected = [n for n in sizes(llm_server) if int(3.5 * n) > WINDOW]
+    rejected = [n for n in sizes(llm_server) if int(4.5 * n) > WINDOW]
     assert 0 < len(rejected) <= 2  # refused, then smaller requests went through
 
 

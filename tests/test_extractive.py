@@ -1,24 +1,27 @@
-"""The built-in extractive writer: golden documents, determinism, and where each section comes
-from. Regenerate the golden files with ``UPDATE_GOLDEN=1 make test`` and read the diff."""
+"""The built-in extractive writer: golden documents, where each section comes from, and caps.
+Regenerate the golden files with ``UPDATE_GOLDEN=1 make test`` and read the diff."""
 
 from __future__ import annotations
 
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from handoff_cli.config import Options
-from handoff_cli.core import prepare
-from handoff_cli.extractive import write_document
-from handoff_cli.prompt import SECTIONS, handoff_request, missing_sections, to_chat
+from handoff_cli.core import handoff, prepare
+from handoff_cli.document import SECTIONS, missing_sections, sections_of, unwrap_document
+from handoff_cli.extractive import LIST_ITEMS, write_document
+from handoff_cli.facts import Command, Facts
 
-from .conftest import EXAMPLES, FIXTURES, Entries, tool_call, write_session
+from .conftest import EXAMPLES, FIXTURES, Entries, write_session
 
 GOLDEN = FIXTURES / "golden"
+WEATHER = next(EXAMPLES.glob("-home-dev-projects-weather-cli/*.jsonl"))
 CASES = {
-    "weather-cli": (next(EXAMPLES.glob("-home-dev-projects-weather-cli/*.jsonl")), "retries"),
+    "weather-cli": (WEATHER, "retries"),
     "notes-app": (next(EXAMPLES.glob("--home-dev-projects-notes-app--/*.jsonl")), None),
     "omp-sample": (FIXTURES / "omp/sample-v3.jsonl", None),
     "pi-large": (FIXTURES / "pi/large-session.jsonl", "tui"),
@@ -27,7 +30,7 @@ CASES = {
 
 def document_for(path: Path, focus: str | None = None) -> str:
     request = prepare(path, Options(model="extractive", focus=focus))
-    return write_document([*request.conversation, request.prompt])
+    return write_document(request.facts, request.focus)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -41,31 +44,134 @@ def test_golden_documents(name: str) -> None:
     assert document == golden.read_text()
     assert missing_sections(document) == []
     assert document == document_for(path, focus)  # the same session, the same bytes
+    assert len(document) <= 2_000 * 4
 
 
-def sections(document: str) -> dict[str, str]:
-    parts = re.split(r"^## ", document, flags=re.MULTILINE)[1:]
-    return {
-        p.split("\n", 1)[0]: p.split("\n", 1)[1].strip()
-        for p in parts
-        if p.split("\n")[0] in SECTIONS
-    }
+def parts(document: str) -> dict[str, str]:
+    return dict(sections_of(document))
 
 
-def request(tmp_path: Path, entries: Entries, focus: str | None = None) -> list[dict[str, object]]:
-    path = write_session(tmp_path / "s.jsonl", entries.items)
-    request = prepare(path, Options(model="extractive", focus=focus))
-    return [*request.conversation, request.prompt]
+def test_every_section_of_the_latest_summary_survives() -> None:
+    got = parts(document_for(WEATHER))
+    assert got["Goal"].startswith("Make weather-cli's HTTP client robust")
+    assert "- [x] `_with_retries` in weather_cli/http.py" in got["Progress"]
+    assert "- [ ] `--retries N` option in weather_cli/cli.py." in got["Progress"]
+    assert "- **Cap total backoff at 4.5 s**: user requirement." in got["Key Decisions"]
+    assert "Add `--retries` to the argparse parser" in got["Next Steps"]
+    assert "An earlier path, since left: Ran the full test suite" in got["Key Decisions"]
+    assert "> The forecast command fails whenever the API hiccups." in got["Goal"]  # before it
+
+
+def summary_facts(summary: str, **fields: Any) -> Facts:
+    return Facts(summary=sections_of(summary), **fields)
+
+
+def test_an_unknown_heading_goes_to_critical_context() -> None:
+    summary = (
+        "## Goal\nv2\n\n## Completed Work (WP1-WP16)\n- WP1 parser\n- WP2 lexer\n\n"
+        "## Key Files\n- a.rs"
+    )
+    got = parts(write_document(summary_facts(summary)))
+    assert "- Completed Work (WP1-WP16): WP1 parser" in got["Critical Context"]
+    assert "- Key Files: a.rs" in got["Critical Context"]
+
+
+def test_done_and_in_progress_are_told_apart() -> None:
+    done = Facts(latest_request="Add the flag.", last_answer="Done: the flag works; 11 tests pass.")
+    assert (
+        "as the assistant reported it:\n> Done: the flag works"
+        in parts(write_document(done))["Progress"].split("### In Progress")[0]
+    )
+    working = Facts(latest_request="Add the flag.", last_answer="Reading the CLI first.")
+    progress = parts(write_document(working))["Progress"]
+    assert (
+        "Where the assistant stopped:\n> Reading the CLI first."
+        in progress.split("### In Progress")[1]
+    )
+    asked = Facts(latest_request="Add the flag.", answered=False)
+    assert (
+        "not answered yet:\n> Add the flag."
+        in parts(write_document(asked))["Progress"].split("### Pending")[1]
+    )
+
+
+def test_a_resolved_failure_is_not_the_open_error() -> None:
+    fixed = Command("pytest tests/a.py", False, 1, "1 failed", resolved=True)
+    got = parts(write_document(Facts(commands=(fixed, Command("pytest", True, 0, "")))))
+    assert "failed, then fixed" in got["Progress"] and "error" not in got["Critical Context"]
+    still = Facts(open_error="`pytest` (exit code 1)\nE   assert 1 == 2")
+    got = parts(write_document(still))
+    assert got["Critical Context"].startswith(
+        "- The error still open: `pytest` (exit code 1)\n```\nE   assert 1 == 2\n```"
+    )
+    assert got["Next Steps"].startswith("1. Fix the error still open")
+
+
+def test_a_trivial_last_message_is_no_next_step() -> None:
+    facts = Facts(latest_request="Rename the module.", acknowledgement="👍", last_answer="Shall I?")
+    got = parts(write_document(facts))
+    assert "Finish the latest request: Rename the module." in got["Next Steps"]
+    assert "👍" not in got["Next Steps"] and 'answered "👍"' in got["Progress"]
+
+
+def test_caps_on_every_list_command_and_the_whole() -> None:
+    facts = Facts(
+        original_task="x " * 2_000,
+        rules=tuple(f"Never do thing number {n}." for n in range(40)),
+        modified_files=tuple(f"src/file{n}.py" for n in range(40)),
+        commands=tuple(Command(f"make target{n} " + "arg " * 40, True, 0, "") for n in range(30)),
+        summary=sections_of("## Next Steps\n" + "\n".join(f"{n}. step {n}" for n in range(30))),
+    )
+    document = write_document(facts)
+    for name, body in parts(document).items():
+        items = [line for line in body.splitlines() if re.match(r"^(- |\d+\. )", line)]
+        assert len(items) <= 3 * LIST_ITEMS, name  # Progress holds three lists
+    assert all(len(line) <= 220 for line in document.splitlines() if line.startswith("- Ran"))
+    assert len(document) <= 2_000 * 4
+    assert len(write_document(facts, max_tokens=500)) <= 500 * 4
+    focused = write_document(facts, "file7 target3")
+    assert len(focused) <= 2_000 * 4
+    assert (
+        parts(focused)["Constraints & Preferences"].startswith("- Never do thing number 7.")
+        is False
+    )
+    assert "- Ran `make target3" in parts(focused)["Progress"].split("\n")[1]  # focus first
+
+
+def test_a_second_handoff_is_no_longer_and_holds_nothing_of_our_prompt(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(WEATHER.read_bytes())
+    first = unwrap_document(_content(handoff(path, Options(model="extractive")).path))
+    second = unwrap_document(_content(handoff(path, Options(model="extractive")).path))
+    assert len(second) <= len(first)
+    for sentence in (
+        "Be concrete",
+        "Answer with the Markdown document",
+        "handoff document for the",
+    ):
+        assert sentence not in second
+    assert second.count("## Goal") == 1 and missing_sections(second) == []
+
+
+def _content(path: Path) -> str:
+    import orjson
+
+    return str(orjson.loads(path.read_bytes().splitlines()[-1])["content"])
 
 
 def test_sections_from_a_session_that_edits_files_and_fails(
     tmp_path: Path, entries: Entries
 ) -> None:
     entries.user("Port the parser to Rust. Never touch the Python tests. Keep the API stable.")
-    read = {**tool_call("r1", "read"), "arguments": {"path": "src/parser.py"}}
+    read = {"type": "toolCall", "id": "r1", "name": "read", "arguments": {"path": "src/parser.py"}}
     entries.assistant("Reading it.", read, stop="toolUse")
     entries.result("r1", "def parse(): ...")
-    write = {**tool_call("w1", "write"), "arguments": {"file_path": "rust/src/lib.rs"}}
+    write = {
+        "type": "toolCall",
+        "id": "w1",
+        "name": "write",
+        "arguments": {"path": "rust/src/lib.rs"},
+    }
     entries.assistant(write, stop="toolUse")
     entries.result("w1", "written")
     entries.message(
@@ -74,54 +180,18 @@ def test_sections_from_a_session_that_edits_files_and_fails(
             "command": "cargo test",
             "output": "error[E0425]\n",
             "exitCode": 101,
-            "cancelled": False,
-            "truncated": False,
         }
     )
     entries.assistant("The build fails on E0425. Next I will add the missing import.")
-    got = sections(write_document(request(tmp_path, entries)))
+    got = parts(document_for(write_session(tmp_path / "s.jsonl", entries.items)))
     assert "Port the parser to Rust." in got["Goal"]
     assert got["Constraints & Preferences"].splitlines() == [
         "- Never touch the Python tests.",
         "- Keep the API stable.",
     ]
-    assert "- Wrote or edited `rust/src/lib.rs`" in got["Progress"]
-    assert "> The build fails on E0425." in got["Progress"]
+    assert "- Files changed: `rust/src/lib.rs`" in got["Critical Context"]
     assert "- Files read: `src/parser.py`" in got["Critical Context"]
-    assert "- Files modified: `rust/src/lib.rs`" in got["Critical Context"]
-    assert "- Last failing command: `cargo test` (exit code 101)" in got["Critical Context"]
-    assert "error[E0425]" in got["Critical Context"]
+    assert "- The error still open: `cargo test` (exit code 101)" in got["Critical Context"]
     assert "Next I will add the missing import." in got["Next Steps"]
     assert got["Key Decisions"] == "- (none recorded)"
-
-
-def test_sections_from_a_compaction_summary(tmp_path: Path, entries: Entries) -> None:
-    kept = entries.user("Now the CLI flag.")
-    summary = (
-        "## Goal\nShip v2.\n\n## Constraints & Preferences\n- No new dependencies.\n\n"
-        "## Key Decisions\n- **SQLite**: simplest.\n"
-    )
-    entries.add("compaction", summary=summary, firstKeptEntryId=kept, tokensBefore=9)
-    entries.assistant("Adding it.")
-    entries.user("Also update the docs, and always run the linter.")
-    got = sections(write_document(request(tmp_path, entries, focus="docs")))
-    assert got["Goal"].startswith("From the latest compaction summary:\n> Ship v2.")
-    assert "Focus of this handoff: docs" in got["Goal"]
-    assert got["Key Decisions"] == "- **SQLite**: simplest."
-    assert got["Constraints & Preferences"].splitlines() == [
-        "- Also update the docs, and always run the linter.",
-        "- No new dependencies.",
-    ]
-    assert "The last request has no answer yet:\n> Also update the docs" in got["Progress"]
-
-
-def test_focus_puts_matching_facts_first() -> None:
-    messages = to_chat(
-        [
-            {"role": "user", "content": "Always format with black. Never edit the docs folder."},
-        ]
-    )
-    plain = sections(write_document([*messages, *handoff_request([], None)]))
-    focused = sections(write_document([*messages, *handoff_request([], "docs")]))
-    assert plain["Constraints & Preferences"].startswith("- Always format")
-    assert focused["Constraints & Preferences"].startswith("- Never edit the docs folder.")
+    assert all(name in got for name in SECTIONS)

@@ -28,6 +28,7 @@ from handoff_cli.cli import run
 from handoff_cli.context import build_context
 from handoff_cli.errors import ExitCode, SessionFileError
 from handoff_cli.extractive import write_document
+from handoff_cli.facts import facts_of
 from handoff_cli.jsonl import dumps
 from handoff_cli.prompt import handoff_request
 from handoff_cli.redact import Redactor
@@ -82,8 +83,11 @@ def survives(data: bytes) -> None:
     messages = list(context.messages())
     # Both outputs serialise, and agree.
     assert orjson.loads(dumps(list(context.serialized()))) == orjson.loads(dumps(messages))
-    request = Redactor().messages(handoff_request(messages, "focus"))
-    assert write_document(request).startswith("## Goal")
+    facts = facts_of(session, branch(session, leaf(session)))
+    request = Redactor().messages(handoff_request(messages, "focus", facts))
+    assert request[-1]["role"] == "user"
+    document = write_document(facts.masked(Redactor().text), "focus")
+    assert document.startswith("## Goal") and len(document) <= 2_000 * 4
     for entry in session.entries(session.records):
         describe_entry(entry)  # what `show` prints of it
 

@@ -10,8 +10,10 @@ import openai
 import pytest
 
 from handoff_cli import model as model_module
+from handoff_cli.document import SECTIONS
 from handoff_cli.errors import ModelError, UsageError
 from handoff_cli.extractive import write_document
+from handoff_cli.facts import Facts, facts_of_chat
 from handoff_cli.model import (
     BUILTIN,
     EXTRACTIVE,
@@ -20,6 +22,7 @@ from handoff_cli.model import (
     ContextTooLongError,
     Model,
     acomplete,
+    builtin_answer,
     explain,
     litellm_name,
     resolve_model,
@@ -28,7 +31,7 @@ from handoff_cli.model import (
     stated_limit,
 )
 from handoff_cli.plan import DEFAULT_WINDOW
-from handoff_cli.prompt import SECTIONS, handoff_prompt
+from handoff_cli.prompt import handoff_prompt
 
 from .fakellm import Error, FakeLLMServer, Reply
 
@@ -171,11 +174,20 @@ def test_a_context_length_refusal_is_its_own_error(llm_server: FakeLLMServer) ->
     assert len(llm_server.requests) == 1
 
 
-def test_the_builtin_writer_answers_through_litellm() -> None:
-    answer = complete_now(MESSAGES, BUILTIN, timeout=10, retries=0)
-    assert answer.text == write_document(MESSAGES)
-    assert (answer.provider, answer.model, answer.cost_usd) == ("handoff", "extractive", 0)
-    assert answer.input_tokens == rough_count(MESSAGES)
+def test_the_builtin_writer_answers_through_litellm_as_in_process() -> None:
+    """For anyone who calls it through LiteLLM: the same bytes as in this process, given the
+    same facts; from a bare conversation, the facts of that conversation."""
+    facts = facts_of_chat(MESSAGES)
+    assert facts.latest_request == "Make the retries configurable."
+    bare = complete_now(MESSAGES, BUILTIN, timeout=10, retries=0)
+    assert bare.text == write_document(facts)
+    assert (bare.provider, bare.model, bare.cost_usd) == ("handoff", "extractive", 0)
+    assert bare.input_tokens == rough_count(MESSAGES)
+    given = {"facts": facts.to_json(), "focus": "retries", "max_tokens": 300}
+    through = run(acomplete(MESSAGES, BUILTIN, timeout=10, retries=0, metadata={"handoff": given}))
+    here = builtin_answer(facts, "retries", 300, MESSAGES)
+    assert through.text == here.text and (here.provider, here.model) == ("handoff", "extractive")
+    assert Facts.from_json(facts.to_json()) == facts
 
 
 # --- what the user is told ---------------------------------------------------------------------

@@ -6,15 +6,22 @@ from typing import Any
 
 import pytest
 
-from handoff_cli.prompt import (
-    HANDOFF_PROMPT,
+from handoff_cli.document import (
+    PROMPT_OPENINGS,
     SECTIONS,
+    is_handoff_prompt,
+    missing_sections,
+    wrap_document,
+)
+from handoff_cli.facts import Command, Facts
+from handoff_cli.prompt import (
+    FACTS_INTRO,
+    HANDOFF_PROMPT,
+    facts_block,
     handoff_prompt,
     handoff_request,
-    missing_sections,
     repair_prompt,
     to_chat,
-    wrap_document,
 )
 
 
@@ -149,12 +156,46 @@ def test_images_become_image_parts_unless_stored_away() -> None:
 def test_prompt_and_focus_are_sent_literally() -> None:
     focus = "/compact {{template}} $HOME `rm -rf`"
     request = handoff_request([{"role": "user", "content": "hi"}], focus)
-    assert request[-1] == {
-        "role": "user",
-        "content": f"{HANDOFF_PROMPT}\n\nAdditional focus: {focus}",
-    }
-    assert handoff_prompt() == HANDOFF_PROMPT
-    assert all(f"## {name}\n" in HANDOFF_PROMPT for name in SECTIONS)
+    prompt = HANDOFF_PROMPT.format(tokens=2_000)
+    assert request[-1] == {"role": "user", "content": f"{prompt}\n\nAdditional focus: {focus}"}
+    assert handoff_prompt() == prompt and is_handoff_prompt(prompt)
+    assert all(f"## {name}\n" in prompt for name in SECTIONS)
+    assert "under about 500 tokens" in handoff_prompt(tokens=500)
+
+
+def test_the_facts_go_with_the_prompt_as_verified() -> None:
+    facts = Facts(
+        original_task="Add retries to weather_cli/http.py.",
+        latest_request="Make them configurable.",
+        acknowledgement="ok",
+        rules=("Never retry 4xx except 429.",),
+        read_files=("README.md",),
+        modified_files=("weather_cli/http.py",),
+        commands=(Command("pytest -q", False, 1, "1 failed", resolved=True),),
+        open_error="`ruff check` (exit code 1)",
+    )
+    block = facts_block(facts)
+    assert block.startswith(FACTS_INTRO)
+    for fact in (
+        '- The original task: "Add retries to weather_cli/http.py."',
+        '- The latest request: "Make them configurable."',
+        '- Then the user only said "ok": go ahead.',
+        '- A rule the user stated: "Never retry 4xx except 429."',
+        "- Files changed: `weather_cli/http.py`",
+        "- Files read: `README.md`",
+        "- Ran `pytest -q`: failed, fixed later, exit code 1",
+        "- The error still open: `ruff check` (exit code 1)",
+    ):
+        assert fact in block
+    assert handoff_prompt("x", facts).endswith(f"{block}\n\nAdditional focus: x")
+    assert facts_block(Facts()) == ""
+
+
+def test_an_update_starts_from_the_previous_document() -> None:
+    previous = "## Goal\n- the old goal"
+    prompt = handoff_prompt(None, Facts(previous_document=previous, original_task="t"))
+    assert prompt.startswith(PROMPT_OPENINGS[1]) and is_handoff_prompt(prompt)
+    assert f"<document>\n{previous}\n</document>" in prompt and FACTS_INTRO in prompt
 
 
 @pytest.mark.parametrize(

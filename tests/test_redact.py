@@ -101,10 +101,10 @@ def test_request_is_masked_including_the_focus(tmp_path: Path, entries: Entries)
     request = prepare(path, Options(model="extractive", focus=f"rotate {key}"))
     sent = orjson.dumps([*request.conversation, request.prompt]).decode()
     assert key not in sent
-    assert sent.count("[REDACTED:anthropic-key:1]") == 4
+    assert sent.count("[REDACTED:anthropic-key:1]") >= 4  # the conversation, facts and focus
     assert request.redacted == 1
     assert request.conversation[-1]["tool_call_id"] == "c1"  # ids are never rewritten
-    document = write_document([*request.conversation, request.prompt])
+    document = write_document(request.facts, request.focus)
     assert key not in document and "[REDACTED:anthropic-key:1]" in document
     unmasked = prepare(path, Options(model="extractive", redact=False))
     assert key in orjson.dumps(unmasked.conversation).decode() and unmasked.redacted == 0

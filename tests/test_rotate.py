@@ -15,9 +15,9 @@ import pytest
 
 from handoff_cli.config import Options, parse_duration, parse_shard
 from handoff_cli.core import handoff
+from handoff_cli.document import SECTIONS
 from handoff_cli.listing import catalog
 from handoff_cli.output import Reporter
-from handoff_cli.prompt import SECTIONS
 from handoff_cli.rotate import RotateOptions, in_shard, select
 
 from .conftest import HEADER, Entries, write_session

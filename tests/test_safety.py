@@ -25,9 +25,9 @@ import pytest
 from handoff_cli import writer
 from handoff_cli.config import Options
 from handoff_cli.core import handoff
+from handoff_cli.document import SECTIONS
 from handoff_cli.errors import WriteError
 from handoff_cli.listing import list_sessions
-from handoff_cli.prompt import SECTIONS
 from handoff_cli.session import load_session
 
 from .conftest import EXAMPLES, quick_and_stress

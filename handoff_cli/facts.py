@@ -1,0 +1,508 @@
+"""What can be known exactly of a branch: one value, computed once, for every writer.
+
+Read from the whole branch, not only the context (which a compaction has cut): the original
+task, the latest substantive request, the files read and changed, the commands run and how they
+ended (and whether a failure was put right later), the error still open, the rules the user
+stated, the sections of the latest summary and of every branch summary, and the handoff
+document the branch already holds, if any (the anchor an update starts from). The prompt gives
+these to the model as a verified block, the built-in writer builds its document from them, and
+the ``<files>`` block is drawn from them: no module parses text that another one rendered.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from .document import (
+    HANDOFF_TYPE,
+    Sections,
+    is_handoff_prompt,
+    js_order,
+    sections_of,
+    unwrap_document,
+)
+from .jsonl import parse_line
+from .session import Entry, Record, Session
+from .text import one_line, text_of
+
+COMMAND_CHARS = 200
+OUTPUT_TAIL_LINES = 12
+
+
+@dataclass(frozen=True)
+class Command:
+    """A shell command and how it ended."""
+
+    text: str
+    """One line, at most ``COMMAND_CHARS`` characters."""
+    ok: bool
+    exit_code: int | None
+    output: str
+    """The tail of its output."""
+    resolved: bool = False
+    """It failed, and later the same command, or one that covers its test target, passed."""
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the branch shows, exactly."""
+
+    original_task: str | None = None
+    """The first user request on the branch, even from before a compaction."""
+    latest_request: str | None = None
+    """The latest substantive request, verbatim."""
+    acknowledgement: str | None = None
+    """A trivial last message ("ok", "yes, do it all", an emoji) that acknowledged the latest
+    request, when there is one."""
+    requests: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()
+    read_files: tuple[str, ...] = ()
+    """Files only read, sorted."""
+    modified_files: tuple[str, ...] = ()
+    """Files written or edited, sorted."""
+    read_set: frozenset[str] = frozenset()
+    """Every file read, modified or not: a modified one also read is marked RW."""
+    commands: tuple[Command, ...] = ()
+    open_error: str | None = None
+    """The last failure that nothing put right: a command with its exit code and output tail,
+    or a tool's error."""
+    summary: Sections = ()
+    """The sections of the latest compaction summary, or of the previous handoff document when
+    that is newer."""
+    branch_summaries: tuple[Sections, ...] = ()
+    last_answer: str | None = None
+    """The last assistant text: where the work stopped."""
+    answered: bool = True
+    """Whether the latest request has an answer."""
+    previous_document: str | None = None
+    """The handoff document the branch already holds: the one it starts from, or the latest
+    recorded one. An update starts from it."""
+    anchor: int | None = None
+    """Where on the branch that document stands (an index into it)."""
+    skipped: frozenset[str] = field(default_factory=frozenset)
+    """Ids of our own recorded exchanges: never conversation again."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The facts as JSON (to carry them to the built-in writer through LiteLLM)."""
+        value = asdict(self)
+        value["read_set"] = sorted(self.read_set)
+        value["skipped"] = sorted(self.skipped)
+        return value
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> Facts:
+        tuples = ("requests", "rules", "read_files", "modified_files")
+        fields: dict[str, Any] = {k: tuple(v) if k in tuples else v for k, v in value.items()}
+        fields["read_set"] = frozenset(value.get("read_set", ()))
+        fields["skipped"] = frozenset(value.get("skipped", ()))
+        fields["commands"] = tuple(Command(**c) for c in value.get("commands", ()))
+        fields["summary"] = tuple(tuple(s) for s in value.get("summary", ()))
+        fields["branch_summaries"] = tuple(
+            tuple(tuple(s) for s in b) for b in value.get("branch_summaries", ())
+        )
+        return cls(**fields)
+
+    def masked(self, mask: Callable[[str], str]) -> Facts:
+        """The facts with ``mask`` applied to every text that could hold a secret."""
+
+        def text(value: str | None) -> str | None:
+            return mask(value) if value else value
+
+        def texts(values: tuple[str, ...]) -> tuple[str, ...]:
+            return tuple(mask(v) for v in values)
+
+        def sections(parts: Sections) -> Sections:
+            return tuple((heading, mask(body)) for heading, body in parts)
+
+        return replace(
+            self,
+            original_task=text(self.original_task),
+            latest_request=text(self.latest_request),
+            acknowledgement=text(self.acknowledgement),
+            requests=texts(self.requests),
+            rules=texts(self.rules),
+            commands=tuple(
+                replace(c, text=mask(c.text), output=mask(c.output)) for c in self.commands
+            ),
+            open_error=text(self.open_error),
+            summary=sections(self.summary),
+            branch_summaries=tuple(sections(s) for s in self.branch_summaries),
+            last_answer=text(self.last_answer),
+            previous_document=text(self.previous_document),
+        )
+
+
+# --- reading the branch -----------------------------------------------------------------------
+
+
+def facts_of(session: Session, branch: list[Record]) -> Facts:
+    """The facts of ``branch`` (the entries from the root to the leaf) of ``session``."""
+    reader = _Reader()
+    for index, (record, entry) in enumerate(zip(branch, _entries(session, branch), strict=True)):
+        reader.entry(index, record, entry)
+    return reader.facts()
+
+
+def facts_of_messages(messages: Iterable[dict[str, Any]]) -> Facts:
+    """The facts of a conversation in the agents' message shape, with no branch around it."""
+    reader = _Reader()
+    for index, message in enumerate(messages):
+        reader.message(index, "", message)
+    return reader.facts()
+
+
+def facts_of_chat(messages: Iterable[dict[str, Any]]) -> Facts:
+    """The facts of a conversation in OpenAI's chat shape (a caller of the built-in writer
+    through LiteLLM who gave nothing else)."""
+    agent: list[dict[str, Any]] = []
+    for message in messages:
+        role, content = message.get("role"), message.get("content")
+        if role == "assistant":
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": text_of(content, "\n")}]
+            for call in message.get("tool_calls") or []:
+                function = call.get("function") or {}
+                try:
+                    arguments = parse_line(str(function.get("arguments", "{}")).encode())
+                except ValueError:
+                    arguments = {}
+                blocks.append(
+                    {
+                        "type": "toolCall",
+                        "id": call.get("id"),
+                        "name": function.get("name"),
+                        "arguments": arguments,
+                    }
+                )
+            agent.append({"role": "assistant", "content": blocks})
+        elif role == "tool":
+            agent.append(
+                {
+                    "role": "toolResult",
+                    "toolCallId": message.get("tool_call_id"),
+                    "content": content,
+                }
+            )
+        elif role == "user":
+            agent.append({"role": "user", "content": content})
+    if agent and agent[-1]["role"] == "user" and is_handoff_prompt(text_of(agent[-1]["content"])):
+        agent.pop()  # the handoff prompt itself: no request
+    return facts_of_messages(agent)
+
+
+def _entries(session: Session, branch: list[Record]) -> Iterator[Entry | None]:
+    for record in branch:
+        if record.entry is not None:
+            yield record.entry
+        elif record.payload is not None:  # a message: its JSON, kept at load
+            yield {"type": "message", "id": record.id, "message": parse_line(record.payload)}
+        else:
+            yield None  # a message the agent would not send (a superseded retry)
+
+
+_ACKNOWLEDGEMENT_WORDS = frozenset(
+    "ok okay k kk yes yep yeah ya sure thanks thank thx ty you go ahead do it all please pls "
+    "continue proceed lgtm sounds good great perfect fine right cool nice awesome that's that is "
+    "yup alright alrighty done agreed correct exactly works y ship".split()
+)
+_WORD = re.compile(r"[a-z']+")
+
+
+def is_acknowledgement(text: str) -> bool:
+    """A message that only says yes: "ok", "yes, do it all", "👍", "LGTM!"."""
+    words = _WORD.findall(text.lower())
+    if len(words) > 6 or len(text) > 60:
+        return False
+    return all(word in _ACKNOWLEDGEMENT_WORDS for word in words)
+
+
+_SLASH_COMMAND = re.compile(r"/[\w:-]+(\s.*)?", re.DOTALL)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_RULE = re.compile(
+    r"^(?:always|never|don'?t|do not|must|only|avoid|prefer|make sure|no new|stick to|"
+    r"stay within|keep (?:it|the|all|every|everything)\b)\b"
+    r"|\b(?:must(?:n'?t| not)?|never|always|should(?:n'?t| not| never| always)|"
+    r"(?<!\bi )(?<!\bwe )(?<!\bthey )(?:don'?t|do not))\b",
+    re.IGNORECASE,
+)
+
+
+_REMARK = re.compile(r"^(?:ok(?:ay)?|hm+|well|so|lol|haha|yeah|i think|i guess|i see)\b", re.I)
+
+
+def is_rule(sentence: str) -> bool:
+    """A sentence with a rule's force: not a question, not a remark ("hm, that should never
+    happen")."""
+    sentence = sentence.strip()
+    words = sentence.split()
+    if len(words) < 3 or sentence.endswith("?") or len(sentence) > 300:
+        return False
+    return _REMARK.match(sentence) is None and _RULE.search(sentence) is not None
+
+
+_TEST_RUNNERS = (  # longer first: "npx vitest run" is a runner, not "npx vitest" with "run"
+    ("npx", "vitest", "run"),
+    ("pnpm", "vitest", "run"),
+    ("vitest", "run"),
+    ("python", "-m", "pytest"),
+    ("python3", "-m", "pytest"),
+    ("uv", "run", "pytest"),
+    ("pytest",),
+    ("npm", "test"),
+    ("npm", "run", "test"),
+    ("pnpm", "test"),
+    ("yarn", "test"),
+    ("bun", "test"),
+    ("go", "test"),
+    ("cargo", "test"),
+    ("npx", "vitest"),
+    ("npx", "jest"),
+    ("vitest",),
+    ("jest",),
+    ("make", "test"),
+    ("tox",),
+    ("deno", "test"),
+)
+
+
+def runner_and_targets(command: str) -> tuple[tuple[str, ...], frozenset[str]] | None:
+    """A test command's runner and the targets it names (none: the whole suite); None for a
+    command that runs no tests."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    while words and "=" in words[0] and not words[0].startswith("-"):
+        words = words[1:]  # VAR=value before the command
+    for runner in _TEST_RUNNERS:
+        if tuple(words[: len(runner)]) == runner:
+            rest = words[len(runner) :]
+            return runner, frozenset(w for w in rest if not w.startswith("-"))
+    return None
+
+
+def covers(later: str, earlier: str) -> bool:
+    """Whether a pass of ``later`` shows ``earlier`` to pass too: the same command, or the same
+    test runner over the whole suite or over every target ``earlier`` named."""
+    if " ".join(later.split()) == " ".join(earlier.split()):
+        return True
+    first, second = runner_and_targets(later), runner_and_targets(earlier)
+    if first is None or second is None or first[0] != second[0]:
+        return False
+    return not first[1] or second[1] <= first[1]
+
+
+_EXIT = re.compile(r"(?:exit(?:ed with)? code|exit status)[: ]*(-?\d+)", re.IGNORECASE)
+_READ_SELECTOR = re.compile(
+    r":(?:(?:L?\d+(?:(?:[-+]|\.\.)L?\d+|-|\.\.)?(?:,L?\d+(?:(?:[-+]|\.\.)L?\d+|-|\.\.)?)*)"
+    r"|raw|conflicts)(?::(?:raw|L?\d+(?:(?:[-+]|\.\.)L?\d+|-|\.\.)?))?$",
+    re.IGNORECASE,
+)
+_URL = re.compile(r"[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+_SHELL_TOOLS = ("bash", "shell", "exec", "run_command", "terminal")
+
+
+@dataclass
+class _Reader:
+    """Walks a branch once, in order."""
+
+    requests: list[str] = field(default_factory=list)
+    acknowledgement: str | None = None
+    answered: bool = True
+    read: set[str] = field(default_factory=set)
+    written: set[str] = field(default_factory=set)
+    commands: list[Command] = field(default_factory=list)
+    tool_errors: list[tuple[int, str, str, str | None]] = field(default_factory=list)
+    """(position, tool, message, path) of each failed tool call."""
+    successes: list[tuple[int, str, str | None]] = field(default_factory=list)
+    calls: dict[Any, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    summary: Sections = ()
+    branch_summaries: list[Sections] = field(default_factory=list)
+    last_answer: str | None = None
+    previous_document: str | None = None
+    anchor: int | None = None
+    skipped: set[str] = field(default_factory=set)
+    asked_at: str | None = None
+    """The id of our handoff prompt just read: the next assistant message is its answer."""
+
+    def entry(self, index: int, record: Record, entry: Entry | None) -> None:
+        if entry is None:
+            return
+        kind = entry.get("type")
+        if kind == "message" and isinstance(entry.get("message"), dict):
+            self.message(index, record.id, entry["message"])
+        elif kind == "compaction":
+            self._compaction(index, entry)
+        elif kind == "branch_summary":
+            text = entry.get("summary")
+            if isinstance(text, str) and text.strip():
+                self.branch_summaries.append(sections_of(text))
+        elif kind == "custom_message" and index == 0 and entry.get("customType") == HANDOFF_TYPE:
+            self._anchor(index, unwrap_document(text_of(entry.get("content"), "\n")))
+
+    def message(self, index: int, entry_id: str, message: dict[str, Any]) -> None:
+        role = message.get("role")
+        if role == "user":
+            self._user(entry_id, text_of(message.get("content"), "\n").strip())
+        elif role == "assistant":
+            if self.asked_at is not None:  # the answer to our handoff prompt: a document
+                self.skipped.update((self.asked_at, entry_id))
+                self.asked_at = None
+                self._anchor(index, text_of(message.get("content"), "\n").strip())
+                return
+            self._assistant(index, message)
+        elif role == "toolResult":
+            self._result(index, message)
+        elif role == "bashExecution" and not message.get("excludeFromContext"):
+            code = message.get("exitCode")
+            ok = code in (0, None) and not message.get("cancelled")
+            output = message.get("output")
+            self._command(
+                str(message.get("command", "")),
+                ok,
+                code if isinstance(code, int) else None,
+                output if isinstance(output, str) else "",
+            )
+
+    def _user(self, entry_id: str, text: str) -> None:
+        if not text or _SLASH_COMMAND.fullmatch(text):
+            return
+        if is_handoff_prompt(text):
+            self.asked_at = entry_id
+            return
+        if is_acknowledgement(text) and self.requests:
+            self.acknowledgement = text
+            return
+        self.requests.append(text)
+        self.acknowledgement = None
+        self.answered = False
+
+    def _assistant(self, index: int, message: dict[str, Any]) -> None:
+        content = message.get("content")
+        text = text_of(content, "\n").strip()
+        if text:
+            self.last_answer = text
+            self.answered = True
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "toolCall":
+                arguments = block.get("arguments")
+                arguments = arguments if isinstance(arguments, dict) else {}
+                name = str(block.get("name", ""))
+                self.calls[_key(block.get("id"))] = (name, arguments)
+                self._file(name, arguments)
+
+    def _file(self, tool: str, arguments: dict[str, Any]) -> None:
+        """oh-my-pi's rule for which files a tool call read or changed."""
+        path = arguments.get("path")
+        if not isinstance(path, str) or not path or _URL.search(path):
+            return
+        if tool == "read":
+            self.read.add(_READ_SELECTOR.sub("", path))
+        elif tool in ("write", "edit"):
+            self.written.add(path)
+
+    def _result(self, index: int, message: dict[str, Any]) -> None:
+        tool, arguments = self.calls.get(_key(message.get("toolCallId")), ("", {}))
+        text = text_of(message.get("content"), "\n")
+        failed = bool(message.get("isError"))
+        command = arguments.get("command") or arguments.get("cmd")
+        if isinstance(command, str) and (tool in _SHELL_TOOLS or not tool):
+            found = _EXIT.search(text)
+            code = int(found.group(1)) if found else (1 if failed else 0)
+            self._command(command, not failed and code == 0, code, text)
+            return
+        path = arguments.get("path") if isinstance(arguments.get("path"), str) else None
+        if failed:
+            self.tool_errors.append((index, tool or "a tool", one_line(text, 300), path))
+        else:
+            self.successes.append((index, tool, path))
+
+    def _command(self, command: str, ok: bool, code: int | None, output: str) -> None:
+        tail = "\n".join(output.rstrip().splitlines()[-OUTPUT_TAIL_LINES:])
+        line = one_line(command, COMMAND_CHARS)
+        if ok:  # a pass puts right the earlier failures it covers
+            self.commands = [
+                c if c.ok or c.resolved or not covers(command, c.text) else _resolved(c)
+                for c in self.commands
+            ]
+        self.commands.append(Command(line, ok, code, tail))
+
+    def _compaction(self, index: int, entry: Entry) -> None:
+        summary = entry.get("summary")
+        if isinstance(summary, str) and summary.strip():
+            self.summary = sections_of(summary)
+        details = entry.get("details")
+        if isinstance(details, dict):
+            for key, target in (("readFiles", self.read), ("modifiedFiles", self.written)):
+                files = details.get(key)
+                if isinstance(files, list):
+                    target.update(f for f in files if isinstance(f, str) and not _URL.search(f))
+        if entry.get("method") == HANDOFF_TYPE and isinstance(summary, str):
+            self._anchor(index, summary)
+
+    def _anchor(self, index: int, document: str) -> None:
+        if document:
+            self.previous_document = document
+            self.anchor = index
+            self.summary = sections_of(document)
+
+    def facts(self) -> Facts:
+        substantive = self.requests
+        modified = sorted(self.written, key=js_order)
+        return Facts(
+            original_task=substantive[0] if substantive else None,
+            latest_request=substantive[-1] if substantive else None,
+            acknowledgement=self.acknowledgement,
+            requests=tuple(substantive),
+            rules=tuple(_rules(substantive)),
+            read_files=tuple(sorted(self.read - self.written, key=js_order)),
+            modified_files=tuple(modified),
+            read_set=frozenset(self.read),
+            commands=tuple(self.commands),
+            open_error=self._open_error(),
+            summary=self.summary,
+            branch_summaries=tuple(self.branch_summaries),
+            last_answer=self.last_answer,
+            answered=self.answered,
+            previous_document=self.previous_document,
+            anchor=self.anchor,
+            skipped=frozenset(self.skipped),
+        )
+
+    def _open_error(self) -> str | None:
+        failed = [c for c in self.commands if not c.ok and not c.resolved]
+        last_command = failed[-1] if failed and failed[-1] is self.commands[-1] else None
+        errors = [
+            (i, tool, text)
+            for i, tool, text, path in self.tool_errors
+            if not any(j > i and t == tool and p == path for j, t, p in self.successes)
+        ]
+        if last_command is not None or (failed and not errors):
+            command = failed[-1]
+            code = f"exit code {command.exit_code}" if command.exit_code is not None else "failed"
+            return f"`{command.text}` ({code})" + (f"\n{command.output}" if command.output else "")
+        if errors:
+            _, tool, text = errors[-1]
+            return f"{tool}: {text}"
+        return None
+
+
+def _resolved(command: Command) -> Command:
+    return Command(command.text, command.ok, command.exit_code, command.output, resolved=True)
+
+
+def _key(value: Any) -> Any:
+    return value if isinstance(value, (str, int, float)) else repr(value)
+
+
+def _rules(requests: list[str]) -> Iterator[str]:
+    seen: set[str] = set()
+    for request in requests:
+        for sentence in _SENTENCE_END.split(request):
+            sentence = " ".join(sentence.split()).strip("-*• ")
+            if is_rule(sentence) and sentence.casefold() not in seen:
+                seen.add(sentence.casefold())
+                yield sentence

@@ -1,0 +1,249 @@
+"""The facts of a branch: computed once, exactly, from the whole branch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from handoff_cli.config import Options
+from handoff_cli.core import handoff
+from handoff_cli.facts import (
+    Facts,
+    covers,
+    facts_of,
+    is_acknowledgement,
+    is_rule,
+    runner_and_targets,
+)
+from handoff_cli.session import load_session
+from handoff_cli.tree import branch, leaf
+
+from .conftest import EXAMPLES, Entries, write_session
+
+
+def facts(tmp_path: Path, entries: Entries) -> Facts:
+    session = load_session(write_session(tmp_path / "s.jsonl", entries.items))
+    return facts_of(session, branch(session, leaf(session)))
+
+
+def call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
+    return {"type": "toolCall", "id": call_id, "name": name, "arguments": arguments}
+
+
+def result(entries: Entries, call_id: str, text: str, error: bool = False) -> None:
+    entries.message(
+        {
+            "role": "toolResult",
+            "toolCallId": call_id,
+            "toolName": "x",
+            "content": [{"type": "text", "text": text}],
+            "isError": error,
+            "timestamp": 3,
+        }
+    )
+
+
+def test_the_original_task_survives_a_compaction(tmp_path: Path, entries: Entries) -> None:
+    entries.user("Port the parser to Rust.")
+    entries.assistant("On it.")
+    kept = entries.user("Now the CLI.")
+    entries.add(
+        "compaction",
+        summary="## Goal\nPort the parser.\n\n## Key Files\n- src/lib.rs",
+        firstKeptEntryId=kept,
+        tokensBefore=9,
+        details={"readFiles": ["a.py", "conflict://1"], "modifiedFiles": ["src/lib.rs"]},
+    )
+    entries.assistant("Adding the flag.")
+    found = facts(tmp_path, entries)
+    assert (found.original_task, found.latest_request) == (
+        "Port the parser to Rust.",
+        "Now the CLI.",
+    )
+    assert found.summary == (("Goal", "Port the parser."), ("Key Files", "- src/lib.rs"))
+    assert (found.read_files, found.modified_files) == (("a.py",), ("src/lib.rs",))
+
+
+@pytest.mark.parametrize(
+    "text", ["ok", "OK!", "yes, do it all", "👍", "lgtm", "sounds good, go ahead", "k thx"]
+)
+def test_acknowledgements(text: str) -> None:
+    assert is_acknowledgement(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["ok, now add tests", "yes but keep the old API", "fix the build", "do it in Go"]
+)
+def test_requests_are_not_acknowledgements(text: str) -> None:
+    assert not is_acknowledgement(text)
+
+
+def test_a_trivial_last_message_points_back_at_the_request(
+    tmp_path: Path, entries: Entries
+) -> None:
+    entries.user("Rename the module to core.")
+    entries.assistant("Shall I also update the imports?")
+    entries.user("yes, do it all")
+    found = facts(tmp_path, entries)
+    assert found.latest_request == "Rename the module to core."
+    assert found.acknowledgement == "yes, do it all" and found.requests == (
+        "Rename the module to core.",
+    )
+
+
+@pytest.mark.parametrize(
+    ("sentence", "rule"),
+    [
+        ("Never touch the Python tests.", True),
+        ("Always run the linter first.", True),
+        ("Don't add new dependencies.", True),
+        ("Prefer small, focused changes.", True),
+        ("The total wait must stay under 5 s.", True),
+        ("that is what happens if we don't stream, right?", False),
+        ("should be 8ABeB7", False),
+        ("I don't know why it fails", False),
+        ("hm, that should never happen", False),
+        ("ok", False),
+    ],
+)
+def test_rules_have_a_rules_force(sentence: str, rule: bool) -> None:
+    assert is_rule(sentence) is rule
+
+
+def test_files_as_oh_my_pi_counts_them(tmp_path: Path, entries: Entries) -> None:
+    entries.user("go")
+    entries.assistant(
+        call("r1", "read", path="src/a.py:10-20"),
+        call("r2", "read", path="src/a.py:raw"),
+        call("r3", "read", path="artifact://3"),
+        call("w1", "write", path="src/b.py"),
+        call("e1", "edit", path="src/a.py"),
+        call("g1", "grep", path="src/"),
+        stop="toolUse",
+    )
+    for call_id in ("r1", "r2", "r3", "w1", "e1", "g1"):
+        result(entries, call_id, "ok")
+    found = facts(tmp_path, entries)
+    assert found.modified_files == ("src/a.py", "src/b.py")
+    assert found.read_files == () and found.read_set == frozenset({"src/a.py"})
+
+
+@pytest.mark.parametrize(
+    ("later", "earlier", "covered"),
+    [
+        ("python -m pytest -q", "python -m pytest -q tests/test_http.py", True),
+        ("pytest tests/a.py tests/b.py", "pytest tests/a.py", True),
+        ("pytest tests/b.py", "pytest tests/a.py", False),
+        ("npx vitest run", "npx vitest run src/export.test.ts", True),
+        ("cargo test", "cargo  test", True),
+        ("ruff check .", "pytest", False),
+        ("CI=1 npm test", "npm test -- --watch=false", True),
+    ],
+)
+def test_a_pass_covers_a_failure(later: str, earlier: str, covered: bool) -> None:
+    assert covers(later, earlier) is covered
+
+
+def test_runners_and_targets() -> None:
+    assert runner_and_targets("python -m pytest -q tests/t.py") == (
+        ("python", "-m", "pytest"),
+        frozenset({"tests/t.py"}),
+    )
+    assert runner_and_targets("ls -la") is None
+
+
+def bash(entries: Entries, call_id: str, command: str, output: str, error: bool = False) -> None:
+    entries.assistant(call(call_id, "bash", command=command), stop="toolUse")
+    result(entries, call_id, output, error)
+
+
+def test_a_failure_fixed_later_is_not_open(tmp_path: Path, entries: Entries) -> None:
+    entries.user("make the tests pass")
+    bash(entries, "b1", "pytest tests/test_http.py", "1 failed\nCommand exited with code 1", True)
+    bash(entries, "b2", "pytest", "10 passed")
+    found = facts(tmp_path, entries)
+    assert [(c.ok, c.resolved, c.exit_code) for c in found.commands] == [
+        (False, True, 1),
+        (True, False, 0),
+    ]
+    assert found.open_error is None
+
+
+def test_the_last_unresolved_error_is_open(tmp_path: Path, entries: Entries) -> None:
+    entries.user("ship it")
+    bash(entries, "b1", "npm run build", "ok")
+    bash(entries, "b2", "npm run publish", "E403 forbidden\nCommand exited with code 1", True)
+    entries.assistant(call("e1", "edit", path="a.ts"), stop="toolUse")
+    result(entries, "e1", "old text not found", error=True)
+    entries.assistant(call("e2", "edit", path="a.ts"), stop="toolUse")
+    result(entries, "e2", "Successfully replaced text in a.ts.")  # the edit error: put right
+    found = facts(tmp_path, entries)
+    assert (
+        found.open_error
+        == "`npm run publish` (exit code 1)\nE403 forbidden\nCommand exited with code 1"
+    )
+
+
+def test_a_tool_error_nothing_put_right_is_open(tmp_path: Path, entries: Entries) -> None:
+    entries.user("fix a.ts")
+    entries.assistant(call("e1", "edit", path="a.ts"), stop="toolUse")
+    result(entries, "e1", "old text not found", error=True)
+    assert facts(tmp_path, entries).open_error == "edit: old text not found"
+
+
+def test_user_commands_count_too(tmp_path: Path, entries: Entries) -> None:
+    entries.user("go")
+    entries.message(
+        {
+            "role": "bashExecution",
+            "command": "cargo test",
+            "output": "error[E0425]\n",
+            "exitCode": 101,
+        }
+    )
+    found = facts(tmp_path, entries)
+    assert found.open_error == "`cargo test` (exit code 101)\nerror[E0425]"
+
+
+def test_a_handoff_recorded_is_the_anchor_and_never_conversation(tmp_path: Path) -> None:
+    """After a handoff, the branch holds our prompt and its answer: they become the anchor an
+    update starts from, never a request or a document's own text."""
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(next(EXAMPLES.glob("-home-dev-projects-weather-cli/*.jsonl")).read_bytes())
+    first = handoff(path, Options(model="extractive")).path
+    session = load_session(path)
+    found = facts_of(session, branch(session, leaf(session)))
+    assert found.previous_document is not None and found.previous_document.startswith("## Goal")
+    assert found.anchor == len(branch(session, leaf(session))) - 1
+    assert len(found.skipped) == 2
+    assert not any("handoff document" in r for r in found.requests)
+    new = load_session(first)  # a session handed off to starts from its document
+    started = facts_of(new, branch(new, leaf(new)))
+    assert started.previous_document == found.previous_document and started.anchor == 0
+
+
+def test_an_in_place_handoff_is_an_anchor_too(tmp_path: Path, entries: Entries) -> None:
+    entries.user("do the thing")
+    entries.assistant("done")
+    entries.add(
+        "compaction",
+        summary="## Goal\nthe thing",
+        firstKeptEntryId=None,
+        tokensBefore=9,
+        method="handoff",
+    )
+    found = facts(tmp_path, entries)
+    assert found.previous_document == "## Goal\nthe thing" and found.anchor == 2
+
+
+def test_masking_reaches_every_text_and_json_keeps_everything(
+    tmp_path: Path, entries: Entries
+) -> None:
+    entries.user("use key SECRET1 please. Never print SECRET1.")
+    bash(entries, "b1", "curl -H 'x: SECRET1'", "SECRET1 refused", True)
+    found = facts(tmp_path, entries)
+    masked = found.masked(lambda text: text.replace("SECRET1", "[X]"))
+    assert "SECRET1" not in repr(masked) and "[X]" in masked.open_error  # type: ignore[operator]
+    assert Facts.from_json(found.to_json()) == found
