@@ -34,6 +34,13 @@ _PLAN = re.compile(r"\b(next|then|I'll|I will|plan to|todo|remaining|left to)\b"
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _SUBHEADING = re.compile(r"^#{3,}\s*(.+?)\s*$")
+# Items this writer derives from the facts: an earlier document's copies of them are stale,
+# since the facts are computed again from the whole branch.
+_DERIVED = re.compile(
+    r"^(The error still open: |Files (changed|read): |Ran `|The latest request|Where the assistant "
+    r"stopped:|The user answered |Fix the error still open|Answer the latest request: |Finish the "
+    r"latest request: |Go on as the assistant planned: )"
+)
 
 
 def write_document(
@@ -191,10 +198,6 @@ class _Draft:
         return "\n\n".join(f"## {name}\n{parts[name]}" for name in SECTIONS) + "\n"
 
 
-def _paths(paths: tuple[str, ...]) -> str:
-    return ", ".join(f"`{p}`" for p in paths[:LIST_ITEMS])
-
-
 def _by_heading(sections: Sections) -> dict[str, str]:
     found: dict[str, str] = {}
     for heading, body in sections:
@@ -236,7 +239,10 @@ def _items(body: str) -> list[str]:
     if current:
         found.append("\n".join(current))
     return [
-        item for item in found if not re.fullmatch(r"\(?(none|nothing|n/a)[^)]*\)?\.?", item, re.I)
+        item
+        for item in found
+        if not re.fullmatch(r"\(?(none|nothing|n/a)[^)]*\)?\.?", item, re.I)
+        and not _DERIVED.match(item)
     ]
 
 
