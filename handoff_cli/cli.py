@@ -24,11 +24,13 @@ from typer.core import TyperGroup
 
 from . import __version__
 from .config import (
+    DEFAULT_DOCUMENT_TOKENS,
     DEFAULT_IDLE,
     DEFAULT_JOBS,
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT_S,
     MIN_CONTEXT_WINDOW,
+    MIN_DOCUMENT_TOKENS,
     Options,
     parse_duration,
     parse_shard,
@@ -202,6 +204,14 @@ ContextWindowOpt = Annotated[
         help="The model's window in tokens [default: as LiteLLM knows it, else 128000].",
     ),
 ]
+MaxDocTokensOpt = Annotated[
+    int,
+    typer.Option(
+        "--max-doc-tokens",
+        min=MIN_DOCUMENT_TOKENS,
+        help="Cap of the document in tokens: the built-in writer's limit, a model's guidance.",
+    ),
+]
 NoRedactOpt = Annotated[
     bool, typer.Option("--no-redact", help="Send secrets as they are (not masked).")
 ]
@@ -231,6 +241,7 @@ def handoff_command(
     ] = False,
     strict: StrictOpt = False,
     context_window: ContextWindowOpt = None,
+    max_doc_tokens: MaxDocTokensOpt = DEFAULT_DOCUMENT_TOKENS,
     no_redact: NoRedactOpt = False,
     sessions_dirs: SessionsDirs = None,
 ) -> None:
@@ -256,6 +267,7 @@ def handoff_command(
         out_dir=expand(out_dir) if out_dir is not None else None,
         strict=strict,
         context_window=context_window,
+        max_doc_tokens=max_doc_tokens,
         redact=not no_redact,
     )
     try:
@@ -453,6 +465,7 @@ def rotate(
     retries: RetriesOpt = DEFAULT_RETRIES,
     strict: StrictOpt = False,
     context_window: ContextWindowOpt = None,
+    max_doc_tokens: MaxDocTokensOpt = DEFAULT_DOCUMENT_TOKENS,
     no_redact: NoRedactOpt = False,
     sessions_dirs: SessionsDirs = None,
 ) -> int | None:
@@ -491,6 +504,7 @@ def rotate(
         retries=retries,
         strict=strict,
         context_window=context_window,
+        max_doc_tokens=max_doc_tokens,
         redact=not no_redact,
     )
     options = RotateOptions(

@@ -18,6 +18,8 @@ DEFAULT_IDLE = "10m"
 DEFAULT_JOBS = 4
 DEFAULT_DOCUMENT_TOKENS = 2_000
 """The most a handoff document should take: the built-in writer's cap, and models are told."""
+MIN_DOCUMENT_TOKENS = 200
+"""Fewer leaves no room for the six headings and the original task."""
 MIN_CONTEXT_WINDOW = 1_000
 """A smaller window leaves no room for the prompt and an answer."""
 

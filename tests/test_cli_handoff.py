@@ -180,3 +180,19 @@ def test_an_explicit_model_never_falls_back(session: Path) -> None:
     assert result.code == 1
     assert "no credentials: set ANTHROPIC_API_KEY" in result.stderr
     assert files_in(session.parent) == [session.name]
+
+
+def test_max_doc_tokens_caps_the_builtin_writer_and_guides_a_model(
+    session: Path, llm_server: FakeLLMServer
+) -> None:
+    sizes = []
+    for tokens in ("2000", "250"):
+        result = run_cli(session, "--model", "extractive", "--max-doc-tokens", tokens, "--json")
+        assert result.code == 0, result.stderr
+        content = orjson.loads(Path(result.json()["path"]).read_bytes().splitlines()[-1])["content"]
+        sizes.append(len(content.split("<files>")[0]))
+    assert sizes[1] <= 250 * 4 + 200 < sizes[0]  # the wrapper's lines aside
+    result = run_cli(session, "--dry-run", "--max-doc-tokens", "700", env=model_env(llm_server))
+    assert "under about 700 tokens" in result.json()["messages"][-1]["content"]
+    result = run_cli(session, "--max-doc-tokens", "20")
+    assert result.code == 2 and "--max-doc-tokens" in result.stderr
