@@ -24,13 +24,18 @@ LIST_ITEMS = 12
 QUOTE_CHARS = 600
 CHARS_PER_TOKEN = 4
 NOTHING = "- (none recorded)"
+EARLIER_PATH = "On an earlier path, since left:"
 
 _DONE_WORDS = re.compile(
     r"^(done|finished|fixed|completed?|all (?:\d+ )?tests? pass|implemented|added|merged|"
     r"works now|it works)\b",
     re.IGNORECASE,
 )
-_PLAN = re.compile(r"\b(next|then|I'll|I will|plan to|todo|remaining|left to)\b", re.IGNORECASE)
+_PLAN = re.compile(
+    r"\b(next,? I|I'll|I will|I'm going to|I am going to|plan to|still (?:need|have) to|"
+    r"remaining|left to do)\b",
+    re.IGNORECASE,
+)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _SUBHEADING = re.compile(r"^#{3,}\s*(.+?)\s*$")
@@ -71,46 +76,50 @@ class _Draft:
 
     @classmethod
     def of(cls, facts: Facts, focus: str | None) -> _Draft:
-        summary = _by_heading(facts.summary)
-        known = {name.casefold() for name in SECTIONS}
-        progress = _subsections(summary.get("progress", ""))
-        draft = cls(
-            goal=[],
-            constraints=_unique(
-                [*_items(summary.get("constraints & preferences", "")), *facts.rules]
-            ),
-            done=_items(progress.get("done", "")),
-            in_progress=_items(progress.get("in progress", "")),
-            pending=_items(progress.get("pending", "")) + _items(progress.get("", "")),
-            decisions=_items(summary.get("key decisions", "")),
-            critical=_items(summary.get("critical context", "")),
-            next_steps=_items(summary.get("next steps", "")),
-            terms=[t for t in re.findall(r"[\w./-]{3,}", (focus or "").casefold())],
-        )
-        for heading, body in facts.summary:
-            if heading.casefold() not in known and body:
-                label = f"{heading}: " if heading else ""
-                draft.critical += [label + item for item in _items(body)]
-        for summary_sections in facts.branch_summaries:
-            draft._branch_summary(summary_sections)
-        draft._goal(facts, summary.get("goal", ""), focus)
+        draft = cls([], [], [], [], [], [], [], [], [])
+        draft.terms = re.findall(r"[\w./-]{3,}", (focus or "").casefold())
+        goal = draft._summary(facts.summary)
+        for sections in facts.branch_summaries:
+            draft._summary(sections, earlier_path=True)
+        draft.constraints = _unique([*draft.constraints, *facts.rules])
+        draft._goal(facts, goal, focus)
         draft._progress(facts)
         draft._context(facts)
         draft._next(facts)
         return draft
 
-    def _branch_summary(self, sections: Sections) -> None:
-        parts = _by_heading(sections)
-        if set(parts) <= {""}:
-            self.decisions.append(
-                "An earlier path, since left: " + one_line(parts.get("", ""), 400)
-            )
-            return
-        self.decisions += _items(parts.get("key decisions", ""))
-        self.constraints = _unique(
-            [*self.constraints, *_items(parts.get("constraints & preferences", ""))]
-        )
-        self.critical += _items(parts.get("critical context", ""))
+    def _summary(self, sections: Sections, earlier_path: bool = False) -> str:
+        """Each section of a summary into the part its heading names (an unknown heading
+        under Critical Context, as one item); returns its Goal. A branch summary tells of a
+        path since left: what it did or meant to do is said to be from there."""
+        goal: list[str] = []
+        for heading, body in sections:
+            part = _part_of(heading)
+            if not body:
+                continue
+            if part == "goal" and earlier_path:
+                self.critical.append(f"{EARLIER_PATH} it aimed at: {body}")
+            elif part == "goal":
+                goal.append(body)
+            if part == "goal":
+                continue
+            if part == "progress":
+                found = [
+                    (_part_of(name) if name else "pending", name, text)
+                    for name, text in _subsections(body).items()
+                ]
+            else:
+                found = [(part, "", body)]
+            for into, name, text in found:
+                items = _items(text)
+                if into == "critical" and heading.casefold() != "critical context":
+                    items = [_nested(name or heading, items)] if items else []
+                elif not earlier_path and heading.casefold() not in _STANDARD and items:
+                    items[0] = f"{heading}: {items[0]}"  # a heading such as "Current Task: X"
+                if earlier_path and into not in ("constraints", "decisions"):
+                    into, items = "critical", [f"{EARLIER_PATH} {item}" for item in items]
+                getattr(self, into).extend(items)
+        return "\n\n".join(goal)
 
     def _goal(self, facts: Facts, earlier: str, focus: str | None) -> None:
         # An earlier document's Goal may quote the task already: once is enough.
@@ -127,7 +136,8 @@ class _Draft:
 
     def _progress(self, facts: Facts) -> None:
         last: dict[str, str] = {}
-        for command in facts.commands:  # each command by how it ended last
+        milestones = (c for c in facts.commands if c.milestone and c.known)
+        for command in milestones:  # each by how it ended last
             status = "passed" if command.ok else ("failed, then fixed" if command.resolved else "")
             if status:
                 last[command.text] = status
@@ -143,9 +153,9 @@ class _Draft:
             self.done.append("The latest request, as the assistant reported it:\n" + _quote(answer))
         elif answer:
             self.in_progress.append("Where the assistant stopped:\n" + _quote(answer))
-        if facts.acknowledgement and facts.latest_request:
+        if facts.acknowledgement and facts.go_ahead:
             ack = one_line(facts.acknowledgement, 40)
-            self.in_progress.append(f'The user answered "{ack}" to the latest request: go ahead.')
+            self.in_progress.append(f'The user answered "{ack}" to the proposal above: go ahead.')
 
     def _context(self, facts: Facts) -> None:
         if facts.open_error:
@@ -168,7 +178,9 @@ class _Draft:
         answer = facts.last_answer or ""
         if facts.latest_request and not facts.answered:
             steps.append("Answer the latest request: " + one_line(facts.latest_request, 300))
-        elif facts.latest_request and not _DONE_WORDS.match(answer):
+        elif facts.latest_request and not (
+            _DONE_WORDS.match(answer) or facts.latest_request.rstrip().endswith("?")
+        ):  # a question answered needs nothing more
             steps.append("Finish the latest request: " + one_line(facts.latest_request, 300))
         plan = [s for s in _SENTENCE.split(answer) if _PLAN.search(s)]
         if plan and facts.answered:
@@ -198,12 +210,35 @@ class _Draft:
         return "\n\n".join(f"## {name}\n{parts[name]}" for name in SECTIONS) + "\n"
 
 
-def _by_heading(sections: Sections) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for heading, body in sections:
-        key = heading.casefold()
-        found[key] = f"{found[key]}\n{body}" if key in found else body
-    return found
+_STANDARD = frozenset(name.casefold() for name in SECTIONS)
+_PARTS = (  # a summary's heading, as its writer may have put it, to the part it belongs in
+    ("progress", re.compile(r"^progress$", re.I)),
+    ("constraints", re.compile(r"constraint|preference|rule|requirement|convention", re.I)),
+    ("decisions", re.compile(r"decision", re.I)),
+    ("next_steps", re.compile(r"\bnext\b", re.I)),
+    ("pending", re.compile(r"pending|\bto ?do\b|remaining|open (?:question|issue)|block", re.I)),
+    ("in_progress", re.compile(r"in progress|current|ongoing|status", re.I)),
+    ("done", re.compile(r"complet|\bdone\b|finish|accomplish", re.I)),
+    ("goal", re.compile(r"\bgoal|objective|purpose", re.I)),
+)
+
+
+def _part_of(heading: str) -> str:
+    """The draft's list for a summary heading; unknown ones go to Critical Context."""
+    return next((part for part, pattern in _PARTS if pattern.search(heading)), "critical")
+
+
+def _nested(heading: str, items: list[str]) -> str:
+    """A section with a heading of its own, as one item: its items under its name."""
+    if not heading:
+        return "\n".join(items)
+    if len(items) == 1:
+        return f"{heading}: {items[0]}"
+    lines = [f"{heading}:"]
+    for item in items:
+        first, *rest = item.splitlines()
+        lines += [f"  - {first}", *(f"    {line}" for line in rest)]
+    return "\n".join(lines)
 
 
 def _subsections(body: str) -> dict[str, str]:
@@ -222,22 +257,43 @@ def _subsections(body: str) -> dict[str, str]:
 
 def _items(body: str) -> list[str]:
     """A section's body as items: each bullet or numbered line with the lines that continue it;
-    a paragraph is one item; placeholders such as "(none)" are no items."""
+    a paragraph, a table or a code block is one item, a ``###`` heading another; placeholders
+    such as "(none)" are no items."""
     found: list[str] = []
     current: list[str] = []
+    fenced = False
+    label = ""
+
+    def close() -> None:
+        if current:
+            found.append("\n".join(current))
+            current.clear()
+
     for line in body.splitlines():
-        if not line.strip() or _SUBHEADING.match(line):
-            if current:
-                found.append("\n".join(current))
-                current = []
+        if fenced or line.lstrip().startswith("```"):
+            if line.lstrip().startswith("```"):
+                fenced = not fenced
+            if label and not current:
+                current.append(f"{label}:")
+                label = ""
+            current.append(line)
+            continue
+        heading = _SUBHEADING.match(line)
+        if not line.strip() or heading:
+            close()
+            if heading:
+                label = heading.group(1).rstrip(":")
             continue
         bullet = _BULLET.match(line)
-        if bullet and current:
-            found.append("\n".join(current))
-            current = []
-        current.append(line[bullet.end() :].strip() if bullet else line.strip())
-    if current:
-        found.append("\n".join(current))
+        if bullet:
+            close()
+        text = line[bullet.end() :].strip() if bullet else line.strip().lstrip("# ")
+        if label and not current:  # a ### heading names the item after it
+            text, label = f"{label}: {text}", ""
+        current.append(text)
+    if label:
+        current.append(label)
+    close()
     return [
         item
         for item in found

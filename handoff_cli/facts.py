@@ -15,6 +15,7 @@ import re
 import shlex
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
+from itertools import pairwise
 from typing import Any
 
 from .document import (
@@ -46,6 +47,22 @@ class Command:
     resolved: bool = False
     """It failed, and later the same command, or one that covers its test target, passed."""
 
+    @property
+    def inspects(self) -> bool:
+        """Whether it only looked (``grep``, ``ls``, ``git status``...): no progress to report."""
+        return inspects(self.text)
+
+    @property
+    def known(self) -> bool:
+        """Whether its exit status is its own, not a filter's it was piped into."""
+        return not piped(self.text)
+
+    @property
+    def milestone(self) -> bool:
+        """Whether it tests, builds, checks, installs or commits: a step whose outcome a reader
+        of the document wants to know."""
+        return is_milestone(self.text)
+
 
 @dataclass(frozen=True)
 class Facts:
@@ -58,6 +75,9 @@ class Facts:
     acknowledgement: str | None = None
     """A trivial last message ("ok", "yes, do it all", an emoji) that acknowledged the latest
     request, when there is one."""
+    go_ahead: bool = False
+    """Whether the acknowledgement agreed to something the assistant proposed or asked, rather
+    than only thanking it for an answer."""
     requests: tuple[str, ...] = ()
     rules: tuple[str, ...] = ()
     read_files: tuple[str, ...] = ()
@@ -85,6 +105,11 @@ class Facts:
     """Where on the branch that document stands (an index into it)."""
     skipped: frozenset[str] = field(default_factory=frozenset)
     """Ids of our own recorded exchanges: never conversation again."""
+
+    @property
+    def notable_commands(self) -> tuple[Command, ...]:
+        """The commands worth telling a model: all but those that only looked and passed."""
+        return tuple(c for c in self.commands if not (c.ok and c.inspects))
 
     def to_json(self) -> dict[str, Any]:
         """The facts as JSON (to carry them to the built-in writer through LiteLLM)."""
@@ -230,6 +255,11 @@ _RULE = re.compile(
 )
 
 
+_PROPOSAL = re.compile(
+    r"\?\s*$|\b(?:shall I|should I|want me to|would you like|do you want|let me know|ready to|"
+    r"I can|I could|I'll|I will|next,? I|if you agree|okay to|ok to)\b",
+    re.IGNORECASE,
+)
 _REMARK = re.compile(r"^(?:ok(?:ay)?|hm+|well|so|lol|haha|yeah|i think|i guess|i see)\b", re.I)
 
 
@@ -284,10 +314,15 @@ def runner_and_targets(command: str) -> tuple[tuple[str, ...], frozenset[str]] |
     return None
 
 
+def _core(command: str) -> str:
+    """A command without what only filters its output (``2>&1 | tail -5``), spaces normalised."""
+    return " ".join(re.sub(r"\s*2>&1|\s+\|\s.*$", "", command).split())
+
+
 def covers(later: str, earlier: str) -> bool:
     """Whether a pass of ``later`` shows ``earlier`` to pass too: the same command, or the same
     test runner over the whole suite or over every target ``earlier`` named."""
-    if " ".join(later.split()) == " ".join(earlier.split()):
+    if _core(later) == _core(earlier):
         return True
     first, second = runner_and_targets(later), runner_and_targets(earlier)
     if first is None or second is None or first[0] != second[0]:
@@ -295,6 +330,103 @@ def covers(later: str, earlier: str) -> bool:
     return not first[1] or second[1] <= first[1]
 
 
+_LOOKING = frozenset(
+    "ag ack awk basename bat cat cd column command cut date df diff dirname du echo egrep fd "
+    "fgrep file find grep head hexdump jq less ls more nl od printf pwd readlink realpath rg "
+    "sort stat tail test tree tr true type uniq wc which xxd zgrep [ [[".split()
+)
+_GIT_LOOKING = frozenset("status log show diff blame grep remote rev-parse ls-files".split())
+_NO_MATCH_IS_ONE = frozenset(
+    "ag ack cmp diff egrep fgrep grep pgrep rg test which zgrep [ [[".split()
+)
+"""Programs whose exit code 1 says "no match", "different" or "false", not that they failed."""
+_PREFIXES = frozenset(("sudo", "time", "nice", "env", "exec", "nohup"))
+_OPERATORS = frozenset(("&&", "||", ";", "|", "|&", "&", ";;"))
+
+
+def _segments(command: str) -> list[tuple[str, list[str]]]:
+    """The simple commands of a shell line: each with the operator before it ('' for the
+    first) and its words, program first (its base name, after ``VAR=value``, ``sudo``...)."""
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
+    except ValueError:
+        words = re.sub(r"(&&|\|\||[;|&])", r" \1 ", command).split()
+    segments: list[tuple[str, list[str]]] = [("", [])]
+    for word in words:
+        if word in _OPERATORS or word in ("(", ")"):
+            segments.append((word, []))
+        else:
+            segments[-1][1].append(word)
+    programs: list[tuple[str, list[str]]] = []
+    for operator, segment in segments:
+        while segment and (
+            segment[0] in _PREFIXES or ("=" in segment[0] and not segment[0].startswith("-"))
+        ):
+            segment = segment[1:]  # VAR=value, sudo, time... before the program
+        if segment:
+            programs.append((operator, [segment[0].rsplit("/", 1)[-1], *segment[1:]]))
+    return programs
+
+
+def piped(command: str) -> bool:
+    """Whether the line ends in a pipe (``npm test | tail -5``): its exit status is then the
+    last filter's, which says nothing of how the command before it went."""
+    segments = _segments(command)
+    return bool(segments) and segments[-1][0] in ("|", "|&")
+
+
+def inspects(command: str) -> bool:
+    """Whether every part of ``command`` only reads: listing, searching, printing, git's views."""
+
+    def looks(words: list[str]) -> bool:
+        program = words[0]
+        targets = [after for word, after in pairwise(words) if word in (">", ">>", ">|")]
+        if any(target != "/dev/null" for target in targets):
+            return False  # it writes a file
+        if program == "git":
+            return len(words) > 1 and words[1] in _GIT_LOOKING
+        if program == "sed":
+            return not any(w.startswith(("-i", "--in-place")) for w in words[1:])
+        return program in _LOOKING
+
+    segments = _segments(command)
+    return bool(segments) and all(looks(words) for _, words in segments)
+
+
+_BUILDERS = frozenset(
+    "biome bun cargo cmake deno docker dotnet eslint go gradle make mvn mypy ninja nox npm "
+    "pip pnpm poetry pre-commit prettier pyright ruff tox tsc uv yarn".split()
+)
+_GIT_STEPS = frozenset(
+    "am apply checkout cherry-pick commit merge pull push rebase reset restore revert stash "
+    "switch tag".split()
+)
+
+
+def is_milestone(command: str) -> bool:
+    """Whether some part of ``command`` runs tests, a build, a check, an install or a git step
+    that changes history."""
+    for _, words in _segments(command):
+        program = words[0]
+        if program == "git" and len(words) > 1 and words[1] in _GIT_STEPS:
+            return True
+        if program in _BUILDERS or runner_and_targets(" ".join(words)) is not None:
+            return True
+        if program.startswith("python") and words[1:3] == ["-m", "pytest"]:
+            return True
+    return False
+
+
+def _no_match(command: str, code: int | None) -> bool:
+    """An exit code 1 that means "nothing found" (``grep``, ``rg``, ``diff``...): the exit
+    status is the last command's in the line."""
+    segments = _segments(command)
+    return code == 1 and bool(segments) and segments[-1][1][0] in _NO_MATCH_IS_ONE
+
+
+_ABORTED = re.compile(r"(?:command )?(?:aborted|cancell?ed|interrupted)\.?", re.IGNORECASE)
 _EXIT = re.compile(r"(?:exit(?:ed with)? code|exit status)[: ]*(-?\d+)", re.IGNORECASE)
 _READ_SELECTOR = re.compile(
     r":(?:(?:L?\d+(?:(?:[-+]|\.\.)L?\d+|-|\.\.)?(?:,L?\d+(?:(?:[-+]|\.\.)L?\d+|-|\.\.)?)*)"
@@ -311,6 +443,7 @@ class _Reader:
 
     requests: list[str] = field(default_factory=list)
     acknowledgement: str | None = None
+    go_ahead: bool = False
     answered: bool = True
     read: set[str] = field(default_factory=set)
     written: set[str] = field(default_factory=set)
@@ -358,14 +491,13 @@ class _Reader:
             self._result(index, message)
         elif role == "bashExecution" and not message.get("excludeFromContext"):
             code = message.get("exitCode")
-            ok = code in (0, None) and not message.get("cancelled")
+            code = code if isinstance(code, int) else None
+            command = str(message.get("command", ""))
+            if message.get("cancelled"):
+                return  # stopped by the user: neither passed nor failed
+            ok = code in (0, None) or _no_match(command, code)
             output = message.get("output")
-            self._command(
-                str(message.get("command", "")),
-                ok,
-                code if isinstance(code, int) else None,
-                output if isinstance(output, str) else "",
-            )
+            self._command(command, ok, code, output if isinstance(output, str) else "")
 
     def _user(self, entry_id: str, text: str) -> None:
         if not text or _SLASH_COMMAND.fullmatch(text):
@@ -375,6 +507,7 @@ class _Reader:
             return
         if is_acknowledgement(text) and self.requests:
             self.acknowledgement = text
+            self.go_ahead = bool(self.last_answer and _PROPOSAL.search(self.last_answer[-400:]))
             return
         self.requests.append(text)
         self.acknowledgement = None
@@ -384,8 +517,9 @@ class _Reader:
         content = message.get("content")
         text = text_of(content, "\n").strip()
         if text:
-            self.last_answer = text
             self.answered = True
+            if not is_acknowledgement(text):  # "👍" back to an "ok" says nothing new
+                self.last_answer = text
         for block in content if isinstance(content, list) else []:
             if isinstance(block, dict) and block.get("type") == "toolCall":
                 arguments = block.get("arguments")
@@ -410,9 +544,12 @@ class _Reader:
         failed = bool(message.get("isError"))
         command = arguments.get("command") or arguments.get("cmd")
         if isinstance(command, str) and (tool in _SHELL_TOOLS or not tool):
+            if _ABORTED.fullmatch(text.strip()):
+                return  # stopped by the user: neither passed nor failed
             found = _EXIT.search(text)
             code = int(found.group(1)) if found else (1 if failed else 0)
-            self._command(command, not failed and code == 0, code, text)
+            ok = (code == 0 and not failed) or _no_match(command, code)
+            self._command(command, ok, code, text)
             return
         path = arguments.get("path") if isinstance(arguments.get("path"), str) else None
         if failed:
@@ -423,7 +560,7 @@ class _Reader:
     def _command(self, command: str, ok: bool, code: int | None, output: str) -> None:
         tail = "\n".join(output.rstrip().splitlines()[-OUTPUT_TAIL_LINES:])
         line = one_line(command, COMMAND_CHARS)
-        if ok:  # a pass puts right the earlier failures it covers
+        if ok and not piped(command):  # a pass puts right the earlier failures it covers
             self.commands = [
                 c if c.ok or c.resolved or not covers(command, c.text) else _resolved(c)
                 for c in self.commands
@@ -456,6 +593,7 @@ class _Reader:
             original_task=substantive[0] if substantive else None,
             latest_request=substantive[-1] if substantive else None,
             acknowledgement=self.acknowledgement,
+            go_ahead=self.go_ahead,
             requests=tuple(substantive),
             rules=tuple(_rules(substantive)),
             read_files=tuple(sorted(self.read - self.written, key=js_order)),

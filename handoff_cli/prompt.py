@@ -110,7 +110,12 @@ def facts_block(facts: Facts) -> str:
     if facts.latest_request and facts.latest_request != facts.original_task:
         lines.append(f"- The latest request: {_quoted(facts.latest_request)}")
     if facts.acknowledgement:
-        lines.append(f"- Then the user only said {_quoted(facts.acknowledgement)}: go ahead.")
+        said = _quoted(facts.acknowledgement)
+        lines.append(
+            f"- Then the user only said {said}, agreeing to what the assistant proposed: go ahead."
+            if facts.go_ahead
+            else f"- Then the user only said {said}, acknowledging the answer."
+        )
     if facts.latest_request and not facts.answered:
         lines.append("- The latest request has no answer yet.")
     lines += [f"- A rule the user stated: {_quoted(rule)}" for rule in facts.rules[:12]]
@@ -118,8 +123,10 @@ def facts_block(facts: Facts) -> str:
         lines.append("- Files changed: " + ", ".join(f"`{p}`" for p in facts.modified_files[:20]))
     if facts.read_files:
         lines.append("- Files read: " + ", ".join(f"`{p}`" for p in facts.read_files[:20]))
-    for command in facts.commands[-12:]:
-        how = "passed" if command.ok else "failed, fixed later" if command.resolved else "failed"
+    for command in facts.notable_commands[-12:]:
+        how = "failed, fixed later" if command.resolved else "failed"
+        if command.ok:
+            how = "passed" if command.known else "ran (piped: its own exit status is unknown)"
         code = f", exit code {command.exit_code}" if command.exit_code and not command.ok else ""
         lines.append(f"- Ran `{command.text}`: {how}{code}")
     if facts.open_error:

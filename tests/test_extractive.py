@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,7 @@ def test_every_section_of_the_latest_summary_survives() -> None:
     assert "- [ ] `--retries N` option in weather_cli/cli.py." in got["Progress"]
     assert "- **Cap total backoff at 4.5 s**: user requirement." in got["Key Decisions"]
     assert "Add `--retries` to the argparse parser" in got["Next Steps"]
-    assert "An earlier path, since left: Ran the full test suite" in got["Key Decisions"]
+    assert "On an earlier path, since left: Ran the full test suite" in got["Critical Context"]
     assert "> The forecast command fails whenever the API hiccups." in got["Goal"]  # before it
 
 
@@ -66,14 +67,27 @@ def summary_facts(summary: str, **fields: Any) -> Facts:
     return Facts(summary=sections_of(summary), **fields)
 
 
-def test_an_unknown_heading_goes_to_critical_context() -> None:
+def test_a_summarys_own_headings_go_where_they_belong() -> None:
     summary = (
-        "## Goal\nv2\n\n## Completed Work (WP1-WP16)\n- WP1 parser\n- WP2 lexer\n\n"
-        "## Key Files\n- a.rs"
+        "# Checkpoint\n\n## Objective\nv2\n\n## Completed Work (WP1-WP16)\n- WP1 parser\n"
+        "- WP2 lexer\n\n## Current Task: Moving files\nThe user wants them moved.\n\n"
+        "### Agreed Structure\n```\nsrc/\n- core/\n\n- utils/\n```\n\n"
+        "## User Preferences\n- **E2E tests only**\n\n## Key Decisions Made\n1. Keep old code\n\n"
+        "## Next Steps (WP14)\n### WP14: main-new.ts\n- Copy main.ts\n\n"
+        "## Key Files\n- a.rs\n- b.rs\n\n## Branch\n`refactor`"
     )
     got = parts(write_document(summary_facts(summary)))
-    assert "- Completed Work (WP1-WP16): WP1 parser" in got["Critical Context"]
-    assert "- Key Files: a.rs" in got["Critical Context"]
+    assert got["Goal"] == "v2"
+    done, rest = got["Progress"].split("### In Progress")
+    assert "- Completed Work (WP1-WP16): WP1 parser\n- WP2 lexer" in done
+    assert "- Current Task: Moving files: The user wants them moved." in rest
+    assert "- Agreed Structure:\n```\nsrc/\n- core/\n\n- utils/\n```" in rest  # one item
+    assert "- User Preferences: **E2E tests only**" in got["Constraints & Preferences"]
+    assert "- Key Decisions Made: Keep old code" in got["Key Decisions"]
+    assert "1. Next Steps (WP14): WP14: main-new.ts: Copy main.ts" in got["Next Steps"]
+    critical = got["Critical Context"]
+    assert "- Key Files:\n  - a.rs\n  - b.rs" in critical and "- Branch: `refactor`" in critical
+    assert "- Checkpoint" in critical
 
 
 def test_done_and_in_progress_are_told_apart() -> None:
@@ -108,10 +122,20 @@ def test_a_resolved_failure_is_not_the_open_error() -> None:
 
 
 def test_a_trivial_last_message_is_no_next_step() -> None:
-    facts = Facts(latest_request="Rename the module.", acknowledgement="👍", last_answer="Shall I?")
+    facts = Facts(
+        latest_request="Rename the module.",
+        acknowledgement="👍",
+        go_ahead=True,
+        last_answer="Shall I?",
+    )
     got = parts(write_document(facts))
     assert "Finish the latest request: Rename the module." in got["Next Steps"]
     assert "👍" not in got["Next Steps"] and 'answered "👍"' in got["Progress"]
+    thanks = replace(
+        facts, latest_request="What does it do?", go_ahead=False, last_answer="It parses."
+    )
+    got = parts(write_document(thanks))
+    assert "👍" not in got["Progress"] and "What does it do?" not in got["Next Steps"]
 
 
 def test_caps_on_every_list_command_and_the_whole() -> None:

@@ -10,6 +10,7 @@ import pytest
 from handoff_cli.config import Options
 from handoff_cli.core import handoff
 from handoff_cli.facts import (
+    Command,
     Facts,
     covers,
     facts_of,
@@ -91,6 +92,17 @@ def test_a_trivial_last_message_points_back_at_the_request(
     assert found.acknowledgement == "yes, do it all" and found.requests == (
         "Rename the module to core.",
     )
+    assert found.go_ahead  # it agreed to what the assistant asked
+
+
+def test_thanks_for_an_answer_is_no_go_ahead(tmp_path: Path, entries: Entries) -> None:
+    entries.user("What did I just run?")
+    entries.assistant("You ran `ls` as a plain message.")
+    entries.user("ok")
+    entries.assistant("👍")
+    found = facts(tmp_path, entries)
+    assert found.acknowledgement == "ok" and not found.go_ahead
+    assert found.last_answer == "You ran `ls` as a plain message."  # not the 👍
 
 
 @pytest.mark.parametrize(
@@ -140,10 +152,64 @@ def test_files_as_oh_my_pi_counts_them(tmp_path: Path, entries: Entries) -> None
         ("cargo test", "cargo  test", True),
         ("ruff check .", "pytest", False),
         ("CI=1 npm test", "npm test -- --watch=false", True),
+        ("npm run check", "npm run check 2>&1 | tail -5", True),
     ],
 )
 def test_a_pass_covers_a_failure(later: str, earlier: str, covered: bool) -> None:
     assert covers(later, earlier) is covered
+
+
+@pytest.mark.parametrize(
+    ("command", "looks", "milestone", "known"),
+    [
+        ("ls -la", True, False, True),
+        ('cd src && grep -rn "chalk" . | head -20', True, False, False),
+        ("git status && git diff HEAD~1", True, False, True),
+        ("sed -n 1,40p a.ts", True, False, True),
+        ("sed -i 's/a/b/' a.ts", False, False, True),
+        ("echo done > notes.txt", False, False, True),
+        ("grep x a.ts 2>/dev/null", True, False, True),
+        ("cd pkg && npm run build 2>&1 | tail -5", False, True, False),
+        ("git add -A && git commit -m 'WP1: executor'", False, True, True),
+        ("sudo FOO=1 /usr/bin/pytest -q", False, True, True),
+        ("python3 -m pytest tests", False, True, True),
+        ("cat > /tmp/fix.py << 'EOF' import re", False, False, True),
+        ('echo "unterminated', True, False, True),
+    ],
+)
+def test_what_a_command_is(command: str, looks: bool, milestone: bool, known: bool) -> None:
+    ran = Command(command, True, 0, "")
+    assert (ran.inspects, ran.milestone, ran.known) == (looks, milestone, known)
+
+
+def test_no_match_and_aborted_are_no_failures(tmp_path: Path, entries: Entries) -> None:
+    entries.user("find the callers")
+    bash(
+        entries,
+        "b1",
+        "cd /w && grep -n pendingBash a.ts",
+        "(no output)\n\nCommand exited with code 1",
+        True,
+    )
+    bash(entries, "b2", "diff a.txt b.txt", "1c1\nCommand exited with code 1", True)
+    bash(entries, "b3", "npm run check", "Command aborted", True)
+    entries.message(
+        {
+            "role": "bashExecution",
+            "command": "npm test",
+            "exitCode": None,
+            "cancelled": True,
+            "output": "",
+            "timestamp": 4,
+        }
+    )
+    found = facts(tmp_path, entries)
+    assert [(c.text, c.ok) for c in found.commands] == [
+        ("cd /w && grep -n pendingBash a.ts", True),
+        ("diff a.txt b.txt", True),
+    ]
+    assert found.open_error is None
+    assert found.notable_commands == ()  # searches that passed say nothing
 
 
 def test_runners_and_targets() -> None:

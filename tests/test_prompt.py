@@ -179,7 +179,7 @@ def test_the_facts_go_with_the_prompt_as_verified() -> None:
     for fact in (
         '- The original task: "Add retries to weather_cli/http.py."',
         '- The latest request: "Make them configurable."',
-        '- Then the user only said "ok": go ahead.',
+        '- Then the user only said "ok", acknowledging the answer.',
         '- A rule the user stated: "Never retry 4xx except 429."',
         "- Files changed: `weather_cli/http.py`",
         "- Files read: `README.md`",
