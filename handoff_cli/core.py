@@ -48,7 +48,7 @@ from .plan import (
     precut,
     sized_requests,
 )
-from .prompt import ChatMessage, handoff_request, repair_prompt
+from .prompt import ChatMessage, handoff_prompt, handoff_request, repair_prompt
 from .redact import Redactor
 from .session import CURRENT_VERSION, Entry, Record, Session, load_session
 from .tree import branch, leaf
@@ -70,7 +70,6 @@ from .writer import (
 RECORDED_API = "openai-completions"
 REPLANS = 2  # how often a provider's "too long" makes us plan again, with less room
 FOCUS_SHARE = 0.25  # the most of a request's room that --focus may take
-BUILTIN_TEXT_CHARS = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -168,10 +167,16 @@ def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> R
     focus = _fitted_focus(options.focus, model, reporter)
     redactor = Redactor()
     if options.redact:
-        facts = facts.masked(redactor.text)
+        facts = facts.masked(redactor.value)
     since = _since_anchor(context, facts, path_records)
     tokens = options.max_doc_tokens
-    request = _bounded(handoff_request(since.messages(), focus, facts, tokens), model)
+    budget = _budget(model)
+    if budget is None:  # the built-in writer reads the facts alone: no conversation to build
+        request: list[ChatMessage] = [
+            {"role": "user", "content": handoff_prompt(focus, facts, tokens)}
+        ]
+    else:
+        request = _bounded(handoff_request(since.messages(), focus, facts, tokens), budget)
     if options.redact:
         request = redactor.messages(request)
         focus = redactor.text(focus) if focus else focus
@@ -190,14 +195,9 @@ def _since_anchor(context: Context, facts: Facts, branch: list[Record]) -> Conte
     return replace(context, records=records, summary=summary)
 
 
-def _bounded(request: list[ChatMessage], model: Model) -> list[ChatMessage]:
-    """The request with every text far too long to be sent cut already, so that masking and
-    counting never read what cannot be used: for a model, what is several times its window;
-    for the built-in writer, which quotes a few hundred characters of any text, what is
-    longer than ``BUILTIN_TEXT_CHARS``."""
-    budget = _budget(model)
-    if budget is None:
-        return precut(request, BUILTIN_TEXT_CHARS, BUILTIN_TEXT_CHARS // 4)
+def _bounded(request: list[ChatMessage], budget: Budget) -> list[ChatMessage]:
+    """The request with every text far too long to be sent (several times the model's window)
+    cut already, so that masking and counting never read what cannot be used."""
     keep = max(200, (budget.tokens // 4) * CHARS_PER_TOKEN // 2)
     return precut(request, 4 * budget.tokens * CHARS_PER_TOKEN, keep)
 
@@ -320,9 +320,8 @@ async def _generate(
         )
 
     if request.model.builtin:  # in this process: no LiteLLM, no request
-        messages = [*request.conversation, request.prompt]
         facts, focus = request.facts, request.focus
-        answer = builtin_answer(facts, focus, options.max_doc_tokens, messages)
+        answer = builtin_answer(facts, focus, options.max_doc_tokens, [request.prompt])
         return _with_files(answer, request.facts), [], Plan("single", request.conversation)
     budget = _budget(request.model)
     for attempt in range(REPLANS + 1):

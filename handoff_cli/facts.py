@@ -15,6 +15,7 @@ import re
 import shlex
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
@@ -32,6 +33,8 @@ from .text import one_line, text_of
 
 COMMAND_CHARS = 200
 OUTPUT_TAIL_LINES = 12
+EXIT_REACH = 1_000
+"""How far from the end of a shell tool's output its exit code is looked for."""
 
 
 @dataclass(frozen=True)
@@ -42,8 +45,6 @@ class Command:
     """One line, at most ``COMMAND_CHARS`` characters."""
     ok: bool
     exit_code: int | None
-    output: str
-    """The tail of its output."""
     resolved: bool = False
     """It failed, and later the same command, or one that covers its test target, passed."""
 
@@ -131,33 +132,41 @@ class Facts:
         )
         return cls(**fields)
 
-    def masked(self, mask: Callable[[str], str]) -> Facts:
-        """The facts with ``mask`` applied to every text that could hold a secret."""
-
-        def text(value: str | None) -> str | None:
-            return mask(value) if value else value
-
-        def texts(values: tuple[str, ...]) -> tuple[str, ...]:
-            return tuple(mask(v) for v in values)
-
-        def sections(parts: Sections) -> Sections:
-            return tuple((heading, mask(body)) for heading, body in parts)
-
+    def masked(self, mask: Callable[[Any], Any]) -> Facts:
+        """The facts with ``mask`` (which masks every string of a JSON-like value, in one go:
+        ``Redactor.value``) applied to every text that could hold a secret."""
+        texts = {
+            "original_task": self.original_task,
+            "latest_request": self.latest_request,
+            "acknowledgement": self.acknowledgement,
+            "requests": list(self.requests),
+            "rules": list(self.rules),
+            "commands": [c.text for c in self.commands],
+            "open_error": self.open_error,
+            "summary": [list(s) for s in self.summary],
+            "branch_summaries": [[list(s) for s in b] for b in self.branch_summaries],
+            "last_answer": self.last_answer,
+            "previous_document": self.previous_document,
+        }
+        done = mask(texts)
         return replace(
             self,
-            original_task=text(self.original_task),
-            latest_request=text(self.latest_request),
-            acknowledgement=text(self.acknowledgement),
-            requests=texts(self.requests),
-            rules=texts(self.rules),
+            original_task=done["original_task"],
+            latest_request=done["latest_request"],
+            acknowledgement=done["acknowledgement"],
+            requests=tuple(done["requests"]),
+            rules=tuple(done["rules"]),
             commands=tuple(
-                replace(c, text=mask(c.text), output=mask(c.output)) for c in self.commands
+                replace(c, text=text)
+                for c, text in zip(self.commands, done["commands"], strict=True)
             ),
-            open_error=text(self.open_error),
-            summary=sections(self.summary),
-            branch_summaries=tuple(sections(s) for s in self.branch_summaries),
-            last_answer=text(self.last_answer),
-            previous_document=text(self.previous_document),
+            open_error=done["open_error"],
+            summary=tuple((heading, body) for heading, body in done["summary"]),
+            branch_summaries=tuple(
+                tuple((heading, body) for heading, body in b) for b in done["branch_summaries"]
+            ),
+            last_answer=done["last_answer"],
+            previous_document=done["previous_document"],
         )
 
 
@@ -344,7 +353,8 @@ _PREFIXES = frozenset(("sudo", "time", "nice", "env", "exec", "nohup"))
 _OPERATORS = frozenset(("&&", "||", ";", "|", "|&", "&", ";;"))
 
 
-def _segments(command: str) -> list[tuple[str, list[str]]]:
+@lru_cache(maxsize=4096)
+def _segments(command: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The simple commands of a shell line: each with the operator before it ('' for the
     first) and its words, program first (its base name, after ``VAR=value``, ``sudo``...)."""
     try:
@@ -359,15 +369,15 @@ def _segments(command: str) -> list[tuple[str, list[str]]]:
             segments.append((word, []))
         else:
             segments[-1][1].append(word)
-    programs: list[tuple[str, list[str]]] = []
+    programs: list[tuple[str, tuple[str, ...]]] = []
     for operator, segment in segments:
         while segment and (
             segment[0] in _PREFIXES or ("=" in segment[0] and not segment[0].startswith("-"))
         ):
             segment = segment[1:]  # VAR=value, sudo, time... before the program
         if segment:
-            programs.append((operator, [segment[0].rsplit("/", 1)[-1], *segment[1:]]))
-    return programs
+            programs.append((operator, (segment[0].rsplit("/", 1)[-1], *segment[1:])))
+    return tuple(programs)
 
 
 def piped(command: str) -> bool:
@@ -380,7 +390,7 @@ def piped(command: str) -> bool:
 def inspects(command: str) -> bool:
     """Whether every part of ``command`` only reads: listing, searching, printing, git's views."""
 
-    def looks(words: list[str]) -> bool:
+    def looks(words: tuple[str, ...]) -> bool:
         program = words[0]
         targets = [after for word, after in pairwise(words) if word in (">", ">>", ">|")]
         if any(target != "/dev/null" for target in targets):
@@ -414,7 +424,7 @@ def is_milestone(command: str) -> bool:
             return True
         if program in _BUILDERS or runner_and_targets(" ".join(words)) is not None:
             return True
-        if program.startswith("python") and words[1:3] == ["-m", "pytest"]:
+        if program.startswith("python") and words[1:3] == ("-m", "pytest"):
             return True
     return False
 
@@ -448,6 +458,12 @@ class _Reader:
     read: set[str] = field(default_factory=set)
     written: set[str] = field(default_factory=set)
     commands: list[Command] = field(default_factory=list)
+    tails: dict[int, str] = field(default_factory=dict)
+    """The tail of each failed command's output, by its index."""
+    open_by_core: dict[str, list[int]] = field(default_factory=dict)
+    """The failures nothing has put right yet, by command (its output filters aside)."""
+    open_tests: list[tuple[int, tuple[str, ...], frozenset[str]]] = field(default_factory=list)
+    """The test runs among them, with runner and targets, which a wider pass puts right."""
     tool_errors: list[tuple[int, str, str, str | None]] = field(default_factory=list)
     """(position, tool, message, path) of each failed tool call."""
     successes: list[tuple[int, str, str | None]] = field(default_factory=list)
@@ -546,7 +562,7 @@ class _Reader:
         if isinstance(command, str) and (tool in _SHELL_TOOLS or not tool):
             if _ABORTED.fullmatch(text.strip()):
                 return  # stopped by the user: neither passed nor failed
-            found = _EXIT.search(text)
+            found = _EXIT.search(text, max(0, len(text) - EXIT_REACH))  # said at the end
             code = int(found.group(1)) if found else (1 if failed else 0)
             ok = (code == 0 and not failed) or _no_match(command, code)
             self._command(command, ok, code, text)
@@ -558,14 +574,30 @@ class _Reader:
             self.successes.append((index, tool, path))
 
     def _command(self, command: str, ok: bool, code: int | None, output: str) -> None:
-        tail = "\n".join(output.rstrip().splitlines()[-OUTPUT_TAIL_LINES:])
+        """One command run, and, if it passed, the earlier failures it puts right (``covers``)."""
         line = one_line(command, COMMAND_CHARS)
-        if ok and not piped(command):  # a pass puts right the earlier failures it covers
-            self.commands = [
-                c if c.ok or c.resolved or not covers(command, c.text) else _resolved(c)
-                for c in self.commands
-            ]
-        self.commands.append(Command(line, ok, code, tail))
+        at = len(self.commands)
+        if ok and not piped(command):
+            fixed = self.open_by_core.pop(_core(line), []) if self.open_by_core else []
+            tests = runner_and_targets(line) if self.open_tests else None
+            if tests is not None:
+                runner, targets = tests
+                wider = [
+                    t
+                    for t in self.open_tests
+                    if t[1] == runner and (not targets or t[2] <= targets)
+                ]
+                fixed += [t[0] for t in wider]
+                self.open_tests = [t for t in self.open_tests if t not in wider]
+            for index in fixed:
+                self.commands[index] = replace(self.commands[index], resolved=True)
+        elif not ok:
+            self.tails[at] = "\n".join(output.rstrip().splitlines()[-OUTPUT_TAIL_LINES:])
+            self.open_by_core.setdefault(_core(line), []).append(at)
+            tests = runner_and_targets(line)
+            if tests is not None:
+                self.open_tests.append((at, *tests))
+        self.commands.append(Command(line, ok, code))
 
     def _compaction(self, index: int, entry: Entry) -> None:
         summary = entry.get("summary")
@@ -611,25 +643,22 @@ class _Reader:
         )
 
     def _open_error(self) -> str | None:
-        failed = [c for c in self.commands if not c.ok and not c.resolved]
-        last_command = failed[-1] if failed and failed[-1] is self.commands[-1] else None
+        failed = [i for i, c in enumerate(self.commands) if not c.ok and not c.resolved]
+        latest_success = {(tool, path): j for j, tool, path in self.successes}
         errors = [
-            (i, tool, text)
+            (tool, text)
             for i, tool, text, path in self.tool_errors
-            if not any(j > i and t == tool and p == path for j, t, p in self.successes)
+            if latest_success.get((tool, path), -1) < i
         ]
-        if last_command is not None or (failed and not errors):
-            command = failed[-1]
+        if failed and (failed[-1] == len(self.commands) - 1 or not errors):
+            command = self.commands[failed[-1]]
             code = f"exit code {command.exit_code}" if command.exit_code is not None else "failed"
-            return f"`{command.text}` ({code})" + (f"\n{command.output}" if command.output else "")
+            tail = self.tails[failed[-1]]
+            return f"`{command.text}` ({code})" + (f"\n{tail}" if tail else "")
         if errors:
-            _, tool, text = errors[-1]
+            tool, text = errors[-1]
             return f"{tool}: {text}"
         return None
-
-
-def _resolved(command: Command) -> Command:
-    return Command(command.text, command.ok, command.exit_code, command.output, resolved=True)
 
 
 def _key(value: Any) -> Any:

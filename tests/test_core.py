@@ -611,15 +611,13 @@ def test_one_huge_tool_call_argument_still_hands_off(
     assert "tests/big.json" in sent and "characters cut" in sent
 
 
-def test_the_builtin_writer_reads_no_text_whole_that_it_cannot_use(
-    tmp_path: Path, entries: Entries
-) -> None:
-    """A 3 MB output: cut to its head and tail before masking and writing, so that a session
-    holding a 200 MB one costs little more than reading it."""
+def test_the_builtin_writer_reads_only_the_facts(tmp_path: Path, entries: Entries) -> None:
+    """A 3 MB output: the built-in writer is given the prompt with the facts, nothing else, so
+    that a session holding a 200 MB one costs little more than reading it."""
     entries.user("dump the log")
     entries.assistant("Dumping.", tool_call("c1"), stop="toolUse")
     entries.result("c1", "log line\n" * 350_000)
     path = write_session(tmp_path / "s.jsonl", entries.items)
     planned = dry_run(path, Options(model="extractive"))
-    sent = orjson.dumps(planned["messages"])
-    assert len(sent) < 600_000 and b"characters cut" in sent
+    assert [m["role"] for m in planned["messages"]] == ["user"]
+    assert len(orjson.dumps(planned["messages"])) < 5_000

@@ -110,8 +110,8 @@ def test_done_and_in_progress_are_told_apart() -> None:
 
 
 def test_a_resolved_failure_is_not_the_open_error() -> None:
-    fixed = Command("pytest tests/a.py", False, 1, "1 failed", resolved=True)
-    got = parts(write_document(Facts(commands=(fixed, Command("pytest", True, 0, "")))))
+    fixed = Command("pytest tests/a.py", False, 1, resolved=True)
+    got = parts(write_document(Facts(commands=(fixed, Command("pytest", True, 0)))))
     assert "failed, then fixed" in got["Progress"] and "error" not in got["Critical Context"]
     still = Facts(open_error="`pytest` (exit code 1)\nE   assert 1 == 2")
     got = parts(write_document(still))
@@ -143,7 +143,7 @@ def test_caps_on_every_list_command_and_the_whole() -> None:
         original_task="x " * 2_000,
         rules=tuple(f"Never do thing number {n}." for n in range(40)),
         modified_files=tuple(f"src/file{n}.py" for n in range(40)),
-        commands=tuple(Command(f"make target{n} " + "arg " * 40, True, 0, "") for n in range(30)),
+        commands=tuple(Command(f"make target{n} " + "arg " * 40, True, 0) for n in range(30)),
         summary=sections_of("## Next Steps\n" + "\n".join(f"{n}. step {n}" for n in range(30))),
     )
     document = write_document(facts)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from handoff_cli.config import Options
@@ -178,7 +179,7 @@ def test_a_pass_covers_a_failure(later: str, earlier: str, covered: bool) -> Non
     ],
 )
 def test_what_a_command_is(command: str, looks: bool, milestone: bool, known: bool) -> None:
-    ran = Command(command, True, 0, "")
+    ran = Command(command, True, 0)
     assert (ran.inspects, ran.milestone, ran.known) == (looks, milestone, known)
 
 
@@ -310,6 +311,8 @@ def test_masking_reaches_every_text_and_json_keeps_everything(
     entries.user("use key SECRET1 please. Never print SECRET1.")
     bash(entries, "b1", "curl -H 'x: SECRET1'", "SECRET1 refused", True)
     found = facts(tmp_path, entries)
-    masked = found.masked(lambda text: text.replace("SECRET1", "[X]"))
+    masked = found.masked(
+        lambda value: orjson.loads(orjson.dumps(value).replace(b"SECRET1", b"[X]"))
+    )
     assert "SECRET1" not in repr(masked) and "[X]" in masked.open_error  # type: ignore[operator]
     assert Facts.from_json(found.to_json()) == found

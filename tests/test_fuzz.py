@@ -86,7 +86,7 @@ def survives(data: bytes) -> None:
     facts = facts_of(session, branch(session, leaf(session)))
     request = Redactor().messages(handoff_request(messages, "focus", facts))
     assert request[-1]["role"] == "user"
-    document = write_document(facts.masked(Redactor().text), "focus")
+    document = write_document(facts.masked(Redactor().value), "focus")
     assert document.startswith("## Goal") and len(document) <= 2_000 * 4
     for entry in session.entries(session.records):
         describe_entry(entry)  # what `show` prints of it

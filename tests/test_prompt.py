@@ -171,7 +171,7 @@ def test_the_facts_go_with_the_prompt_as_verified() -> None:
         rules=("Never retry 4xx except 429.",),
         read_files=("README.md",),
         modified_files=("weather_cli/http.py",),
-        commands=(Command("pytest -q", False, 1, "1 failed", resolved=True),),
+        commands=(Command("pytest -q", False, 1, resolved=True),),
         open_error="`ruff check` (exit code 1)",
     )
     block = facts_block(facts)

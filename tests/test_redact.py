@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
@@ -98,7 +99,8 @@ def test_request_is_masked_including_the_focus(tmp_path: Path, entries: Entries)
     )
     entries.result("c1", f"echoed {key}")
     path = write_session(tmp_path / "s.jsonl", entries.items)
-    request = prepare(path, Options(model="extractive", focus=f"rotate {key}"))
+    options = Options(model="openai/test-model", api_key="sk-none", focus=f"rotate {key}")
+    request = prepare(path, options)
     sent = orjson.dumps([*request.conversation, request.prompt]).decode()
     assert key not in sent
     assert sent.count("[REDACTED:anthropic-key:1]") >= 4  # the conversation, facts and focus
@@ -106,8 +108,10 @@ def test_request_is_masked_including_the_focus(tmp_path: Path, entries: Entries)
     assert request.conversation[-1]["tool_call_id"] == "c1"  # ids are never rewritten
     document = write_document(request.facts, request.focus)
     assert key not in document and "[REDACTED:anthropic-key:1]" in document
-    unmasked = prepare(path, Options(model="extractive", redact=False))
+    unmasked = prepare(path, replace(options, redact=False))
     assert key in orjson.dumps(unmasked.conversation).decode() and unmasked.redacted == 0
+    builtin = prepare(path, Options(model="extractive", focus=f"rotate {key}"))
+    assert key not in orjson.dumps(builtin.prompt).decode() and builtin.redacted == 1
 
 
 # What a red-team pass found sent unmasked: each of these failed before the rules were redone.
