@@ -1,7 +1,9 @@
 """Finding sessions on disk: the catalog of the sessions folders, lineage, and ids to files.
 
-Listing reads the head of each file (title slot, header, the first entries) and its tail (the
-leaf), never the whole file, so that thousands of sessions list in a fraction of a second. The
+Listing reads each file once, in large blocks, and parses only the lines it shows: the title
+slot, the header, the first entry and the first user request from the head, the ``session_info``
+lines (found by a byte search) and the last two, so that thousands of sessions list in a
+fraction of a second. The
 agents nest sessions in one folder per working directory, so folders are searched recursively.
 Lineage needs only the headers: a session's ``parentSession`` (a path, or an id) names its
 parent; the children of a session are those that name it.
@@ -13,8 +15,9 @@ import io
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, NamedTuple
 
 from .document import HANDOFF_TYPE, is_handoff_prompt
 from .errors import SessionFileError, UsageError, os_reason
@@ -24,10 +27,12 @@ from .session import numbered, open_regular, parent_session, read_head, session_
 from .text import text_of
 
 HEAD_BYTES = 64 * 1024
-"""How much of the start of each file ``list`` reads: the header and the first exchange."""
+"""How much of the start of each file is read as lines: the header and the first exchange."""
 TAIL_BYTES = 64 * 1024
 """How much of the end: the leaf and the entry before it."""
-COUNT_BLOCK = 1 << 23
+SCAN_BLOCK = 1 << 20
+INFO_LINE_BYTES = 1 << 16
+"""A ``session_info`` line longer than this is no name the agents wrote."""
 CONTINUES = "↳ "
 
 
@@ -54,23 +59,10 @@ class SessionSummary:
     agent: str | None = None
     """The agent whose folder holds it, if it is under one."""
     first_request: str | None = None
-
-    def entries(self) -> int:
-        """Lines after the header: read in large blocks, only when asked for."""
-        try:
-            with open_regular(self.path, 0) as file:
-                count = 0
-                while block := file.read(COUNT_BLOCK):
-                    count += block.count(b"\n")
-        except (OSError, SessionFileError):
-            return 0
-        return max(0, count - _head_lines(self.path))
-
-
-def _head_lines(path: Path) -> int:
-    with open_regular(path) as file:
-        first = file.readline()
-        return 2 if first.startswith(b'{"type":"title"') else 1
+    entries: int = 0
+    """Lines after the header."""
+    key: str = ""
+    """The file's canonical path: how two names of one file are known as one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,27 +73,30 @@ class Skipped:
     reason: str
 
 
-def summarize(path: Path, agent: str | None = None) -> SessionSummary:
-    """Read the head and the tail of ``path``; ``SessionFileError`` if it is not a session."""
+def summarize(path: Path, agent: str | None = None, key: str | None = None) -> SessionSummary:
+    """Scan ``path`` once; ``SessionFileError`` if it is not a session. Only a few lines are
+    parsed: those before the header, the first entry and the first user message in the head,
+    the ``session_info`` lines (the latest name wins, as in ``show``) and the last two."""
     try:
         with open_regular(path) as file:
             status = os.fstat(file.fileno())
-            head = file.read(HEAD_BYTES)
-            tail = head
-            if status.st_size > HEAD_BYTES:
-                file.seek(max(HEAD_BYTES, status.st_size - TAIL_BYTES))
-                tail = file.read(TAIL_BYTES)
+            scan = _scan(file)
+            name = _latest_name(file, scan.infos)
     except OSError as error:
         raise SessionFileError(path, os_reason(error)) from None
-    chunks = list(io.BytesIO(head))  # split at "\n" only, as loading does
-    if status.st_size > len(head) and chunks:
+    chunks = list(io.BytesIO(scan.head))  # split at "\n" only, as loading does
+    if status.st_size > len(scan.head) and chunks:
         chunks.pop()  # the last line is cut off by the read
     lines = numbered(chunks)
     found = read_head(path, lines)
-    name: str | None = None
     first_request: str | None = None
     first_entry: Any = None
     for _, _, raw in lines:
+        # A line can be the first user message only if it holds "user", a handoff start
+        # only if it holds "handoff": the rest need no parse.
+        wanted = first_entry is None or (first_request is None and b'"user"' in raw)
+        if not wanted:
+            continue
         try:
             value = parse_line(raw)
         except ValueError:
@@ -110,11 +105,11 @@ def summarize(path: Path, agent: str | None = None) -> SessionSummary:
             continue
         if first_entry is None:
             first_entry = value
-        if value.get("type") == "session_info" and isinstance(value.get("name"), str):
-            name = value["name"]
         message = value.get("message")
-        if first_request is None and isinstance(message, dict) and message.get("role") == "user":
-            first_request = text_of(message.get("content")).strip() or None
+        if isinstance(message, dict) and message.get("role") == "user":
+            first_request = first_request or text_of(message.get("content")).strip() or None
+        if first_request is not None:
+            break
     header = found.header
     starts_from_handoff = _is_handoff_start(first_entry)
     request = None if starts_from_handoff else first_request
@@ -128,10 +123,72 @@ def summarize(path: Path, agent: str | None = None) -> SessionSummary:
         size=status.st_size,
         modified=status.st_mtime,
         starts_from_handoff=starts_from_handoff,
-        ends_with_handoff=_ends_with_handoff(tail),
+        ends_with_handoff=_ends_with_handoff(scan.tail),
         agent=agent,
         first_request=session_title(None, {}, None, first_request),
+        entries=max(0, scan.newlines - (2 if found.title_slot is not None else 1)),
+        key=key or _key(path),
     )
+
+
+class _Scan(NamedTuple):
+    head: bytes
+    tail: bytes
+    newlines: int
+    infos: list[int]
+    """Where each line that may be a ``session_info`` entry starts."""
+
+
+_INFO = b'"session_info"'
+
+
+def _scan(file: BinaryIO) -> _Scan:
+    """One pass over the file in large blocks: its head and tail, its line count, and where the
+    lines that may name it start (a mark split between two blocks is looked for across their
+    edge)."""
+    head = file.read(HEAD_BYTES)
+    newlines, infos = head.count(b"\n"), _marks(head, 0, -1)
+    last_newline, base, previous = head.rfind(b"\n"), len(head), head
+    while block := file.read(SCAN_BLOCK):
+        newlines += block.count(b"\n")
+        reach = len(_INFO) - 1
+        edge = previous[-reach:] + block[:reach]
+        if _INFO in edge:
+            infos += _marks(previous[-reach * 2 :] + block[:reach], base - 2 * reach, last_newline)
+        infos += _marks(block, base, last_newline)
+        newline = block.rfind(b"\n")
+        last_newline = base + newline if newline >= 0 else last_newline
+        base += len(block)
+        previous = block if len(block) >= TAIL_BYTES else (previous + block)[-TAIL_BYTES:]
+    return _Scan(head, previous[-TAIL_BYTES:], newlines, sorted(set(infos)))
+
+
+def _marks(data: bytes, base: int, last_newline: int) -> list[int]:
+    """Where the lines holding ``_INFO`` in ``data`` (at ``base`` in the file) start; the last
+    newline before ``data`` is at ``last_newline``."""
+    found = []
+    at = data.find(_INFO)
+    while at >= 0:
+        newline = data.rfind(b"\n", 0, at)
+        found.append(base + newline + 1 if newline >= 0 else last_newline + 1)
+        at = data.find(_INFO, at + len(_INFO))
+    return found
+
+
+def _latest_name(file: BinaryIO, starts: list[int]) -> str | None:
+    """The name of the latest ``session_info`` entry among the lines at ``starts``."""
+    for start in reversed(starts):
+        file.seek(start)
+        raw = file.readline(INFO_LINE_BYTES)
+        try:
+            value = parse_line(raw)
+        except ValueError:
+            continue
+        if isinstance(value, dict) and value.get("type") == "session_info":
+            name = value.get("name")
+            if isinstance(name, str):
+                return name
+    return None
 
 
 def _is_handoff_start(entry: Any) -> bool:
@@ -145,7 +202,7 @@ def _is_handoff_start(entry: Any) -> bool:
 def _ends_with_handoff(tail: bytes) -> bool:
     """Whether the leaf is a recorded handoff: our exchange (the handoff prompt, then the
     answer), or oh-my-pi's own in-place handoff (a compaction of method ``handoff``)."""
-    lines = [line for line in tail.split(b"\n")[1:] if line.strip()][-2:]
+    lines = [line for line in tail.rsplit(b"\n", 4)[1:] if line.strip()][-2:]
     try:
         entries = [parse_line(line) for line in lines]
     except ValueError:
@@ -164,14 +221,31 @@ def _ends_with_handoff(tail: bytes) -> bool:
     return roles == ("user", "assistant") and is_handoff_prompt(text_of(asked.get("content")))
 
 
-def session_files(directory: Path) -> Iterator[Path]:
-    """Every regular ``*.jsonl`` file under ``directory``, recursively, in a stable order. A
-    FIFO or a device that happens to be named so is passed over: reading it could hang."""
-    for root, dirs, files in os.walk(directory):
-        dirs.sort()
-        for name in sorted(files):
-            if name.endswith(".jsonl") and os.path.isfile(os.path.join(root, name)):
-                yield Path(root, name)
+def session_files(directory: Path) -> Iterator[tuple[Path, str]]:
+    """Every regular ``*.jsonl`` file under ``directory``, recursively, in a stable order, with
+    its canonical path (resolved once a folder, not once a file). A FIFO or a device that
+    happens to be named so is passed over: reading it could hang. Linked folders are not
+    followed."""
+    pending = [(str(directory), os.path.realpath(directory))]
+    while pending:
+        folder, real = pending.pop()
+        try:
+            with os.scandir(folder) as found:
+                entries = sorted(found, key=lambda entry: entry.name)
+        except OSError:
+            continue
+        folders = []
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append((entry.path, os.path.join(real, entry.name)))
+                elif entry.name.endswith(".jsonl") and entry.is_file():
+                    linked = entry.is_symlink()
+                    key = os.path.realpath(entry.path) if linked else os.path.join(real, entry.name)
+                    yield Path(entry.path), key
+            except OSError:
+                continue
+        pending += reversed(folders)
 
 
 @dataclass
@@ -187,12 +261,12 @@ class Catalog:
 
     def __post_init__(self) -> None:
         for summary in reversed(self.sessions):  # the newest of two with one id wins
-            self._by_path[_key(summary.path)] = summary
+            self._by_path[summary.key] = summary
             self._by_id[summary.id] = summary
         for summary in reversed(self.sessions):  # children oldest first
             parent = self.parent(summary)
             if parent is not None:
-                self._children.setdefault(_key(parent.path), []).append(summary)
+                self._children.setdefault(parent.key, []).append(summary)
 
     def at(self, path: Path) -> SessionSummary | None:
         """The session of the file at ``path``, if it is in the catalog."""
@@ -203,12 +277,12 @@ class Catalog:
         named = summary.parent_session
         if not named:
             return None
-        found = self._by_path.get(_key(Path(named))) or self._by_id.get(named)
+        found = self._by_path.get(_key(named)) or self._by_id.get(named)
         return found if found is not summary else None
 
     def children(self, summary: SessionSummary) -> list[SessionSummary]:
         """The sessions handed off or forked from ``summary``, oldest first."""
-        return self._children.get(_key(summary.path), [])
+        return self._children.get(summary.key, [])
 
     def handed_off(self, summary: SessionSummary) -> bool:
         """A child starts from a handoff document, or the exchange is recorded at its leaf."""
@@ -218,10 +292,10 @@ class Catalog:
 
     def generation(self, summary: SessionSummary) -> int:
         """How many handoffs lie up the chain to ``summary``."""
-        count, seen, node = 0, {_key(summary.path)}, summary
-        while (parent := self.parent(node)) is not None and _key(parent.path) not in seen:
+        count, seen, node = 0, {summary.key}, summary
+        while (parent := self.parent(node)) is not None and parent.key not in seen:
             count += node.starts_from_handoff
-            seen.add(_key(parent.path))
+            seen.add(parent.key)
             node = parent
         return count
 
@@ -256,7 +330,7 @@ class Catalog:
             "children": [child.id for child in self.children(summary)],
             "handed_off": self.handed_off(summary),
             "generation": self.generation(summary),
-            "entries": summary.entries(),
+            "entries": summary.entries,
             "size": summary.size,
         }
 
@@ -290,7 +364,8 @@ def same_folder(recorded: str, cwd: Path) -> bool:
     return bool(recorded) and os.path.realpath(recorded) == os.path.realpath(cwd)
 
 
-def _key(path: Path) -> str:
+@lru_cache(maxsize=4096)
+def _key(path: Path | str) -> str:
     return os.path.realpath(path)
 
 
@@ -312,13 +387,12 @@ def catalog(where: Path | Sequence[Root], missing_ok: bool = False) -> Catalog:
     for root in roots:
         if not root.path.is_dir():
             continue
-        for path in session_files(root.path):
-            key = _key(path)
+        for path, key in session_files(root.path):
             if key in seen:
                 continue
             seen.add(key)
             try:
-                sessions.append(summarize(path, root.agent))
+                sessions.append(summarize(path, root.agent, key))
             except SessionFileError as error:
                 skipped.append(Skipped(path, error.reason))
     sessions.sort(key=lambda s: (s.timestamp, str(s.path)), reverse=True)

@@ -63,6 +63,32 @@ def test_titles_come_from_slot_session_info_or_first_user_message(
     assert summarize(titled).title == "Slot title"
 
 
+@pytest.mark.parametrize("block", [64, 1 << 20])
+def test_the_latest_name_is_found_anywhere_as_show_finds_it(
+    tmp_path: Path, entries: Entries, monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    """A rename far past the head, and marks split across the blocks the file is read in."""
+    monkeypatch.setattr("handoff_cli.listing.SCAN_BLOCK", block)
+    entries.user("first request")
+    entries.add("session_info", name="Early name")
+    for n in range(400):
+        entries.assistant(f"step {n} " + "x" * 300)
+    entries.add("session_info", name="Late name")
+    entries.assistant('quoting a line: {"type":"session_info","name":"Not a name"}')
+    path = write_session(tmp_path / "s.jsonl", entries.items)
+    assert path.stat().st_size > 2 * 64 * 1024
+    summary = summarize(path)
+    assert summary.title == load_session(path).title == "Late name"
+    assert summary.entries == len(entries.items)
+    for cut in range(1, 40):  # every split of a mark across two blocks
+        shifted = tmp_path / f"shift-{cut}.jsonl"
+        data = path.read_bytes()
+        at = data.rindex(b'"session_info"') + cut % 14
+        padding = (-at) % 64  # the mark's split point lands on a block edge
+        shifted.write_bytes(data.replace(b"first request", b"first request" + b"-" * padding))
+        assert summarize(shifted).title == "Late name"
+
+
 def test_summary_fields(tmp_path: Path) -> None:
     path = write_session(tmp_path / "s.jsonl", [], {**HEADER, "branchedFrom": "/old.jsonl"})
     found = catalog(tmp_path)
