@@ -433,21 +433,12 @@ def _token_counter(model: str) -> Counter:
 
     name = tokens.encoding_name(model) if _table_holds() and _counts_as_usual() else None
     if name in tokens.ENCODINGS:
-        _tiktoken_files()
         return tokens.Counter(tokens.Tiktoken(name, fallback=litellm_count))
     return tokens.Counter(litellm_count)
 
 
 def _counts_as_usual() -> bool:
     return not any(v in os.environ for v in _COUNTING_VARIABLES)
-
-
-def _tiktoken_files() -> None:
-    """Point tiktoken at the encodings LiteLLM ships, as LiteLLM does when imported (otherwise
-    tiktoken fetches them from the network)."""
-    folder = model_table.package_dir()
-    if folder is not None:
-        os.environ["TIKTOKEN_CACHE_DIR"] = str(folder / "litellm_core_utils" / "tokenizers")
 
 
 async def acomplete(

@@ -15,6 +15,7 @@ the ``fallback`` the caller gives.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -158,10 +159,14 @@ _loading = threading.Lock()
 
 
 def encoding(name: str) -> tiktoken.Encoding:
-    """The encoding, loaded once (a few tenths of a second). tiktoken reads its file from
-    ``$TIKTOKEN_CACHE_DIR``, which must be LiteLLM's folder of them (as LiteLLM sets it)."""
+    """The encoding, loaded once (a few tenths of a second) from the files LiteLLM ships."""
     with _loading:
         if name not in _encodings:
+            folder = model_table.package_dir()
+            if folder is not None:
+                # tiktoken reads its files from this folder, else fetches them from the network;
+                # LiteLLM sets it alike before it loads an encoding.
+                os.environ["TIKTOKEN_CACHE_DIR"] = str(folder / "litellm_core_utils" / "tokenizers")
             _encodings[name] = tiktoken.get_encoding(name)
         return _encodings[name]
 
