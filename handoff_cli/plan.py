@@ -214,14 +214,17 @@ def make_plan(
 
     units = _units(messages)
     older = sum(len(u) for u in units[: _recent_start(units)])
+    total = sum(sizes)  # kept up to date: summing again at each step is quadratic
     for index in range(older):  # oldest first; the recent turns stay verbatim
-        if sum(sizes) <= room:
+        if total <= room:
             return Plan("shrunk", messages)
         smaller = _shrunk(messages[index])
         if smaller is not None:
             messages[index] = smaller
-            sizes[index] = count([smaller])
-    if sum(sizes) <= room:
+            size = count([smaller])
+            total += size - sizes[index]
+            sizes[index] = size
+    if total <= room:
         return Plan("shrunk", messages)
     return _chunked(fitted, budget, count, room)
 
