@@ -433,7 +433,8 @@ def _token_counter(model: str) -> Counter:
 
     name = tokens.encoding_name(model) if _table_holds() and _counts_as_usual() else None
     if name in tokens.ENCODINGS:
-        return tokens.Counter(tokens.Tiktoken(name, fallback=litellm_count))
+        tiktoken = tokens.Tiktoken(name, fallback=litellm_count)
+        return tokens.Counter(tiktoken, ahead=tiktoken.ahead)
     return tokens.Counter(litellm_count)
 
 

@@ -19,6 +19,7 @@ import os
 import re
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import tiktoken
@@ -36,6 +37,10 @@ CHUNK_CHARS = 1_024
 MAX_EXACT_CHARS = 4_000_000
 """Above this, LiteLLM estimates a text's count from samples."""
 SAMPLES = 16
+AHEAD_FROM = 64
+"""Requests of fewer messages are counted one message after the other."""
+MAX_WORKERS = 4
+"""Threads that count many messages at once (tiktoken encodes outside Python's lock)."""
 ENCODINGS = ("cl100k_base", "o200k_base")
 """The encodings LiteLLM ships the files of (tiktoken would fetch others from the network)."""
 
@@ -171,28 +176,43 @@ def encoding(name: str) -> tiktoken.Encoding:
         return _encodings[name]
 
 
+Ahead = Callable[[list[ChatMessage]], list[int | None]]
+"""Counts many messages at once where it can (None where it cannot)."""
+
+
 class Counter:
     """Counts the tokens of requests as LiteLLM does: the reply primer, plus each message's
     count, which ``count_message`` gives once for each message however many requests hold it.
+    A request of many messages not counted yet is first given to ``ahead``, if any.
 
     A count is kept with its message, so that the message's ``id`` cannot be taken by another
     object meanwhile: messages must not change once counted (the planner makes new ones)."""
 
-    def __init__(self, count_message: MessageCount) -> None:
+    def __init__(self, count_message: MessageCount, ahead: Ahead | None = None) -> None:
         self._count_message = count_message
+        self._ahead = ahead
         self._known: dict[int, tuple[ChatMessage, int]] = {}
 
     def __call__(self, messages: Sequence[ChatMessage]) -> int:
+        if self._ahead is not None and len(messages) >= AHEAD_FROM:
+            new = [m for m in messages if not self._has(m)]
+            if len(new) >= AHEAD_FROM:
+                for message, tokens in zip(new, self._ahead(new), strict=True):
+                    if tokens is not None:
+                        self._known[id(message)] = (message, tokens)
         return REPLY_PRIMER + sum(self.message(m) for m in messages)
 
     def message(self, message: ChatMessage) -> int:
         """One message's share of a request's count."""
-        kept = self._known.get(id(message))
-        if kept is not None and kept[0] is message:
-            return kept[1]
+        if self._has(message):
+            return self._known[id(message)][1]
         tokens = self._count_message(message)
         self._known[id(message)] = (message, tokens)
         return tokens
+
+    def _has(self, message: ChatMessage) -> bool:
+        kept = self._known.get(id(message))
+        return kept is not None and kept[0] is message
 
 
 class Tiktoken:
@@ -209,6 +229,28 @@ class Tiktoken:
             return self._count(message)
         except Unsupported:
             return self._fallback(message)
+
+    def ahead(self, messages: list[ChatMessage]) -> list[int | None]:
+        """Counts of ``messages``, in shares on threads of their own, which run at once, one a
+        core. None for what only ``fallback`` counts (left to the caller's thread)."""
+        self._encoder()  # loaded here once, not by each thread
+        workers = min(MAX_WORKERS, os.cpu_count() or 1)
+        shares = [messages[start::workers] for start in range(workers)]
+        with ThreadPoolExecutor(workers) as pool:
+            counted = list(pool.map(self._share, shares))
+        found: list[int | None] = [None] * len(messages)
+        for start, share in enumerate(counted):
+            found[start::workers] = share
+        return found
+
+    def _share(self, messages: list[ChatMessage]) -> list[int | None]:
+        return [self._count_or_none(m) for m in messages]
+
+    def _count_or_none(self, message: ChatMessage) -> int | None:
+        try:
+            return self._count(message)
+        except Unsupported:
+            return None
 
     def _count(self, message: ChatMessage) -> int:
         tokens = PER_MESSAGE
@@ -236,11 +278,14 @@ class Tiktoken:
         return round(sampled * len(text) / (size * SAMPLES))
 
     def _exact(self, text: str) -> int:
-        if self._encode is None:
-            self._encode = encoding(self._name).encode_ordinary
-        encode = self._encode
+        encode = self._encoder()
         chunks = range(0, len(text), CHUNK_CHARS)
         return sum(len(encode(text[at : at + CHUNK_CHARS])) for at in chunks)
+
+    def _encoder(self) -> Callable[[str], list[int]]:
+        if self._encode is None:
+            self._encode = encoding(self._name).encode_ordinary
+        return self._encode
 
 
 def _calls(value: Any) -> list[Any]:

@@ -81,7 +81,8 @@ def counter(model: str, fallbacks: list[ChatMessage] | None = None) -> tokens.Co
             fallbacks.append(message)
         return litellm_count(message)
 
-    return tokens.Counter(tokens.Tiktoken(name, fallback))
+    tiktoken = tokens.Tiktoken(name, fallback)
+    return tokens.Counter(tiktoken, ahead=tiktoken.ahead)  # as the resolved model's
 
 
 def theirs(model: str, messages: Sequence[ChatMessage]) -> int:
@@ -162,6 +163,17 @@ def test_counts_add_up() -> None:
     )
     assert [ours.message(m) for m in request] == each
     assert ours([]) == theirs(model, []) == tokens.REPLY_PRIMER
+
+
+def test_many_messages_are_counted_at_once_alike() -> None:
+    model = "openai/gpt-4o"
+    (request,) = requests_of(FIXTURES / "generated" / "omp-000.jsonl", model)
+    tiktoken = tokens.Tiktoken("o200k_base", litellm_message(model))
+    many = request * 3  # more than a share each
+    ahead = tiktoken.ahead(many)
+    assert ahead == [None if isinstance(m["content"], list) else tiktoken(m) for m in many]
+    assert None in ahead  # the images: left to the caller's thread, which asks LiteLLM
+    assert tokens.Counter(tiktoken, tiktoken.ahead)(many) == theirs(model, many)
 
 
 def test_each_message_is_counted_once() -> None:
