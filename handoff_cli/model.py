@@ -433,8 +433,8 @@ def _token_counter(model: str) -> Counter:
 
     name = tokens.encoding_name(model) if _table_holds() and _counts_as_usual() else None
     if name in tokens.ENCODINGS:
-        tiktoken = tokens.Tiktoken(name, fallback=litellm_count)
-        return tokens.Counter(tiktoken, ahead=tiktoken.ahead)
+        counting = tokens.Tiktoken(name, fallback=litellm_count)
+        return tokens.Counter(counting, ahead=counting.ahead)
     return tokens.Counter(litellm_count)
 
 
