@@ -1,8 +1,10 @@
 """The model: which one a handoff uses, decided once, and the call to it.
 
 This is the one module that imports LiteLLM, lazily, because the import takes seconds; ``show``
-and ``list`` never reach it. Its offline switches are set before the import (otherwise it fetches
-a price list from the network), and its debug printing, which would go to stdout, is turned off.
+and ``list`` never reach it, and neither does a dry run where LiteLLM's data answers: its table of
+windows and prices (``model_table``) and its token counting (``tokens``) are read without it. Its
+offline switches are set before the import (otherwise it fetches a price list from the network),
+and its debug printing, which would go to stdout, is turned off.
 
 ``resolve_model`` decides everything about the model in one place (its LiteLLM name, whether it
 is the built-in writer, credentials, window, token counter) and returns one ``Model`` value that
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, TypeVar
 
+from . import model_table, tokens
 from .config import DEFAULT_DOCUMENT_TOKENS
 from .errors import ModelError, UsageError
 from .extractive import write_document
@@ -141,6 +144,9 @@ def price(model: Model, input_tokens: int, output_tokens: int) -> float | None:
     """What ``model`` charges for so many tokens, by LiteLLM's price table; None if unknown."""
     if model.builtin:
         return 0.0
+    found = _table_info(model.name)
+    if found is not None and found.input_price is not None and found.output_price is not None:
+        return float(input_tokens) * found.input_price + float(output_tokens) * found.output_price
     litellm = _import_litellm()
     try:
         cost_in, cost_out = litellm.cost_per_token(
@@ -248,10 +254,42 @@ def _import_litellm() -> ModuleType:
     return _litellm
 
 
+def _litellm_environment() -> None:
+    """LiteLLM's offline switches: its bundled table rather than one fetched, no downloads."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+
+
+# LiteLLM reads these variables of its own; when one is set, its answers may differ from what
+# its data says, and it is asked itself.
+_ROUTING_VARIABLES = ("USE_LITELLM_PROXY",)  # every model sent through a LiteLLM proxy
+_COUNTING_VARIABLES = (
+    "TIKTOKEN_ENCODE_CHUNK_SIZE_CHARS",
+    "TOKEN_COUNTER_MAX_EXACT_CHARS",
+    "CUSTOM_TIKTOKEN_CACHE_DIR",
+)
+
+
+def _table_info(model: str) -> model_table.ModelInfo | None:
+    """What LiteLLM's table says of ``model``, when it is what LiteLLM itself would say."""
+    return model_table.info(model) if _table_holds() else None
+
+
+def _table_provider(model: str) -> str | None:
+    return model_table.provider(model) if _table_holds() else None
+
+
+def _table_holds() -> bool:
+    """Whether LiteLLM reads its bundled table (rather than fetch one) and routes as usual."""
+    _litellm_environment()
+    offline = os.environ.get("LITELLM_OFFLINE_MODE", "").strip().lower() == "true"
+    local = os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP", "").lower() == "true"
+    return (offline or local) and not any(v in os.environ for v in _ROUTING_VARIABLES)
+
+
 def _load_litellm(loaded: list[ModuleType], failed: list[BaseException]) -> None:
     try:
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+        _litellm_environment()
         import litellm
 
         litellm.suppress_debug_info = True
@@ -321,6 +359,8 @@ def _register_extractive(litellm: ModuleType) -> None:
 
 
 def _known_provider(model: str) -> bool:
+    if _table_provider(model) is not None:
+        return True
     litellm = _import_litellm()
     try:
         litellm.get_llm_provider(model)
@@ -355,6 +395,12 @@ def _missing_keys(model: str, api_key: str | None, api_base: str | None) -> list
     """The environment variables the provider of ``model`` needs and does not have."""
     if api_key or api_base:
         return []
+    provider = _table_provider(model)
+    keys = model_table.KEYS.get(provider) if provider else None
+    if keys is not None:
+        # Read where LiteLLM reads them: a provider's key is its own variable, not our option.
+        present = any(all(name in os.environ for name in group) for group in keys.groups)
+        return [] if present else list(keys.missing)
     litellm = _import_litellm()
     try:
         found = litellm.validate_environment(model=model)
@@ -365,6 +411,9 @@ def _missing_keys(model: str, api_key: str | None, api_base: str | None) -> list
 
 def _window(model: str) -> tuple[int | None, int | None]:
     """The model's input window and its longest answer, where LiteLLM knows them."""
+    found = _table_info(model)
+    if found is not None:
+        return found.window, found.max_output
     litellm = _import_litellm()
     try:
         info = litellm.get_model_info(model)
@@ -374,13 +423,23 @@ def _window(model: str) -> tuple[int | None, int | None]:
 
 
 def _token_counter(model: str) -> Counter:
-    """Counts the tokens of messages as LiteLLM does for ``model``."""
-    litellm = _import_litellm()
+    """Counts the tokens of messages as LiteLLM does for ``model``: with tiktoken where LiteLLM
+    does and the table says which encoding, else with LiteLLM. Either way a request's count is
+    the sum of its messages' (``tokens.Counter``), each message counted once."""
 
-    def count(messages: Sequence[ChatMessage]) -> int:
-        return int(litellm.token_counter(model=model, messages=list(messages)))
+    def litellm_count(message: ChatMessage) -> int:
+        litellm = _import_litellm()
+        return int(litellm.token_counter(model=model, messages=[message])) - tokens.REPLY_PRIMER
 
-    return count
+    name = tokens.encoding_name(model) if _table_holds() and _counts_as_usual() else None
+    if name in tokens.ENCODINGS:
+        counting = tokens.Tiktoken(name, fallback=litellm_count)
+        return tokens.Counter(counting, ahead=counting.ahead)
+    return tokens.Counter(litellm_count)
+
+
+def _counts_as_usual() -> bool:
+    return not any(v in os.environ for v in _COUNTING_VARIABLES)
 
 
 async def acomplete(

@@ -1,0 +1,297 @@
+"""Token counts without LiteLLM: exactly ``litellm.token_counter``'s, each message counted once.
+
+Held to LiteLLM's own counts on the requests handed off from every fixture session (and on the
+folded requests of a small window), on texts at the edges of its rules (empty, unicode, a long
+run of one character, past the size where it estimates), and for the encoding it picks by name.
+A dry run that LiteLLM's data answers never imports it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+# Before litellm's import, as handoff_cli sets them: the bundled table, nothing fetched.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+
+import litellm
+
+from handoff_cli import model_table, tokens
+from handoff_cli.config import Options
+from handoff_cli.core import dry_run, prepare
+from handoff_cli.errors import NothingToHandOffError
+from handoff_cli.model import resolve_model
+from handoff_cli.prompt import ChatMessage
+
+from .conftest import EXAMPLES, FIXTURES
+
+litellm.suppress_debug_info = True
+logging.getLogger("LiteLLM").setLevel(logging.CRITICAL)
+
+TIKTOKEN_MODELS = {
+    "openai/gpt-4o": "o200k_base",
+    "gpt-4o": "o200k_base",
+    "openai/gpt-4": "cl100k_base",
+    "openai/test-model": "cl100k_base",
+    "openai/o3-mini": "o200k_base",
+    "openai/gpt-5.9": "o200k_base",
+    "anthropic/claude-sonnet-4-5": "cl100k_base",
+    "azure/gpt-4o": "o200k_base",
+    "azure/my-deployment": "cl100k_base",
+    "gemini/gemini-2.5-pro": "cl100k_base",
+    "mistral/mistral-large-latest": "cl100k_base",
+    "xai/grok-4": "cl100k_base",
+    "openrouter/openai/gpt-4o": "o200k_base",
+    "ollama_chat/llama3": "cl100k_base",
+    "gpt-3.5-turbo-0301": "cl100k_base",  # unlisted now, so not counted by its old rule
+}
+"""Models LiteLLM counts with tiktoken, and the encoding it takes for each."""
+OTHER_TOKENIZERS = [
+    "claude-sonnet-4-5",  # Anthropic's own tokenizer
+    "deepseek/deepseek-chat",  # DeepSeek's
+    "groq/llama-3.3-70b-versatile",  # Llama 3's
+]
+"""Models LiteLLM counts otherwise: left to it."""
+
+SESSIONS = sorted([*FIXTURES.rglob("*.jsonl"), *EXAMPLES.glob("*.jsonl")])
+
+
+def litellm_message(model: str) -> tokens.MessageCount:
+    def count(message: ChatMessage) -> int:
+        return int(litellm.token_counter(model=model, messages=[message])) - tokens.REPLY_PRIMER
+
+    return count
+
+
+def counter(model: str, fallbacks: list[ChatMessage] | None = None) -> tokens.Counter:
+    """Our counter for ``model``; the messages it leaves to LiteLLM go to ``fallbacks``."""
+    name = tokens.encoding_name(model)
+    assert name in tokens.ENCODINGS
+    litellm_count = litellm_message(model)
+
+    def fallback(message: ChatMessage) -> int:
+        if fallbacks is not None:
+            fallbacks.append(message)
+        return litellm_count(message)
+
+    tiktoken = tokens.Tiktoken(name, fallback)
+    return tokens.Counter(tiktoken, ahead=tiktoken.ahead)  # as the resolved model's
+
+
+def theirs(model: str, messages: Sequence[ChatMessage]) -> int:
+    return int(litellm.token_counter(model=model, messages=list(messages)))
+
+
+def requests_of(path: Path, model: str, window: int | None = None) -> list[list[ChatMessage]]:
+    """The requests a handoff of ``path`` would send (none if there is nothing to hand off)."""
+    options = Options(model=model, api_key="sk-test", context_window=window)
+    try:
+        if window is None:
+            request = prepare(path, options)
+            return [[*request.conversation, request.prompt]]
+        return [r["messages"] for r in dry_run(path, options)["requests"]]
+    except NothingToHandOffError:
+        return []
+
+
+@pytest.mark.parametrize(("model", "encoding"), TIKTOKEN_MODELS.items())
+def test_the_encoding_is_litellms(model: str, encoding: str) -> None:
+    assert tokens.encoding_name(model) == encoding
+    # The two encodings count this differently: the count shows which one LiteLLM took.
+    probe = [{"role": "user", "content": "Überprüfe die Ausgabe: 東京 → ✓ (3.14159) «ok»"}]
+    assert counter(model)(probe) == theirs(model, probe)
+
+
+@pytest.mark.parametrize("model", OTHER_TOKENIZERS)
+def test_other_tokenizers_are_left_to_litellm(model: str) -> None:
+    assert tokens.encoding_name(model) is None
+
+
+def test_every_openai_name_in_the_table_gets_litellms_encoding() -> None:
+    known = model_table.table()
+    assert known is not None
+    probe = [{"role": "user", "content": "Überprüfe die Ausgabe: 東京 → ✓ (3.14159) «ok»"}]
+    names = [
+        k for k, v in known.entries.items() if v.get("litellm_provider") in ("openai", "azure")
+    ]
+    wrong = []
+    for name in names:
+        encoding = tokens.encoding_name(name)
+        if encoding in tokens.ENCODINGS and counter(name)(probe) != theirs(name, probe):
+            wrong.append(name)
+    assert wrong == []
+
+
+@pytest.mark.parametrize("model", ["openai/gpt-4o", "anthropic/claude-sonnet-4-5"])
+def test_counts_on_every_fixture_request_are_litellms(model: str) -> None:
+    fallbacks: list[ChatMessage] = []
+    ours = counter(model, fallbacks)
+    messages = 0
+    for path in SESSIONS:
+        for request in requests_of(path, model):
+            assert ours(request) == theirs(model, request), path
+            messages += len(request)
+    assert messages > 1_500
+    # Only the messages with images are left to LiteLLM.
+    assert fallbacks and all(isinstance(m["content"], list) for m in fallbacks)
+
+
+@pytest.mark.parametrize("model", ["openai/gpt-4o", "openai/gpt-4"])
+def test_counts_on_folded_requests_are_litellms(model: str) -> None:
+    ours = counter(model)
+    requests = [r for path in SESSIONS for r in requests_of(path, model, window=4_000)]
+    assert len(requests) > 50  # the large sessions are folded in many chunks
+    assert [ours(r) for r in requests] == [theirs(model, r) for r in requests]
+
+
+@pytest.mark.parametrize("model", ["openai/gpt-4o", "claude-sonnet-4-5", "deepseek/deepseek-chat"])
+def test_counts_add_up(model: str) -> None:
+    """LiteLLM's count of a request is the reply primer plus each message's own, whatever its
+    tokenizer, on every fixture request: so counting each message once is exact."""
+    requests = [r for path in SESSIONS for r in requests_of(path, model)]
+    for request in requests:
+        each = [theirs(model, [m]) - tokens.REPLY_PRIMER for m in request]
+        assert theirs(model, request) == tokens.REPLY_PRIMER + sum(each)
+    assert theirs(model, []) == tokens.REPLY_PRIMER
+
+
+def test_our_counts_add_up() -> None:
+    model = "openai/gpt-4o"
+    ours = counter(model)
+    (request,) = requests_of(FIXTURES / "pi" / "before-compaction.jsonl", model)
+    each = [theirs(model, [m]) - tokens.REPLY_PRIMER for m in request]
+    assert [ours([m]) - tokens.REPLY_PRIMER for m in request] == each
+    assert [ours.message(m) for m in request] == each
+    assert ours(request) == tokens.REPLY_PRIMER + sum(each)
+    assert ours([]) == tokens.REPLY_PRIMER
+
+
+def test_many_messages_are_counted_at_once_alike() -> None:
+    model = "openai/gpt-4o"
+    (request,) = requests_of(FIXTURES / "generated" / "omp-000.jsonl", model)
+    tiktoken = tokens.Tiktoken("o200k_base", litellm_message(model))
+    many = request * 3  # more than a share each
+    ahead = tiktoken.ahead(many)
+    assert ahead == [None if isinstance(m["content"], list) else tiktoken(m) for m in many]
+    assert None in ahead  # the images: left to the caller's thread, which asks LiteLLM
+    assert tokens.Counter(tiktoken, tiktoken.ahead)(many) == theirs(model, many)
+
+
+def test_each_message_is_counted_once() -> None:
+    counted: list[ChatMessage] = []
+    tiktoken_count = tokens.Tiktoken("o200k_base", litellm_message("openai/gpt-4o"))
+
+    def recording(message: ChatMessage) -> int:
+        counted.append(message)
+        return tiktoken_count(message)
+
+    ours = tokens.Counter(recording)
+    first, second = {"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}
+    assert ours([first, second]) == ours([first]) + ours([second]) - tokens.REPLY_PRIMER
+    ours([second, first, second])
+    assert counted == [first, second]
+    assert ours([{"role": "user", "content": "a"}]) == ours([first])  # equal, not the same
+    assert len(counted) == 3
+
+
+EDGE_TEXTS = {
+    "empty": "",
+    "unicode": "naïve café — 東京タワー 🙂👩‍💻 e\u0301 \u200b ﷺ \U0001d518\U0001d52b\U0001d526",
+    "special tokens as text": "<|endoftext|> <|fim_prefix|> <|endofprompt|>",
+    "one character, long": "a" * 100_003,
+    "spaces, long": " " * 50_000 + "x",
+    "digits": "0123456789" * 5_000,
+    "lone surrogate": "before \ud800 after",
+    "exactly the estimate's threshold": "ab c" * (tokens.MAX_EXACT_CHARS // 4),
+    "5 MB, estimated": "the quick brown fox jumps over the lazy dog; " * 116_280,
+}
+
+
+@pytest.mark.parametrize("text", EDGE_TEXTS.values(), ids=EDGE_TEXTS.keys())
+@pytest.mark.parametrize("model", ["openai/gpt-4o", "openai/gpt-4"])
+def test_edge_texts(model: str, text: str) -> None:
+    ours = counter(model)
+    messages = [{"role": "user", "content": text}]
+    assert ours(messages) == theirs(model, messages)
+
+
+def test_every_field_as_litellm_counts_it() -> None:
+    model = "openai/gpt-4o"
+    request: list[ChatMessage] = [
+        {"role": "system", "content": "Be brief.", "name": "rules"},
+        {"role": "user", "content": [{"type": "text", "text": "one"}, {"type": "text"}, "two"]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{}"}},
+                {"id": "c2", "type": "function", "function": {"name": "read"}},
+                {"id": "c3", "type": "function", "function": {"name": "x", "arguments": None}},
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "ok", "extra": 5},
+        {"role": "user", "content": [{"type": "thinking", "thinking": "hm"}]},
+    ]
+    fallbacks: list[ChatMessage] = []
+    ours = counter(model, fallbacks)
+    assert ours(request) == theirs(model, request)
+    assert fallbacks == [request[-1]]  # a kind of part left to LiteLLM
+
+
+def test_a_message_litellm_refuses_is_refused_alike() -> None:
+    broken = [{"role": "assistant", "tool_calls": [{"id": "c1"}]}]  # a call with no function
+    with pytest.raises(ValueError):
+        theirs("openai/gpt-4o", broken)
+    with pytest.raises(ValueError):
+        counter("openai/gpt-4o")(broken)
+
+
+def test_the_resolved_model_counts_with_tiktoken() -> None:
+    model = resolve_model("openai/gpt-4o", None, api_key="sk-test")
+    assert isinstance(model.count, tokens.Counter)
+    request = [{"role": "user", "content": "Hello, world"}]
+    assert model.count(request) == theirs("openai/gpt-4o", request)
+    other = resolve_model("deepseek/deepseek-chat", None, api_key="sk-test")
+    assert other.count(request) == theirs("deepseek/deepseek-chat", request)
+
+
+NO_IMPORT_PROBE = """
+import sys
+from pathlib import Path
+from handoff_cli.cli import run
+from handoff_cli.config import Options
+from handoff_cli.core import dry_run
+from handoff_cli.model import price, resolve_model
+
+session, folder = Path(sys.argv[1]), sys.argv[2]
+options = Options(model="openai/gpt-4o", api_key="sk-test", context_window=8_000)
+planned = dry_run(session, options)
+assert planned["strategy"] == "chunked" and len(planned["requests"]) > 3, planned["strategy"]
+assert price(resolve_model("openai/gpt-4o", None, api_key="sk-test"), 10_000, 500) > 0
+code = run(["rotate", folder, "--model", "openai/gpt-4o", "--api-key", "sk-test",
+            "--over-tokens", "100", "--idle", "0s", "--dry-run", "--json"])
+assert code == 0, code
+print("litellm" in sys.modules, file=sys.stderr)
+"""
+
+
+def test_a_dry_run_that_litellms_data_answers_never_imports_it(tmp_path: Path) -> None:
+    session = FIXTURES / "pi" / "large-session.jsonl"
+    folder = tmp_path / "rotate"
+    folder.mkdir()
+    (folder / session.name).write_bytes(session.read_bytes())
+    completed = subprocess.run(
+        [sys.executable, "-c", NO_IMPORT_PROBE, str(session), str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stderr.strip().splitlines()[-1] == "False"
