@@ -62,7 +62,12 @@ class SessionSummary:
     entries: int = 0
     """Lines after the header."""
     key: str = ""
-    """The file's canonical path: how two names of one file are known as one."""
+    """The file's canonical path: how two names of one file are known as one (worked out
+    from ``path`` when not given)."""
+
+    def __post_init__(self) -> None:
+        if not self.key:
+            object.__setattr__(self, "key", _key(self.path))
 
 
 @dataclass(frozen=True, slots=True)
