@@ -26,6 +26,7 @@ from .config import (
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT_S,
     MIN_CONTEXT_WINDOW,
+    OMP,
     Options,
 )
 from .errors import CancelledError, ExitCode, HandoffError, UsageError, exit_codes_help
@@ -297,7 +298,7 @@ def show(
 def _show_context(path: list[Record], json_out: bool) -> None:
     from .context import build_context
 
-    built = build_context(path)
+    built = build_context(path, OMP)
     if json_out:
         fields = {"messages": built.serialized(), "thinkingLevel": built.thinking_level}
         write_json({**fields, "model": built.model})

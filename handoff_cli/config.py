@@ -9,6 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+OMP = "omp"
+PI = "pi"
+AGENTS = (OMP, PI)
+"""The agents whose rules a session can be read by: oh-my-pi, and upstream pi."""
+
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_RETRIES = 2
 DEFAULT_SESSIONS_DIR = Path("sessions")

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from .config import Options
+from .config import OMP, Options
 from .context import build_context
 from .errors import (
     CancelledError,
@@ -130,7 +130,7 @@ def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> R
     path_records = branch(session, tip)
     if tip is None or sum(1 for r in path_records if r.type == "message") < 2:
         raise NothingToHandOffError()
-    context = build_context(path_records)
+    context = build_context(path_records, OMP)
     model = resolve_model(
         options.model,
         context.model,

@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from handoff_cli import core
-from handoff_cli.config import Options
+from handoff_cli.config import OMP, Options
 from handoff_cli.context import build_context
 from handoff_cli.core import HandoffResult, dry_run, handoff, prepare
 from handoff_cli.errors import (
@@ -110,7 +110,7 @@ def test_handoff_writes_the_new_session_and_records_the_exchange(
     assert entry["content"] == wrap_document(DOCUMENT)
     assert entry["parentId"] is None
     new = load_session(result.path)
-    messages = list(build_context(branch(new, leaf(new))).messages())
+    messages = list(build_context(branch(new, leaf(new)), OMP).messages())
     assert [(m["role"], m["customType"], m["content"]) for m in messages] == [
         ("custom", "handoff", wrap_document(DOCUMENT))
     ]
@@ -282,13 +282,13 @@ def test_old_versions_are_migrated_then_recorded_into(
     path = copy(FIXTURES / name, tmp_path)
     path.chmod(0o640)
     before = load_session(path)
-    context_before = list(build_context(branch(before, leaf(before))).messages())
+    context_before = list(build_context(branch(before, leaf(before)), OMP).messages())
     llm_server.script(Reply(DOCUMENT))
     run(path, llm_server)
     after = load_session(path)
     assert after.version == 3 and after.header["version"] == 3
     assert after.skipped_lines == () and oct(path.stat().st_mode & 0o777) == "0o640"
-    messages = list(build_context(branch(after, leaf(after))).messages())
+    messages = list(build_context(branch(after, leaf(after)), OMP).messages())
     assert messages[:-2] == context_before
     assert [m["role"] for m in messages[-2:]] == ["user", "assistant"]
     assert messages[-1]["content"][0]["text"] == DOCUMENT
@@ -572,7 +572,7 @@ def test_a_session_that_names_no_model_gets_the_builtin_writer(
     reporter = Collect()
     session = load_session(path)
     # What the agent itself prints for it; the handoff takes it as no model at all.
-    assert build_context(branch(session, leaf(session))).model == "undefined/undefined"
+    assert build_context(branch(session, leaf(session)), OMP).model == "undefined/undefined"
     assert prepare(path, Options(), reporter).model.builtin
     assert any("names no model" in w for w in reporter.warnings)
 

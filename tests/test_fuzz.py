@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from handoff_cli.cli import run
+from handoff_cli.config import AGENTS
 from handoff_cli.context import build_context
 from handoff_cli.errors import ExitCode, SessionFileError
 from handoff_cli.extractive import write_document
@@ -74,16 +75,18 @@ def survives(data: bytes) -> None:
     path.write_bytes(data)
     try:
         session = load_session(path)
-        context = build_context(branch(session, leaf(session)))
+        path_records = branch(session, leaf(session))
     except SessionFileError as error:
         assert error.exit_code == ExitCode.BAD_SESSION
         assert "\n" not in str(error)
         return
-    messages = list(context.messages())
-    # Both outputs serialise, and agree.
-    assert orjson.loads(dumps(list(context.serialized()))) == orjson.loads(dumps(messages))
-    request = Redactor().messages(handoff_request(messages, "focus"))
-    assert write_document(request).startswith("## Goal")
+    for agent in AGENTS:
+        context = build_context(path_records, agent)
+        messages = list(context.messages())
+        # Both outputs serialise, and agree.
+        assert orjson.loads(dumps(list(context.serialized()))) == orjson.loads(dumps(messages))
+        request = Redactor().messages(handoff_request(messages, "focus"))
+        assert write_document(request).startswith("## Goal")
     for entry in session.entries(session.records):
         describe_entry(entry)  # what `show` prints of it
 

@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 import pytest
 
+from handoff_cli.config import OMP
 from handoff_cli.context import build_context
 from handoff_cli.session import load_session
 from handoff_cli.tree import branch, leaf
@@ -86,7 +87,7 @@ def test_new_session_is_written_atomically_with_mode_0600(tmp_path: Path) -> Non
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert os.listdir(tmp_path / "out") == ["s.jsonl"]
     session = load_session(path)
-    context = build_context(branch(session, leaf(session)))
+    context = build_context(branch(session, leaf(session)), OMP)
     assert [m["customType"] for m in context.messages()] == ["handoff"]
 
 
