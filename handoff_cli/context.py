@@ -133,7 +133,8 @@ def _kept_from(branch: list[Record], compaction: int, entry_id: Any, after: int 
 
 
 def _entry_time(entry: Entry) -> int | None:
-    return js_time(entry.get("timestamp"))
+    # ``new Date(entry.timestamp)``: a missing time is NaN (null), not the epoch.
+    return js_time(entry.get("timestamp", UNDEFINED))
 
 
 def _branch_summary(entry: Entry) -> Message:
