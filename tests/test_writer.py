@@ -120,8 +120,15 @@ def _append_many(path: str, worker: int) -> None:
 
 def test_concurrent_appends_never_interleave(tmp_path: Path, entries: Entries) -> None:
     path = write_session(tmp_path / "s.jsonl", entries.items)
-    with multiprocessing.get_context("fork").Pool(4) as pool:
+    pool = multiprocessing.get_context("fork").Pool(4)
+    try:
         pool.starmap(_append_many, [(str(path), worker) for worker in range(4)])
+    finally:
+        # close and join, not the terminate of `with`: a worker killed while it holds the
+        # task queue's lock leaves the others waiting for it forever, orphans that hold the
+        # test run's output open.
+        pool.close()
+        pool.join()
     lines = path.read_bytes().splitlines()[1:]
     assert len(lines) == 4 * 200 * 2
     parsed = [orjson.loads(line) for line in lines]  # every line whole
