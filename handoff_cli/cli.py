@@ -12,6 +12,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -22,11 +23,13 @@ from click_default_group import DefaultGroup
 from typer.core import TyperGroup
 
 from . import __version__
+from .agents import Choice, choose_agent
 from .config import (
+    AGENTS,
+    AUTO,
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT_S,
     MIN_CONTEXT_WINDOW,
-    OMP,
     Options,
 )
 from .errors import CancelledError, ExitCode, HandoffError, UsageError, exit_codes_help
@@ -40,7 +43,7 @@ from .output import (
     write_json,
     write_json_value,
 )
-from .places import Root, expand, roots
+from .places import Root, agent_of, expand, roots
 from .session import Record, Session, load_session
 from .tree import branch, leaf
 
@@ -96,6 +99,16 @@ LeafOpt = Annotated[
     str | None, typer.Option("--leaf", help="Entry id (or prefix) to use as the leaf.")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")]
+AgentOpt = Annotated[
+    str,
+    typer.Option(
+        "--agent",
+        envvar="HANDOFF_AGENT",
+        click_type=click.Choice([*AGENTS, AUTO]),
+        help="Whose rules read the session: pi's, oh-my-pi's (omp), or auto: the agent whose "
+        "folder holds it, else the one its content points to.",
+    ),
+]
 
 
 def _at_least(minimum: int) -> Callable[[click.Context, click.Parameter, int | None], int | None]:
@@ -142,6 +155,16 @@ def _open(session: str, sessions_dirs: list[Path] | None) -> Session:
     loaded = load_session(_find(session, sessions_dirs))
     report_load_problems(loaded)
     return loaded
+
+
+def _folder_agent(path: Path, sessions_dirs: list[Path] | None) -> str | None:
+    """The agent whose sessions folder holds ``path``, if any (for ``--agent auto``)."""
+    return agent_of(path, [*_roots(sessions_dirs), *_roots(None)])
+
+
+def _choose(loaded: Session, agent: str, sessions_dirs: list[Path] | None) -> Choice:
+    folder = _folder_agent(loaded.path, sessions_dirs) if agent == AUTO else None
+    return choose_agent(loaded, agent, folder)
 
 
 @app.command("handoff")
@@ -209,6 +232,7 @@ def handoff_command(
     no_redact: Annotated[
         bool, typer.Option("--no-redact", help="Send secrets as they are (not masked).")
     ] = False,
+    agent: AgentOpt = AUTO,
     sessions_dirs: SessionsDirs = None,
 ) -> None:
     """Write a handoff document for SESSION and start a new session holding only it.
@@ -234,9 +258,12 @@ def handoff_command(
         strict=strict,
         context_window=context_window,
         redact=not no_redact,
+        agent=agent,
     )
     try:
         path = _find(session, sessions_dirs)
+        if agent == AUTO:
+            options = replace(options, folder_agent=_folder_agent(path, sessions_dirs))
         if dry_run:
             write_json_value(plan_only(path, options, Reporter()))
             return
@@ -269,6 +296,7 @@ def show(
     ] = False,
     json_out: JsonOpt = False,
     leaf_id: LeafOpt = None,
+    agent: AgentOpt = AUTO,
     sessions_dirs: SessionsDirs = None,
 ) -> None:
     """Show a session: its current branch (or --tree), the context the agent would send, or
@@ -284,7 +312,7 @@ def show(
         if document:
             _show_document(loaded, path, json_out)
         elif context:
-            _show_context(path, json_out)
+            _show_context(path, _choose(loaded, agent, sessions_dirs), json_out)
         elif json_out:
             fields = {"header": loaded.header, "leaf": tip.id if tip else None}
             write_json({**fields, "branch": loaded.entries(path)})
@@ -292,20 +320,22 @@ def show(
             from .render import show_branch, show_tree
 
             family = catalog([*_roots(sessions_dirs), Root(loaded.path.parent)], missing_ok=True)
-            (show_tree if tree else show_branch)(loaded, path, tip, family)
+            chosen = _choose(loaded, agent, sessions_dirs)  # its header row says whose and why
+            (show_tree if tree else show_branch)(loaded, path, tip, family, chosen)
 
 
-def _show_context(path: list[Record], json_out: bool) -> None:
+def _show_context(path: list[Record], chosen: Choice, json_out: bool) -> None:
     from .context import build_context
 
-    built = build_context(path, OMP)
+    if chosen.note:
+        notice(chosen.note)
+    built = build_context(path, chosen.agent)
     if json_out:
-        fields = {"messages": built.serialized(), "thinkingLevel": built.thinking_level}
-        write_json({**fields, "model": built.model})
+        write_json(built.to_json())
     else:
         from .render import show_context
 
-        show_context(built)
+        show_context(built, chosen)
 
 
 def _show_document(loaded: Session, path: list[Record], json_out: bool) -> None:

@@ -13,6 +13,9 @@ OMP = "omp"
 PI = "pi"
 AGENTS = (OMP, PI)
 """The agents whose rules a session can be read by: oh-my-pi, and upstream pi."""
+AUTO = "auto"
+"""Read a session by the rules of the agent whose folder holds it, else of the one its content
+points to."""
 
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_RETRIES = 2
@@ -42,3 +45,8 @@ class Options:
     """Overrides the model's window as LiteLLM knows it."""
     redact: bool = True
     """Mask secrets in everything sent (``--no-redact`` turns it off)."""
+    agent: str = AUTO
+    """Whose rules read the session: ``omp``, ``pi``, or ``auto``."""
+    folder_agent: str | None = None
+    """With ``auto``: the agent whose sessions folder holds the file, if any (the CLI knows the
+    folders); else the content decides."""

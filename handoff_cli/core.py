@@ -15,7 +15,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from .config import OMP, Options
+from .agents import choose_agent
+from .config import OMP, PI, Options
 from .context import build_context
 from .errors import (
     CancelledError,
@@ -59,6 +60,8 @@ class Request:
     prompt: ChatMessage
     session: Session = field(repr=False)
     leaf_id: str
+    agent: str
+    """Whose rules read the session: the context replayed, and the shapes written."""
     focus: str | None = None
     """The focus as sent: masked, and cut if it would not leave room for the conversation."""
     redacted: int = 0
@@ -82,6 +85,7 @@ class HandoffResult:
     requests: int = 1
     strategy: str = "single"
     redacted: int = 0
+    agent: str = OMP
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -97,6 +101,7 @@ class HandoffResult:
             "requests": self.requests,
             "strategy": self.strategy,
             "redacted": self.redacted,
+            "agent": self.agent,
         }
 
 
@@ -130,7 +135,10 @@ def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> R
     path_records = branch(session, tip)
     if tip is None or sum(1 for r in path_records if r.type == "message") < 2:
         raise NothingToHandOffError()
-    context = build_context(path_records, OMP)
+    chosen = choose_agent(session, options.agent, options.folder_agent)
+    if chosen.note:
+        reporter.warn(chosen.note)
+    context = build_context(path_records, chosen.agent)
     model = resolve_model(
         options.model,
         context.model,
@@ -146,7 +154,9 @@ def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> R
         request = redactor.messages(request)
         focus = redactor.text(focus) if focus else focus
     *conversation, prompt = request
-    return Request(model, conversation, prompt, session, tip.id, focus, redactor.count)
+    return Request(
+        model, conversation, prompt, session, tip.id, chosen.agent, focus, redactor.count
+    )
 
 
 def _fitted_focus(focus: str | None, model: Model, reporter: Reporter) -> str | None:
@@ -193,6 +203,7 @@ def dry_run(path: Path, options: Options, reporter: Reporter | None = None) -> d
         "messages": requests[-1]["messages"],
         "requests": requests,
         "redacted": request.redacted,
+        "agent": request.agent,
     }
 
 
@@ -236,6 +247,7 @@ def handoff(path: Path, options: Options, reporter: Reporter | None = None) -> H
         requests=plan.requests,
         strategy=plan.strategy,
         redacted=request.redacted,
+        agent=request.agent,
     )
 
 
@@ -359,8 +371,13 @@ def _commit(request: Request, options: Options, answer: Answer, source: Path) ->
         "parentId": None,
         "timestamp": iso_timestamp(),
     }
+    # What pi writes for a pi session: no omp key in its entry, no title slot (pi cannot
+    # open a file that starts with one).
+    pi = request.agent == PI
+    if pi:
+        del entry["attribution"]
     folder = options.out_dir or source.resolve().parent
-    data = new_session_bytes(header, [entry], title_slot=session.title_slot is not None)
+    data = new_session_bytes(header, [entry], title_slot=session.title_slot is not None and not pi)
     try:
         new_path = write_new_session(folder, session_file_name(created, new_id), data)
     except OSError as error:

@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from handoff_cli import core
-from handoff_cli.config import OMP, Options
+from handoff_cli.config import OMP, PI, Options
 from handoff_cli.context import build_context
 from handoff_cli.core import HandoffResult, dry_run, handoff, prepare
 from handoff_cli.errors import (
@@ -23,6 +23,7 @@ from handoff_cli.errors import (
     NoDocumentError,
     WriteError,
 )
+from handoff_cli.js import js_time
 from handoff_cli.model import EXTRACTIVE, resolve_model
 from handoff_cli.output import Reporter
 from handoff_cli.plan import Budget, Counter
@@ -155,6 +156,56 @@ def test_pi_session_gets_no_title_slot_and_no_record_leaves_it_alone(
     assert path.read_bytes() == before
     assert result.path.parent == tmp_path / "elsewhere"
     assert orjson.loads(result.path.read_bytes().splitlines()[0])["type"] == "session"
+
+
+def test_a_pi_session_is_replayed_and_written_as_pi_does(
+    tmp_path: Path, llm_server: FakeLLMServer, entries: Entries
+) -> None:
+    """pi's rules decide what is sent (its aborted turn too); the new session has pi's shapes
+    (no title slot, no omp key), and both files read by pi's rules are what they were plus
+    what we wrote."""
+    entries.add("session_info", name="retries")  # pi's: the content says whose it is
+    entries.user("make retries configurable")
+    entries.assistant("half way through the parser", stop="aborted")
+    entries.user("go on")
+    path = write_session(tmp_path / "sessions" / "s.jsonl", entries.items)
+    before = load_session(path)
+    context_before = list(build_context(branch(before, leaf(before)), PI).messages())
+    llm_server.script(Reply(DOCUMENT))
+    reporter = Collect()
+    result = run(path, llm_server, reporter)
+    assert result.agent == PI and reporter.warnings == []
+    assert "half way through the parser" in str(llm_server.requests[0].messages)
+
+    header, entry = map(orjson.loads, result.path.read_bytes().splitlines())
+    assert header["type"] == "session"
+    assert list(entry) == [
+        "type",
+        "customType",
+        "content",
+        "display",
+        "id",
+        "parentId",
+        "timestamp",
+    ]
+    new = load_session(result.path)
+    assert list(build_context(branch(new, leaf(new)), PI).messages()) == [
+        {
+            "role": "custom",
+            "customType": "handoff",
+            "content": wrap_document(DOCUMENT),
+            "display": True,
+            "timestamp": js_time(entry["timestamp"]),
+        }
+    ]
+    after = load_session(path)
+    messages = list(build_context(branch(after, leaf(after)), PI).messages())
+    assert messages[:-2] == context_before
+    assert [m["role"] for m in messages[-2:]] == ["user", "assistant"]
+
+    llm_server.script(Reply(DOCUMENT))
+    run(path, llm_server, agent=OMP, record=False)  # oh-my-pi's rules drop the aborted turn
+    assert "half way through the parser" not in str(llm_server.requests[-1].messages)
 
 
 def test_repair_once_when_sections_are_missing(tmp_path: Path, llm_server: FakeLLMServer) -> None:
@@ -403,7 +454,7 @@ def test_ten_times_the_window_hands_off_in_chunks(
     own = our_count()([*request.conversation, request.prompt])
     assert own > 10 * WINDOW
     reporter = Collect()
-    result = run(path, llm_server, reporter, context_window=WINDOW)
+    result = run(path, llm_server, reporter, context_window=WINDOW, agent=OMP)
     assert result.strategy == "chunked" and result.missing_sections == []
     assert result.requests == len(llm_server.requests)
     sent = sizes(llm_server)
@@ -457,7 +508,7 @@ def test_a_provider_that_counts_more_gets_smaller_requests(
     ours = our_count()
     llm_server.count_tokens = lambda messages: int(3.5 * ours(messages))
     reporter = Collect()
-    result = run(path, llm_server, reporter, context_window=WINDOW)
+    result = run(path, llm_server, reporter, context_window=WINDOW, agent=OMP)
     assert result.strategy == "chunked" and result.missing_sections == []
     assert any("planning again" in w for w in reporter.warnings)
     rejected = [n for n in sizes(llm_server) if int(3.5 * n) > WINDOW]

@@ -24,6 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from handoff_cli.agents import choose_agent
 from handoff_cli.cli import run
 from handoff_cli.config import AGENTS
 from handoff_cli.context import build_context
@@ -80,6 +81,7 @@ def survives(data: bytes) -> None:
         assert error.exit_code == ExitCode.BAD_SESSION
         assert "\n" not in str(error)
         return
+    choose_agent(session)
     for agent in AGENTS:
         context = build_context(path_records, agent)
         messages = list(context.messages())

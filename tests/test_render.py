@@ -565,7 +565,7 @@ def test_show_context_prints_the_model_then_one_line_per_message(
     entries.assistant("done")
     show_context(build_context(current(load(tmp_path, entries))[0], OMP))
     assert printed(capsys) == [
-        "model anthropic/claude-sonnet-4-5  thinking high  messages 4",
+        "agent oh-my-pi  model anthropic/claude-sonnet-4-5  thinking high  messages 4",
         "   1 user              hello",
         "   2 assistant         → read",
         "   3 toolResult        bash: contents",
@@ -584,7 +584,7 @@ def test_show_context_of_a_compacted_branch_starts_with_the_summary(
     entries.add("branch_summary", fromId=kept, summary="Tried X")
     show_context(build_context(current(load(tmp_path, entries))[0], OMP))
     assert printed(capsys) == [
-        "model (unknown)  thinking off  messages 5",
+        "agent oh-my-pi  model (unknown)  thinking off  messages 5",
         "   1 compactionSummary Earlier work",
         "   2 user              kept",
         "   3 user              after",
@@ -599,7 +599,7 @@ def test_show_context_with_a_thinking_level_that_is_not_a_string(
     session = load_session(FIXTURES / "edge/thinking-level-not-a-string.jsonl")
     show_context(build_context(current(session)[0], OMP))
     assert printed(capsys) == [
-        "model (unknown)  thinking 5  messages 1",
+        "agent oh-my-pi  model (unknown)  thinking 5  messages 1",
         "   1 user              hi",
     ]
 
@@ -632,7 +632,7 @@ def test_every_view_of_real_sessions(path: Path, capsys: pytest.CaptureFixture[s
     built = build_context(path_records, OMP)
     show_context(built)
     lines = printed(capsys)
-    assert lines[0].startswith("model ")
+    assert lines[0].startswith("agent oh-my-pi  model ")
     assert lines[0].endswith(f"  messages {len(built)}")
     assert len(lines) == 1 + len(built)
 
