@@ -66,8 +66,9 @@ def test_show_json_is_the_branch_as_in_the_file() -> None:
     ("name", "agent", "by"),
     [
         ("omp/sample-v3", [], "context"),  # its title slot says oh-my-pi
+        ("pi/before-compaction", [], "pi-context"),  # its header's model fields say pi
         ("pi/before-compaction", ["--agent", "omp"], "context"),
-        ("generated/v2-030", ["--agent", "omp"], "context"),
+        ("generated/v2-030", ["--agent", "pi"], "pi-context"),
     ],
 )
 def test_show_context_json_is_the_agents_context(name: str, agent: list[str], by: str) -> None:

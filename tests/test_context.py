@@ -17,7 +17,14 @@ from handoff_cli.session import load_session
 from handoff_cli.tree import branch, leaf
 
 from . import sessiongen
-from .conftest import CONTEXT_FIXTURES, FIXTURES, Entries, tool_call, write_session
+from .conftest import (
+    CONTEXT_FIXTURES,
+    FIXTURES,
+    PI_CONTEXT_FIXTURES,
+    Entries,
+    tool_call,
+    write_session,
+)
 
 
 def context_of(path: Path, leaf_id: str | None = None, agent: str = OMP) -> Context:
@@ -71,10 +78,24 @@ def printed(path: Path, agent: str) -> Any:
     return orjson.loads(out.getvalue())
 
 
+@pytest.mark.parametrize("path", PI_CONTEXT_FIXTURES, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_pi_context_matches_pi(path: Path) -> None:
+    """pi's own buildSessionContext (1.6.0), kept beside each file pi opens: the whole object,
+    message for message, key order included."""
+    expected = orjson.loads(path.with_suffix(".pi-context.json").read_bytes())
+    got = printed(path, PI)
+    assert got == expected
+    assert key_orders(got) == key_orders(expected)
+
+
 def test_fixtures_cover_every_dialect() -> None:
     names = {p.name.split("-")[0] for p in CONTEXT_FIXTURES}
     assert {"omp", "pi", "v1", "v2"} <= names
     assert len([p for p in CONTEXT_FIXTURES if p.parent.name == "edge"]) == 17
+    # pi's contexts: the real pi sessions, and generated ones that show every pi rule.
+    folders = {p.parent.name for p in PI_CONTEXT_FIXTURES}
+    assert {"pi", "pi-generated", "generated", "edge"} <= folders
+    assert len([p for p in PI_CONTEXT_FIXTURES if p.parent.name == "pi-generated"]) >= 10
 
 
 def test_pi_style_model_change_is_read(tmp_path: Path, entries: Entries) -> None:
