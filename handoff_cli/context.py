@@ -444,28 +444,27 @@ def _pi_context(branch: list[Record]) -> Context:
     thinking_level, model = _pi_state(branch)
     compaction, window = _pi_window(branch)
     # An entry's latest edit within the window counts, wherever the entry it aims at is.
-    edits: dict[str, Entry] = {}
+    edits: dict[str, Any] = {}
     for record in window:
         entry = record.entry
-        if record.type == "context_edit" and entry is not None and "replacement" in entry:
+        if record.type == "context_edit" and entry is not None:
             target = entry.get("targetId")
             if isinstance(target, str):
-                edits[target] = entry
+                edits[target] = entry.get("replacement", UNDEFINED)
     head: tuple[Message, ...] = ()
-    if compaction is not None and not _left_out(edits.get(compaction.id)):
+    if compaction is not None and edits.get(compaction.id, UNDEFINED) is not None:
         head = _pi_summary(compaction)
     records: list[Record] = []
     changes: dict[str, Change] = {}
     for record in window:
-        if not _pi_emits(record):
-            continue
-        edit = edits.get(record.id)
-        if _left_out(edit):
-            continue
+        replacement = edits.get(record.id, UNDEFINED)
+        if replacement is None or not _pi_emits(record):
+            continue  # null: the edit leaves the entry out
         facts = record.facts
         role = facts.role if facts is not None else _ENTRY_ROLES.get(record.type)
-        if edit is not None and role in EDITABLE_ROLES:
-            changes[record.id] = Change(content=_replacement(edit["replacement"], role))
+        # An edit without a replacement makes pi fail on such a message; it is passed over.
+        if replacement is not UNDEFINED and role in EDITABLE_ROLES:
+            changes[record.id] = Change(content=_replacement(replacement, role))
         elif facts is not None and facts.no_content and role in EMPTIED_ROLES:
             changes[record.id] = Change()
         records.append(record)
@@ -527,10 +526,6 @@ def _pi_emits(record: Record) -> bool:
 
 _ENTRY_ROLES = {"custom_message": "custom", "branch_summary": "branchSummary"}
 """The role of the message an entry that is not a ``message`` becomes."""
-
-
-def _left_out(edit: Entry | None) -> bool:
-    return edit is not None and edit["replacement"] is None
 
 
 def _replacement(replacement: Any, role: str | None) -> Any:

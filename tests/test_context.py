@@ -430,6 +430,14 @@ def test_pi_context_edit_off_the_branch_or_summarised_counts_not(
     ]
 
 
+def test_pi_edit_without_a_replacement_is_passed_over(tmp_path: Path, entries: Entries) -> None:
+    asked = entries.user("question")
+    entries.add("context_edit", targetId=asked, replacement=None)
+    entries.add("context_edit", targetId=asked)  # the latest edit, which pi fails to apply
+    got = messages_of(write_session(tmp_path / "s.jsonl", entries.items), PI)
+    assert [m["content"] for m in got] == ["question"]
+
+
 def test_pi_compaction_system_message_and_older_compactions(
     tmp_path: Path, entries: Entries
 ) -> None:
