@@ -21,18 +21,17 @@ from .session import Entry, Record, Session
 NAMES = {OMP: "oh-my-pi", PI: "pi"}
 
 _OMP_HEADER_KEYS = frozenset(
-    {"title", "titleSource", "additionalDirectories", "previousSessionFiles"}
-    | {"providerPromptCacheKey"}
+    "title titleSource additionalDirectories previousSessionFiles providerPromptCacheKey".split()
 )
 _PI_HEADER_KEYS = frozenset({"provider", "modelId", "thinkingLevel", "branchedFrom"})
 _OMP_TYPES = frozenset(
-    {"reset_boundary", "model_usage", "service_tier_change", "ttsr_injection", "credential_pin"}
-    | {"session_init", "mode_change", "title_change"}
+    "reset_boundary model_usage service_tier_change ttsr_injection credential_pin session_init "
+    "mode_change title_change".split()
 )
 _PI_TYPES = frozenset({"session_info", "context_edit", "usage"})
 _OMP_COMPACTION_KEYS = frozenset(
-    {"shortSummary", "tokensAfter", "method", "preserveData", "fromExtension"}
-    | {"providerReplayThroughEntryId"}
+    "shortSummary tokensAfter method preserveData fromExtension "
+    "providerReplayThroughEntryId".split()
 )
 _OMP_ROLES = frozenset({"developer", "pythonExecution", "fileMention"})
 _PI_ROLES = frozenset({"system"})
