@@ -87,8 +87,9 @@ def survives(data: bytes) -> None:
         messages = list(context.messages())
         # Both outputs serialise, and agree.
         assert orjson.loads(dumps(list(context.serialized()))) == orjson.loads(dumps(messages))
-        request = Redactor().messages(handoff_request(messages, "focus"))
-        assert write_document(request).startswith("## Goal")
+        if agent == AGENTS[len(data) % 2]:  # the request of one agent's context a case: cheaper
+            request = Redactor().messages(handoff_request(messages, "focus"))
+            assert write_document(request).startswith("## Goal")
     for entry in session.entries(session.records):
         describe_entry(entry)  # what `show` prints of it
 
