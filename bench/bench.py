@@ -333,6 +333,7 @@ def session_messages(megabytes: float) -> tuple[list[dict[str, Any]], int]:
     """About ``megabytes`` MB of chat messages as a handoff sends them: the requests built from
     the fixture sessions (prose, code, tool calls and output, ids), over and over, a secret line
     added to one message in ~100. Also the size of their text."""
+    from handoff_cli.config import OMP
     from handoff_cli.context import build_context
     from handoff_cli.prompt import handoff_request
     from handoff_cli.session import load_session
@@ -346,7 +347,7 @@ def session_messages(megabytes: float) -> tuple[list[dict[str, Any]], int]:
     for path in paths:
         session = load_session(path)
         requests.append(
-            handoff_request(build_context(branch(session, leaf(session))).messages(), None)
+            handoff_request(build_context(branch(session, leaf(session)), OMP).messages(), None)
         )
     rng = random.Random(7)
     messages: list[dict[str, Any]] = []
@@ -405,7 +406,7 @@ def bench_rotation(work: Path, sessions: int, handoffs: int, runs: int) -> None:
     with the built-in writer and with a loopback model at one and at eight in flight."""
     import asyncio
 
-    from handoff_cli.config import Options
+    from handoff_cli.config import OMP, Options
     from handoff_cli.context import build_context
     from handoff_cli.listing import catalog
     from handoff_cli.output import Reporter, write_json
@@ -428,7 +429,7 @@ def bench_rotation(work: Path, sessions: int, handoffs: int, runs: int) -> None:
     start = time.perf_counter()
     for path in sorted(folder.iterdir()):
         loaded = load_session(path)
-        built = build_context(branch(loaded, leaf(loaded)))
+        built = build_context(branch(loaded, leaf(loaded)), OMP)
         write_json({"messages": built.serialized()}, sink)
     reading = time.perf_counter() - start
     start = time.perf_counter()

@@ -13,6 +13,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,7 +24,10 @@ from click_default_group import DefaultGroup
 from typer.core import TyperGroup
 
 from . import __version__
+from .agents import Choice, choose_agent
 from .config import (
+    AGENTS,
+    AUTO,
     DEFAULT_DOCUMENT_TOKENS,
     DEFAULT_IDLE,
     DEFAULT_JOBS,
@@ -54,7 +58,7 @@ from .output import (
     write_json_value,
     write_line,
 )
-from .places import Root, expand, roots
+from .places import Root, agent_of, expand, roots
 from .session import Record, Session, load_session
 from .tree import branch, leaf
 
@@ -110,6 +114,16 @@ LeafOpt = Annotated[
     str | None, typer.Option("--leaf", help="Entry id (or prefix) to use as the leaf.")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")]
+AgentOpt = Annotated[
+    str,
+    typer.Option(
+        "--agent",
+        envvar="HANDOFF_AGENT",
+        click_type=click.Choice([*AGENTS, AUTO]),
+        help="Whose rules read the session: pi's, oh-my-pi's (omp), or auto: the agent whose "
+        "folder holds it, else the one its content points to.",
+    ),
+]
 
 
 def _at_least(minimum: int) -> Callable[[click.Context, click.Parameter, int | None], int | None]:
@@ -147,6 +161,11 @@ def _root(
 def _roots(named: list[Path] | None) -> list[Root]:
     """The folders to search: those named, else the agents' own (see ``places``)."""
     return roots(named, os.environ, Path.home(), Path.cwd())
+
+
+def _with_agent(root: Root) -> Root:
+    """A folder named on the command line, as an agent's if it is under one of theirs."""
+    return root if root.agent else Root(root.path, agent_of(root.path, _roots(None)))
 
 
 def _find(session: str, sessions_dirs: list[Path] | None) -> Path:
@@ -217,6 +236,16 @@ NoRedactOpt = Annotated[
 ]
 
 
+def _folder_agent(path: Path, sessions_dirs: list[Path] | None) -> str | None:
+    """The agent whose sessions folder holds ``path``, if any (for ``--agent auto``)."""
+    return agent_of(path, [*_roots(sessions_dirs), *_roots(None)])
+
+
+def _choose(loaded: Session, agent: str, sessions_dirs: list[Path] | None) -> Choice:
+    folder = _folder_agent(loaded.path, sessions_dirs) if agent == AUTO else None
+    return choose_agent(loaded, agent, folder)
+
+
 @app.command("handoff")
 def handoff_command(
     session: SessionArg,
@@ -243,6 +272,7 @@ def handoff_command(
     context_window: ContextWindowOpt = None,
     max_doc_tokens: MaxDocTokensOpt = DEFAULT_DOCUMENT_TOKENS,
     no_redact: NoRedactOpt = False,
+    agent: AgentOpt = AUTO,
     sessions_dirs: SessionsDirs = None,
 ) -> None:
     """Write a handoff document for SESSION and start a new session holding only it.
@@ -269,9 +299,12 @@ def handoff_command(
         context_window=context_window,
         max_doc_tokens=max_doc_tokens,
         redact=not no_redact,
+        agent=agent,
     )
     try:
         path = _find(session, sessions_dirs)
+        if agent == AUTO:
+            options = replace(options, folder_agent=_folder_agent(path, sessions_dirs))
         if dry_run:
             planned = plan_only(path, options, Reporter())
             with reader_may_leave():
@@ -306,6 +339,7 @@ def show(
     ] = False,
     json_out: JsonOpt = False,
     leaf_id: LeafOpt = None,
+    agent: AgentOpt = AUTO,
     sessions_dirs: SessionsDirs = None,
 ) -> None:
     """Show a session: its current branch (or --tree), the context the agent would send, or
@@ -323,7 +357,7 @@ def show(
         if document:
             _show_document(loaded, path, json_out)
         elif context:
-            _show_context(path, json_out)
+            _show_context(path, _choose(loaded, agent, sessions_dirs), json_out)
         elif json_out:
             fields = {"header": loaded.header, "leaf": tip.id if tip else None}
             write_json({**fields, "branch": loaded.entries(path)})
@@ -331,20 +365,22 @@ def show(
             from .render import show_branch, show_tree
 
             family = catalog([*_roots(sessions_dirs), Root(loaded.path.parent)], missing_ok=True)
-            (show_tree if tree else show_branch)(loaded, path, tip, family)
+            chosen = _choose(loaded, agent, sessions_dirs)  # its header row says whose and why
+            (show_tree if tree else show_branch)(loaded, path, tip, family, chosen)
 
 
-def _show_context(path: list[Record], json_out: bool) -> None:
+def _show_context(path: list[Record], chosen: Choice, json_out: bool) -> None:
     from .context import build_context
 
-    built = build_context(path)
+    if chosen.note:
+        notice(chosen.note)
+    built = build_context(path, chosen.agent)
     if json_out:
-        fields = {"messages": built.serialized(), "thinkingLevel": built.thinking_level}
-        write_json({**fields, "model": built.model})
+        write_json(built.to_json())
     else:
         from .render import show_context
 
-        show_context(built)
+        show_context(built, chosen)
 
 
 def _show_document(loaded: Session, path: list[Record], json_out: bool) -> None:
@@ -391,7 +427,8 @@ def list_command(
         raise UsageError("--here and --cwd both choose a directory: give one")
     if directories and ctx.get_parameter_source("sessions_dirs") is ParameterSource.ENVIRONMENT:
         sessions_dirs = None  # folders named on the command line win over the variable
-    found = catalog(_roots([*(directories or []), *(sessions_dirs or [])] or None))
+    named = [*(directories or []), *(sessions_dirs or [])] or None
+    found = catalog([_with_agent(root) for root in _roots(named)])
     for problem in found.skipped:
         notice(f"warning: skipped {problem.path}: {problem.reason}")
     project = Path.cwd() if here else (expand(cwd) if cwd is not None else None)
@@ -467,6 +504,7 @@ def rotate(
     context_window: ContextWindowOpt = None,
     max_doc_tokens: MaxDocTokensOpt = DEFAULT_DOCUMENT_TOKENS,
     no_redact: NoRedactOpt = False,
+    agent: AgentOpt = AUTO,
     sessions_dirs: SessionsDirs = None,
 ) -> int | None:
     """Hand off every long, idle session under the folders, each exactly once: for CI and cron.
@@ -506,6 +544,7 @@ def rotate(
         context_window=context_window,
         max_doc_tokens=max_doc_tokens,
         redact=not no_redact,
+        agent=agent,
     )
     options = RotateOptions(
         handoff=handoff_options,

@@ -10,6 +10,14 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+OMP = "omp"
+PI = "pi"
+AGENTS = (OMP, PI)
+"""The agents whose rules a session can be read by: oh-my-pi, and upstream pi."""
+AUTO = "auto"
+"""Read a session by the rules of the agent whose folder holds it, else of the one its content
+points to."""
+
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_RETRIES = 2
 DEFAULT_SESSIONS_DIR = Path("sessions")
@@ -72,3 +80,8 @@ class Options:
     exclusive: bool = False
     """Record only if the session is still as it was read, else take the new session back
     (``SessionChangedError``): rotation's guard against handing one session off twice."""
+    agent: str = AUTO
+    """Whose rules read the session: ``omp``, ``pi``, or ``auto``."""
+    folder_agent: str | None = None
+    """With ``auto``: the agent whose sessions folder holds the file, if any (the CLI knows the
+    folders); else the content decides."""

@@ -1,23 +1,34 @@
 """The agent's own context: the messages it would send to its model for a branch.
 
-This is the agent's ``buildSessionContext`` (docs/session-format.md §6), with the details of
-oh-my-pi's implementation that the format leaves open (which model is in force, how custom
-messages are normalised, when a failed turn survives, provider payloads of compactions). What
-to send is decided on the facts gathered at load time, so it stays linear and cheap on sessions
-of hundreds of thousands of entries; message payloads are touched only when emitted.
+This is the agent's ``buildSessionContext`` (docs/session-format.md §6), by the rules of either
+agent: oh-my-pi's (18.2.3) or upstream pi's (1.6). Both read the thinking level and the model
+over the whole branch, start from the last compaction (its summary first, then the entries it
+kept and every entry after it), and build messages from entries the same way; what differs is
+factored into two small rule sets below:
+
+- oh-my-pi also cuts at its ``reset_boundary``, replays provider-side compactions, hides some
+  custom messages, skips retried turns, then cleans up: unanswered tool calls and failed turns
+  go (§6.4, §6.5);
+- pi keeps every turn as it was, sends a compaction's system message before its summary, and
+  applies its ``context_edit`` entries, which leave an earlier entry out or replace its content
+  (§6.8).
+
+What to send is decided on the facts gathered at load time, so it stays linear and cheap on
+sessions of hundreds of thousands of entries; message payloads are touched only when emitted.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
-from .js import UNDEFINED, UNPAIRABLE, js_key, js_time, js_truthy
+from .config import OMP, PI
+from .js import UNDEFINED, UNPAIRABLE, js_key, js_string, js_time, js_truthy
 from .jsonl import dumps, parse_line
-from .session import CallId, Entry, Record, without_signature
+from .session import CallId, Entry, MessageFacts, Record, without_signature
 
 Message = dict[str, Any]
 """A message in the agent's in-memory shape (what ``show --context --json`` prints)."""
@@ -29,72 +40,159 @@ FAILED_STOP_REASONS = frozenset({"error", "aborted"})
 # thinking when interrupted.
 INTERRUPTED_THINKING = "interrupted-thinking"
 DEFAULT_CUSTOM_TYPE = "custom-message"
+# The roles whose content a pi context_edit replaces; other messages it can only leave out.
+EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
+# pi gives a message of these roles that has no content an empty one (a system message "").
+EMPTIED_ROLES = frozenset({"system", "user", "assistant", "toolResult"})
 
-Strips = dict[str, frozenset[CallId]]
-"""For an emitted assistant entry (by id): the ids of the tool calls to strip from it."""
+
+class _Unchanged:
+    def __repr__(self) -> str:
+        return "UNCHANGED"
+
+
+UNCHANGED: Any = _Unchanged()
+"""A content left as it was (``UNDEFINED`` would remove it)."""
+
+
+class Change(NamedTuple):
+    """How an emitted message differs from the payload it was loaded with. A record with a
+    change is rebuilt by its agent's rules; one without is passed on as it was loaded."""
+
+    strip: frozenset[CallId] = frozenset()
+    """oh-my-pi: the tool calls nobody answered, to be removed."""
+    content: Any = UNCHANGED
+    """pi: the content a ``context_edit`` puts in its place."""
 
 
 @dataclass(frozen=True)
 class Context:
-    """The context of a branch: its messages, thinking level and model."""
+    """The context of a branch, by one agent's rules: its messages, thinking level and model."""
 
-    summary: Message | None
-    """The compaction summary that heads the context, if the branch has been compacted."""
+    agent: str
+    head: tuple[Message, ...]
+    """What the compaction the context starts from adds before the entries: its summary (and,
+    for pi, the system message in force then)."""
     records: list[Record]
     """The entries whose messages follow, in order."""
-    strips: Strips
+    changes: dict[str, Change]
+    """By record id: the emitted messages that differ from what was loaded."""
     thinking_level: Any
-    """The thinking level, normally a string ("off" when never set)."""
+    """The thinking level, normally a string ("off" when never set; pi: ``UNDEFINED`` when
+    its last change names none, which JSON leaves out)."""
     model: str | None
     """"provider/model" in force at the leaf, if known."""
 
     def __len__(self) -> int:
-        return len(self.records) + (self.summary is not None)
+        return len(self.records) + len(self.head)
 
     def messages(self) -> Iterator[Message]:
         """The context's messages in order, each built only when reached."""
-        if self.summary is not None:
-            yield self.summary
+        yield from self.head
         for record in self.records:
-            yield to_message(record, self.strips.get(record.id))
+            yield to_message(record, self.agent, self.changes.get(record.id))
 
     def json_size(self) -> int:
         """Characters of the context's JSON, counted without building what is kept as JSON."""
-        total = len(dumps(self.summary)) if self.summary is not None else 0
+        total = sum(len(dumps(message)) for message in self.head)
+        changes = self.changes
         for record in self.records:
-            strip = self.strips.get(record.id)
-            if record.payload is not None and not strip:
+            if record.payload is not None and record.id not in changes:
                 total += len(record.payload)
             else:
-                total += len(dumps(to_message(record, strip)))
+                total += len(dumps(to_message(record, self.agent, changes.get(record.id))))
         return total
 
     def serialized(self) -> Iterator[Message | orjson.Fragment]:
-        """The same messages for JSON output: a message sent unchanged is passed on in the JSON
-        it was loaded as, never parsed again."""
-        if self.summary is not None:
-            yield self.summary
+        """The same messages for JSON output: a message sent as it was loaded is passed on in
+        the JSON it was loaded as, never parsed again."""
+        yield from self.head
+        changes = self.changes
         for record in self.records:
-            strip = self.strips.get(record.id)
-            if record.payload is not None and not strip:
+            if record.payload is not None and record.id not in changes:
                 yield orjson.Fragment(record.payload)
             else:
-                yield to_message(record, strip)
+                yield to_message(record, self.agent, changes.get(record.id))
+
+    def to_json(self) -> dict[str, Any]:
+        """The agent's own context object, streamed: ``messages``, ``thinkingLevel``, ``model``."""
+        fields: dict[str, Any] = {"messages": self.serialized()}
+        if self.thinking_level is not UNDEFINED:
+            fields["thinkingLevel"] = self.thinking_level
+        fields["model"] = self.model
+        return fields
 
 
-def build_context(branch: list[Record]) -> Context:
-    """The context the agent builds for ``branch`` (docs/session-format.md §6)."""
-    thinking_level, model = _state(branch)
-    compaction, window = _window(branch)
-    records, strips = _strip_unanswered([r for r in window if _emits(r)])
-    summary = _summary(compaction, branch) if compaction is not None else None
-    return Context(summary, _drop_failed_turns(records, strips), strips, thinking_level, model)
+def build_context(branch: list[Record], agent: str) -> Context:
+    """The context ``agent`` (``omp`` or ``pi``) builds for ``branch`` (docs/session-format.md
+    §6)."""
+    return _pi_context(branch) if agent == PI else _omp_context(branch)
 
 
-# --- state and window ------------------------------------------------------------------------
+# --- shared: the window and the messages made of entries -------------------------------------
 
 
-def _state(branch: list[Record]) -> tuple[Any, str | None]:
+def _last(branch: list[Record], kind: str) -> int:
+    """The index of the last entry of type ``kind`` on the branch, or -1."""
+    return next((i for i in range(len(branch) - 1, -1, -1) if branch[i].type == kind), -1)
+
+
+def _kept_from(branch: list[Record], compaction: int, entry_id: Any, after: int = 0) -> int:
+    """Where the entries a compaction keeps start: at (or ``after`` past) the entry named,
+    looked for only before the compaction; with none found, nothing before it is kept."""
+    return next((i + after for i in range(compaction) if branch[i].id == entry_id), compaction)
+
+
+def _entry_time(entry: Entry) -> int | None:
+    # ``new Date(entry.timestamp)``: a missing time is NaN (null), not the epoch.
+    return js_time(entry.get("timestamp", UNDEFINED))
+
+
+def _branch_summary(entry: Entry) -> Message:
+    message: Message = {"role": "branchSummary", "summary": entry.get("summary")}
+    if "fromId" in entry:
+        message["fromId"] = entry["fromId"]
+    message["timestamp"] = _entry_time(entry)
+    return message
+
+
+def to_message(record: Record, agent: str, change: Change | None = None) -> Message:
+    """The in-memory message an emitted entry becomes by ``agent``'s rules (its keys in the
+    agent's order)."""
+    facts = record.facts
+    if record.payload is not None and facts is not None:
+        message: Message = parse_line(record.payload)
+        message = _pi_loaded(message, facts.role) if agent == PI else _omp_loaded(message, facts)
+    else:
+        entry = record.entry
+        assert entry is not None, "only message entries are stored without their entry"
+        if record.type == "branch_summary":
+            message = _branch_summary(entry)
+        else:
+            message = _pi_custom(entry) if agent == PI else _omp_custom(entry)
+    if change is None:
+        return message
+    if change.strip:
+        message = _strip_tool_calls(message, change.strip)
+    if change.content is not UNCHANGED:
+        message = {**message, "content": change.content}
+        if change.content is UNDEFINED:
+            del message["content"]
+    return message
+
+
+# --- oh-my-pi's rules ------------------------------------------------------------------------
+
+
+def _omp_context(branch: list[Record]) -> Context:
+    thinking_level, model = _omp_state(branch)
+    compaction, window = _omp_window(branch)
+    records, changes = _strip_unanswered([r for r in window if _omp_emits(r)])
+    head = (_omp_summary(compaction, branch),) if compaction is not None else ()
+    return Context(OMP, head, _drop_failed_turns(records, changes), changes, thinking_level, model)
+
+
+def _omp_state(branch: list[Record]) -> tuple[Any, str | None]:
     """The thinking level and the model in force at the end of the branch.
 
     The model is the last default-role ``model_change``'s (omp's ``model``, or pi's
@@ -161,14 +259,9 @@ def _anthropic_compaction(compaction: Record) -> dict[str, Any] | None:
     return payload
 
 
-def _window(branch: list[Record]) -> tuple[Record | None, list[Record]]:
+def _omp_window(branch: list[Record]) -> tuple[Record | None, list[Record]]:
     """The compaction whose summary heads the context, if any, and the entries that follow it."""
-    compaction = reset = -1
-    for index, record in enumerate(branch):
-        if record.type == "compaction":
-            compaction = index
-        elif record.type == "reset_boundary":
-            reset = index
+    compaction, reset = _last(branch, "compaction"), _last(branch, "reset_boundary")
     if reset > compaction:
         return None, branch[reset + 1 :]
     if compaction < 0:
@@ -177,18 +270,14 @@ def _window(branch: list[Record]) -> tuple[Record | None, list[Record]]:
     entry = head.entry if head.entry is not None else {}
     # A compaction done by OpenAI's servers replays their history instead of kept entries:
     # what follows is only what came after the last entry that history covers.
-    key, after = (
-        ("providerReplayThroughEntryId", 1)
-        if _openai_history(head) is not None
-        else ("firstKeptEntryId", 0)
-    )
-    start = next(
-        (i + after for i in range(compaction) if branch[i].id == entry.get(key)), compaction
-    )
+    if _openai_history(head) is not None:
+        start = _kept_from(branch, compaction, entry.get("providerReplayThroughEntryId"), 1)
+    else:
+        start = _kept_from(branch, compaction, entry.get("firstKeptEntryId"))
     return head, branch[start:compaction] + branch[compaction + 1 :]
 
 
-def _summary(compaction: Record, branch: list[Record]) -> Message:
+def _omp_summary(compaction: Record, branch: list[Record]) -> Message:
     """The compaction-summary message, keys in the agent's order, present only when set."""
     entry = compaction.entry if compaction.entry is not None else {}
     summary: Message = {"role": "compactionSummary"}
@@ -201,7 +290,7 @@ def _summary(compaction: Record, branch: list[Record]) -> Message:
         summary["providerPayload"] = payload
     if "warning" in entry:
         summary["warning"] = entry["warning"]
-    timestamp = js_time(entry.get("timestamp"))
+    timestamp = _entry_time(entry)
     if anthropic is not None:
         # Anthropic's compaction stands just before the first entry it keeps.
         kept = _first_retained(compaction, branch)
@@ -218,12 +307,10 @@ def _first_retained(compaction: Record, branch: list[Record]) -> Record | None:
     return before or (branch[index + 1] if index + 1 < len(branch) else None)
 
 
-# --- emission and clean-up -------------------------------------------------------------------
-
-
-def _emits(record: Record) -> bool:
+def _omp_emits(record: Record) -> bool:
     if record.type == "message":
-        return record.payload is not None
+        facts = record.facts
+        return record.payload is not None and facts is not None and not facts.superseded
     entry = record.entry
     if entry is None:
         return False
@@ -240,12 +327,15 @@ def _is_result(record: Record) -> bool:
     return record.facts is not None and record.facts.role == "toolResult"
 
 
-def _strip_unanswered(emitted: list[Record]) -> tuple[list[Record], Strips]:
-    """Clean-up pass 1: tool calls that no tool result in the list answers are removed."""
+def _strip_unanswered(emitted: list[Record]) -> tuple[list[Record], dict[str, Change]]:
+    """Clean-up pass 1: tool calls that no tool result in the list answers are removed.
+
+    Also notes, in the same walk, the Copilot turns that change as omp loads them.
+    """
     answered = {r.facts.answers for r in emitted if _is_result(r)}  # type: ignore[union-attr]
     answered.discard(UNPAIRABLE)
     kept: list[Record] = []
-    strips: Strips = {}
+    changes: dict[str, Change] = {}
     for record in emitted:
         facts = record.facts
         calls = facts.tool_call_ids if facts is not None else ()
@@ -254,12 +344,14 @@ def _strip_unanswered(emitted: list[Record]) -> tuple[list[Record], Strips]:
             assert facts is not None
             if not facts.keeps_content and unanswered.issuperset(calls):
                 continue  # nothing would be left of the message
-            strips[record.id] = unanswered
+            changes[record.id] = Change(strip=unanswered)
+        elif facts is not None and facts.replays:
+            changes[record.id] = Change()
         kept.append(record)
-    return kept, strips
+    return kept, changes
 
 
-def _drop_failed_turns(records: list[Record], strips: Strips) -> list[Record]:
+def _drop_failed_turns(records: list[Record], changes: dict[str, Change]) -> list[Record]:
     """Clean-up pass 2: failed assistant turns go, with the later results of their tool calls.
 
     Walked from the end, as the agent does, so that "the next message" is the next one still
@@ -294,7 +386,8 @@ def _drop_failed_turns(records: list[Record], strips: Strips) -> list[Record]:
         if following < count and _is_interrupted_thinking(records[following]):
             continue
         drop(index)
-        calls = set(facts.tool_call_ids) - strips.get(records[index].id, frozenset())
+        change = changes.get(records[index].id)
+        calls = set(facts.tool_call_ids) - (change.strip if change else frozenset())
         calls.discard(UNPAIRABLE)
         for call in calls:
             for position in results.get(call, ()):
@@ -314,19 +407,17 @@ def _custom_type(entry: Entry) -> str:
     return custom_type if isinstance(custom_type, str) and custom_type else DEFAULT_CUSTOM_TYPE
 
 
-def to_message(record: Record, strip: frozenset[CallId] | None = None) -> Message:
-    """The in-memory message an emitted entry becomes (its keys in the agent's order)."""
-    if record.payload is not None:
-        message: Message = parse_line(record.payload)
-        return _strip_tool_calls(message, strip) if strip else message
-    entry = record.entry
-    assert entry is not None, "only message entries are stored without their entry"
-    if record.type == "branch_summary":
-        branch_summary: Message = {"role": "branchSummary", "summary": entry.get("summary")}
-        if "fromId" in entry:
-            branch_summary["fromId"] = entry["fromId"]
-        branch_summary["timestamp"] = js_time(entry.get("timestamp"))
-        return branch_summary
+def _omp_loaded(message: Message, facts: MessageFacts) -> Message:
+    """A message as omp holds it after loading: a Copilot turn's replay data dropped."""
+    if not facts.replays:
+        return message
+    loaded = {k: v for k, v in message.items() if k != "providerPayload"}
+    if isinstance(loaded.get("content"), list):
+        loaded["content"] = [without_signature(block) for block in loaded["content"]]
+    return loaded
+
+
+def _omp_custom(entry: Entry) -> Message:
     display = entry.get("display")
     custom: Message = {
         "role": "custom",
@@ -338,7 +429,7 @@ def to_message(record: Record, strip: frozenset[CallId] | None = None) -> Messag
         custom["details"] = entry["details"]
     if "attribution" in entry:
         custom["attribution"] = "user" if entry["attribution"] == "user" else "agent"
-    custom["timestamp"] = js_time(entry.get("timestamp"))
+    custom["timestamp"] = _entry_time(entry)
     return custom
 
 
@@ -355,3 +446,124 @@ def _strip_tool_calls(message: Message, strip: frozenset[CallId]) -> Message:
             block = without_signature(block)
         content.append(block)
     return {**message, "content": content}
+
+
+# --- pi's rules -----------------------------------------------------------------------------
+
+
+def _pi_context(branch: list[Record]) -> Context:
+    thinking_level, model = _pi_state(branch)
+    compaction, window = _pi_window(branch)
+    # An entry's latest edit within the window counts, wherever the entry it aims at is.
+    edits: dict[str, Any] = {}
+    for record in window:
+        entry = record.entry
+        if record.type == "context_edit" and entry is not None:
+            target = entry.get("targetId")
+            if isinstance(target, str):
+                edits[target] = entry.get("replacement", UNDEFINED)
+    head: tuple[Message, ...] = ()
+    if compaction is not None and edits.get(compaction.id, UNDEFINED) is not None:
+        head = _pi_summary(compaction)
+    records: list[Record] = []
+    changes: dict[str, Change] = {}
+    for record in window:
+        replacement = edits.get(record.id, UNDEFINED)
+        if replacement is None or not _pi_emits(record):
+            continue  # null: the edit leaves the entry out
+        facts = record.facts
+        role = facts.role if facts is not None else _ENTRY_ROLES.get(record.type)
+        # An edit without a replacement makes pi fail on such a message; it is passed over.
+        if replacement is not UNDEFINED and role in EDITABLE_ROLES:
+            changes[record.id] = Change(content=_replacement(replacement, role))
+        elif facts is not None and facts.no_content and role in EMPTIED_ROLES:
+            changes[record.id] = Change()
+        records.append(record)
+    return Context(PI, head, records, changes, thinking_level, model)
+
+
+def _pi_state(branch: list[Record]) -> tuple[Any, str | None]:
+    """The thinking level and the model in force at the end of the branch: the last
+    ``thinking_level_change``'s level as it is, and the model of the last ``model_change`` or
+    assistant message, whichever is later."""
+    thinking_level: Any = "off"
+    model: str | None = None
+    for record in branch:
+        entry = record.entry
+        if record.type == "thinking_level_change" and entry is not None:
+            thinking_level = entry.get("thinkingLevel", UNDEFINED)
+        elif record.type == "model_change" and entry is not None:
+            provider, model_id = entry.get("provider", UNDEFINED), entry.get("modelId", UNDEFINED)
+            model = f"{js_string(provider)}/{js_string(model_id)}"
+        elif record.facts is not None and record.facts.role == "assistant":
+            model = f"{record.facts.provider}/{record.facts.model}"
+    return thinking_level, model
+
+
+def _pi_window(branch: list[Record]) -> tuple[Record | None, list[Record]]:
+    """The last compaction, if any, and the entries after it: those it kept (but system
+    messages, which its own system message replaces), then every later one."""
+    compaction = _last(branch, "compaction")
+    if compaction < 0:
+        return None, branch
+    head = branch[compaction]
+    first_kept = head.entry.get("firstKeptEntryId") if head.entry is not None else None
+    kept = branch[_kept_from(branch, compaction, first_kept) : compaction]
+    kept = [r for r in kept if r.facts is None or r.facts.role != "system"]
+    return head, kept + branch[compaction + 1 :]
+
+
+def _pi_summary(compaction: Record) -> tuple[Message, ...]:
+    """The system message a compaction holds, if any, and its summary."""
+    entry = compaction.entry if compaction.entry is not None else {}
+    summary: Message = {"role": "compactionSummary"}
+    for key in ("summary", "tokensBefore"):
+        if key in entry:
+            summary[key] = entry[key]
+    summary["timestamp"] = _entry_time(entry)
+    system = entry.get("systemMessage")
+    return (system, summary) if isinstance(system, dict) else (summary,)
+
+
+def _pi_emits(record: Record) -> bool:
+    # An older compaction in the kept part adds nothing: only the newest one is summarised.
+    if record.type == "message":
+        return record.payload is not None
+    entry = record.entry
+    if record.type == "branch_summary":
+        return entry is not None and js_truthy(entry.get("summary"))
+    return record.type == "custom_message" and entry is not None
+
+
+_ENTRY_ROLES = {"custom_message": "custom", "branch_summary": "branchSummary"}
+"""The role of the message an entry that is not a ``message`` becomes."""
+
+
+def _replacement(replacement: Any, role: str | None) -> Any:
+    """The content a pi edit puts in place: a string becomes one text block for assistant
+    messages and tool results; a replacement that is not an object has no content."""
+    content = replacement.get("content", UNDEFINED) if isinstance(replacement, dict) else UNDEFINED
+    if isinstance(content, str) and role in ("assistant", "toolResult"):
+        return [{"type": "text", "text": content}]
+    return content
+
+
+def _pi_loaded(message: Message, role: str | None) -> Message:
+    """A message as pi holds it after loading: one without content given an empty one."""
+    if message.get("content") is None and role in EMPTIED_ROLES:
+        return {**message, "content": "" if role == "system" else []}
+    return message
+
+
+def _pi_custom(entry: Entry) -> Message:
+    """A custom message as pi makes one: the entry's fields as they are, absent ones left out."""
+    custom: Message = {"role": "custom"}
+    if "customType" in entry:
+        custom["customType"] = entry["customType"]
+    content = entry.get("content")
+    custom["content"] = [] if content is None else content
+    for key in ("display", "details"):
+        if key in entry:
+            custom[key] = entry[key]
+    custom["timestamp"] = _entry_time(entry)
+    return custom

@@ -16,7 +16,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from .config import Options
+from .agents import choose_agent
+from .config import OMP, PI, Options
 from .context import Context, build_context
 from .document import files_block, missing_sections, with_files, wrap_document
 from .errors import (
@@ -81,6 +82,8 @@ class Request:
     prompt: ChatMessage
     session: Session = field(repr=False)
     leaf_id: str
+    agent: str
+    """Whose rules read the session: the context replayed, and the shapes written."""
     facts: Facts = field(default_factory=Facts, repr=False)
     """The branch's facts (masked): for the built-in writer, and the ``<files>`` block."""
     focus: str | None = None
@@ -106,6 +109,7 @@ class HandoffResult:
     requests: int = 1
     strategy: str = "single"
     redacted: int = 0
+    agent: str = OMP
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -121,6 +125,7 @@ class HandoffResult:
             "requests": self.requests,
             "strategy": self.strategy,
             "redacted": self.redacted,
+            "agent": self.agent,
         }
 
 
@@ -154,7 +159,10 @@ def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> R
     path_records = branch(session, tip)
     if tip is None or sum(1 for r in path_records if r.type == "message") < 2:
         raise NothingToHandOffError()
-    context = build_context(path_records)
+    chosen = choose_agent(session, options.agent, options.folder_agent)
+    if chosen.note:
+        reporter.warn(chosen.note)
+    context = build_context(path_records, chosen.agent)
     facts = facts_of(session, path_records)
     model = resolve_model(
         options.model,
@@ -181,7 +189,9 @@ def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> R
         request = redactor.messages(request)
         focus = redactor.text(focus) if focus else focus
     *conversation, prompt = request
-    return Request(model, conversation, prompt, session, tip.id, facts, focus, redactor.count)
+    return Request(
+        model, conversation, prompt, session, tip.id, chosen.agent, facts, focus, redactor.count
+    )
 
 
 def _since_anchor(context: Context, facts: Facts, branch: list[Record]) -> Context:
@@ -191,8 +201,8 @@ def _since_anchor(context: Context, facts: Facts, branch: list[Record]) -> Conte
     after = -1 if facts.anchor is None else facts.anchor
     records = [r for r in context.records if r.id not in facts.skipped and at[r.id] > after]
     compactions = [i for i, r in enumerate(branch) if r.type == "compaction"]
-    summary = context.summary if compactions and compactions[-1] > after else None
-    return replace(context, records=records, summary=summary)
+    head = context.head if compactions and compactions[-1] > after else ()
+    return replace(context, records=records, head=head)
 
 
 def _bounded(request: list[ChatMessage], budget: Budget) -> list[ChatMessage]:
@@ -246,6 +256,7 @@ def dry_run(path: Path, options: Options, reporter: Reporter | None = None) -> d
         "messages": requests[-1]["messages"],
         "requests": requests,
         "redacted": request.redacted,
+        "agent": request.agent,
     }
 
 
@@ -299,6 +310,7 @@ async def ahandoff(path: Path, options: Options, reporter: Reporter | None = Non
         requests=plan.requests,
         strategy=plan.strategy,
         redacted=request.redacted,
+        agent=request.agent,
     )
 
 
@@ -433,8 +445,13 @@ def _commit(request: Request, options: Options, answer: Answer, source: Path) ->
         "parentId": None,
         "timestamp": iso_timestamp(),
     }
+    # What pi writes for a pi session: no omp key in its entry, no title slot (pi cannot
+    # open a file that starts with one).
+    pi = request.agent == PI
+    if pi:
+        del entry["attribution"]
     folder = options.out_dir or source.resolve().parent
-    data = new_session_bytes(header, [entry], title_slot=session.title_slot is not None)
+    data = new_session_bytes(header, [entry], title_slot=session.title_slot is not None and not pi)
     try:
         new_path = write_new_session(folder, session_file_name(created, new_id), data)
     except OSError as error:

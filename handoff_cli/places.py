@@ -26,9 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import DEFAULT_SESSIONS_DIR
-
-PI = "pi"
-OMP = "omp"
+from .config import OMP as OMP  # the agents' names, as the roots carry them
+from .config import PI as PI
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,9 @@ from rich.progress import (
 from rich.status import Status
 from rich.text import Text
 
+from .agents import NAMES, Choice
 from .context import FAILED_STOP_REASONS, Context, Message
+from .js import UNDEFINED
 from .jsonl import dumps
 from .listing import Catalog, SessionSummary
 from .output import Reporter
@@ -69,7 +71,7 @@ class _View:
 
 def _shown(value: Any, absent: str = "?") -> str:
     """A field's value for people: text as it is, other values as JSON, absent ones marked."""
-    if value is None:
+    if value is None or value is UNDEFINED:
         return absent
     return value if isinstance(value, str) else dumps(value).decode(errors="replace")
 
@@ -193,8 +195,16 @@ def _entry_line(
     return line
 
 
+def _agent_row(chosen: Choice) -> str:
+    return f"{NAMES[chosen.agent]} ({chosen.reason})"
+
+
 def _header_lines(
-    session: Session, branch: list[Record], tip: Record | None, family: Catalog | None
+    session: Session,
+    branch: list[Record],
+    tip: Record | None,
+    family: Catalog | None,
+    chosen: Choice | None,
 ) -> Iterator[Text]:
     header = session.header
     summary = family.at(session.path) if family is not None else None
@@ -210,6 +220,8 @@ def _header_lines(
     if family is not None and summary is not None:
         kinds = [f"{c.id} ({_kind(c)})" for c in family.children(summary)]
         rows.append(("children", ", ".join(kinds) or "(none)"))
+    if chosen is not None:
+        rows.append(("agent", _agent_row(chosen)))
     rows.append(
         (
             "entries",
@@ -242,21 +254,30 @@ def _spans_days(branch: list[Record]) -> bool:
 
 
 def _begin(
-    session: Session, branch: list[Record], tip: Record | None, family: Catalog | None
+    session: Session,
+    branch: list[Record],
+    tip: Record | None,
+    family: Catalog | None,
+    chosen: Choice | None,
 ) -> tuple[_View, dict[str, str], dict[str | None, list[Record]]]:
     """Print the session's header; return the view, the labels and each entry's children."""
     console = _View()
-    for line in _header_lines(session, branch, tip, family):
+    for line in _header_lines(session, branch, tip, family, chosen):
         console.print(line)
     return console, labels_of(session), children(session)
 
 
 def show_branch(
-    session: Session, branch: list[Record], tip: Record | None, family: Catalog | None = None
+    session: Session,
+    branch: list[Record],
+    tip: Record | None,
+    family: Catalog | None = None,
+    chosen: Choice | None = None,
 ) -> None:
-    """The header (with parent and children when ``family`` is given), then each entry of the
-    branch on one line; dates shown when the branch spans more than a day."""
-    console, labels, kids = _begin(session, branch, tip, family)
+    """The header (with parent and children when ``family`` is given, and the agent whose
+    rules read it when ``chosen`` is), then each entry of the branch on one line; dates shown
+    when the branch spans more than a day."""
+    console, labels, kids = _begin(session, branch, tip, family, chosen)
     dated = _spans_days(branch)
     for record, entry in zip(branch, session.entries(branch), strict=False):
         forks = len(kids.get(record.id, ()))
@@ -281,10 +302,14 @@ def _tree_order(session: Session) -> Iterator[tuple[Record, int]]:
 
 
 def show_tree(
-    session: Session, branch: list[Record], tip: Record | None, family: Catalog | None = None
+    session: Session,
+    branch: list[Record],
+    tip: Record | None,
+    family: Catalog | None = None,
+    chosen: Choice | None = None,
 ) -> None:
     """Every branch of the tree; entries of the current branch are marked with ``*``."""
-    console, labels, kids = _begin(session, branch, tip, family)
+    console, labels, kids = _begin(session, branch, tip, family, chosen)
     on_branch = {r.id for r in branch}
     order = list(_tree_order(session))
     dated = _spans_days(session.records)
@@ -295,12 +320,16 @@ def show_tree(
         console.print(_entry_line(record, entry, labels, forks, mark, dated))
 
 
-def show_context(context: Context) -> None:
-    """The messages the agent would send, one line each."""
+def show_context(context: Context, chosen: Choice | None = None) -> None:
+    """The messages the agent would send, one line each, after a line naming the agent (and
+    why it was chosen), the model, the thinking level and the count."""
     console = _View()
+    agent = _agent_row(chosen) if chosen is not None else NAMES[context.agent]
     console.print(
         Text.assemble(
-            ("model ", "bold"),
+            ("agent ", "bold"),
+            agent,
+            ("  model ", "bold"),
             context.model or "(unknown)",
             ("  thinking ", "bold"),
             _shown(context.thinking_level),

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .agents import choose_agent
 from .config import DEFAULT_JOBS, Options
 from .context import build_context
 from .core import ahandoff, dry_run
@@ -156,7 +157,8 @@ def select(
             continue
         try:
             session = load_session(summary.path)
-            context = build_context(branch(session, leaf(session)))
+            agent = choose_agent(session, options.handoff.agent, summary.agent).agent
+            context = build_context(branch(session, leaf(session)), agent)
         except HandoffError as error:
             unreadable.append(Outcome(summary.id, summary.path, SKIPPED, str(error)))
             continue
@@ -200,7 +202,11 @@ def _threshold(options: RotateOptions, model: Model) -> int:
 
 def estimate(candidate: Candidate, options: RotateOptions) -> Estimate:
     """The requests a handoff of ``candidate`` would make, and what they would cost."""
-    handoff = replace(options.handoff, model=options.handoff.model or candidate.model.name)
+    handoff = replace(
+        options.handoff,
+        model=options.handoff.model or candidate.model.name,
+        folder_agent=candidate.summary.agent,
+    )
     planned = dry_run(candidate.summary.path, handoff, Reporter())
     requests = planned["requests"]
     input_tokens = sum(r["tokens"] for r in requests)
@@ -314,7 +320,12 @@ async def _hand_off(candidate: Candidate, options: RotateOptions, reporter: Repo
     summary = candidate.summary
     began = time.monotonic()
     # The model chosen at selection, named: no second choice, no second note.
-    handoff = replace(options.handoff, model=candidate.model.name, exclusive=True)
+    handoff = replace(
+        options.handoff,
+        model=candidate.model.name,
+        folder_agent=candidate.summary.agent,
+        exclusive=True,
+    )
     try:
         result = await ahandoff(summary.path, handoff, _Quiet(reporter, summary.id))
     except CancelledError:

@@ -59,9 +59,14 @@ class MessageFacts(NamedTuple):
     keeps_content: bool
     """Assistant: has a block that survives stripping tool calls (not toolCall/redactedThinking)."""
     superseded: bool
-    """Left out of the context: a retried or an empty failed assistant turn, or no message."""
+    """Left out of oh-my-pi's context: a retried or an empty failed assistant turn, or no
+    message."""
     custom_type: str | None = None
     """Custom message: its ``customType``."""
+    replays: bool = False
+    """Assistant: a Copilot turn whose replay data oh-my-pi drops on load."""
+    no_content: bool = False
+    """Its ``content`` is null or missing (pi gives such a message an empty one)."""
 
 
 class Record(NamedTuple):
@@ -84,9 +89,9 @@ class Record(NamedTuple):
     stamp: Any = None
     """The entry's ``timestamp``, as written."""
     payload: bytes | None = None
-    """For ``message`` entries the agent would send: the message, as the agent holds it after
-    loading, in JSON: the text of the line itself where loading changes nothing, else
-    serialised again. Context output passes it on without parsing it a second time."""
+    """For ``message`` entries whose message is an object: the message in JSON, migrated to
+    version 3: the text of the line itself where migration changes nothing, else serialised
+    again. Context output passes it on without parsing it a second time."""
 
 
 @dataclass(frozen=True)
@@ -279,16 +284,6 @@ def _block_has_content(block: Any, signatures_count: bool) -> bool:
     return kind != "fallback"  # tool calls, images and unknown blocks count
 
 
-def _as_loaded(message: dict[str, Any]) -> dict[str, Any]:
-    """A message as the agent holds it after loading: replay metadata dropped."""
-    if message.get("role") == "assistant" and replays_openai_history(message):
-        copy = {k: v for k, v in message.items() if k != "providerPayload"}
-        if isinstance(copy.get("content"), list):
-            copy["content"] = [without_signature(block) for block in copy["content"]]
-        return copy
-    return message
-
-
 def without_signature(block: Any) -> Any:
     """A thinking block without its signature (which no longer matches an edited turn)."""
     if isinstance(block, dict) and block.get("type") == "thinking" and "thinkingSignature" in block:
@@ -326,15 +321,17 @@ def message_facts(message: Any) -> MessageFacts:
     if role == "assistant":
         return _assistant_facts(message)
     if role == "user":
-        return _USER
-    if role == "toolResult":
+        facts = _USER
+    elif role == "toolResult":
         answers = js_key(message.get("toolCallId", UNDEFINED))
-        return MessageFacts("toolResult", None, None, None, (), answers, False, False)
-    if role == "custom":
+        facts = MessageFacts("toolResult", None, None, None, (), answers, False, False)
+    elif role == "custom":
         custom_type = message.get("customType")
         facts = _plain_facts("custom")
-        return facts._replace(custom_type=custom_type) if isinstance(custom_type, str) else facts
-    return _plain_facts(role)
+        facts = facts._replace(custom_type=custom_type) if isinstance(custom_type, str) else facts
+    else:
+        facts = _plain_facts(role)
+    return facts if message.get("content") is not None else facts._replace(no_content=True)
 
 
 def _assistant_facts(message: dict[str, Any]) -> MessageFacts:
@@ -349,8 +346,9 @@ def _assistant_facts(message: dict[str, Any]) -> MessageFacts:
         elif kind != "redactedThinking":
             keeps_content = True
     stop_reason = message.get("stopReason")
+    replays = replays_openai_history(message)
     empty_error = stop_reason == "error" and not any(
-        _block_has_content(b, not replays_openai_history(message)) for b in blocks
+        _block_has_content(b, not replays) for b in blocks
     )
     retried = "retryRecovery" in message and js_truthy(message["retryRecovery"])
     return MessageFacts(  # positional: built once per assistant line, and faster so
@@ -362,6 +360,9 @@ def _assistant_facts(message: dict[str, Any]) -> MessageFacts:
         None,
         keeps_content,
         retried or empty_error,
+        None,
+        replays,
+        content is None,
     )
 
 
@@ -418,11 +419,7 @@ def _message_record(raw: bytes, number: int, start: int) -> Record | None:
     except orjson.JSONDecodeError:
         return None  # invalid UTF-8, lone surrogates, or more keys: the long way decides
     facts = message_facts(message)
-    payload: bytes | None = None
-    if isinstance(message, dict) and not facts.superseded:
-        # Only a Copilot turn with replay metadata changes on load; the rest keep their text.
-        changes = facts.role == "assistant" and "providerPayload" in message
-        payload = _exact(dumps(_as_loaded(message))) if changes else text
+    payload = text if isinstance(message, dict) else None
     entry_id, parent_id, stamp = match.groups()
     return Record(  # positional: built once per message line, and faster so
         entry_id.decode(),
@@ -639,8 +636,8 @@ def _record(
         message = value.get("message")
         _migrate_message(message, version)
         entry, facts = None, message_facts(message)
-        if isinstance(message, dict) and not facts.superseded:
-            payload = _exact(dumps(_as_loaded(message)))
+        if isinstance(message, dict):
+            payload = _exact(dumps(message))
     record = Record(
         id=entry_id,
         parent_id=parent_id if isinstance(parent_id, str) else None,

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Compare what an oracle printed (JSON lines of ``context.ts`` / ``context.mjs``).
 
-    compare.py fixtures OUT.jsonl   each file's messages against the *.context.json beside it
+    compare.py fixtures OUT.jsonl [SUFFIX]   each file's messages against the *.context.json
+                                             (or SUFFIX, e.g. .pi-context.json) beside it
     compare.py oracles A.jsonl B.jsonl   two oracles' outputs, file by file
 
 Exit status 0 when every compared file's ``messages`` are equal.
@@ -65,10 +66,11 @@ def compare(pairs: list[tuple[str, Any, Any]]) -> int:
 
 
 def main(args: list[str]) -> int:
-    if args[:1] == ["fixtures"] and len(args) == 2:
+    if args[:1] == ["fixtures"] and len(args) in (2, 3):
+        suffix = args[2] if len(args) == 3 else ".context.json"
         pairs = []
         for path, record in read(args[1]).items():
-            expected = Path(path).with_suffix(".context.json")
+            expected = Path(path).with_suffix(suffix)
             if expected.exists():
                 pairs.append((path, record, {"context": json.loads(expected.read_text())}))
         return compare(pairs)

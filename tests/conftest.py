@@ -19,9 +19,13 @@ FIXTURES = Path(__file__).parent / "fixtures"
 PROJECT = Path(__file__).parent.parent
 EXAMPLES = PROJECT / "sessions"
 
-# Every fixture session that has the real agent's context beside it.
+# Every fixture session that has the real oh-my-pi's context beside it (*.context.json), and
+# every one that has the real pi's (*.pi-context.json).
 CONTEXT_FIXTURES = sorted(
     p for p in FIXTURES.rglob("*.jsonl") if p.with_suffix(".context.json").exists()
+)
+PI_CONTEXT_FIXTURES = sorted(
+    p for p in FIXTURES.rglob("*.jsonl") if p.with_suffix(".pi-context.json").exists()
 )
 
 HEADER = {

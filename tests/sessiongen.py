@@ -8,7 +8,11 @@ results, thinking signatures and redacted thinking, odd ``custom_message`` entri
 thinking-level changes, labels, custom and unknown entries, and omp's fixed-width title slot.
 
 Dialects: ``omp`` and ``pi`` (version 3), ``v2`` (ids, ``hookMessage`` roles) and ``v1``
-(no ids: entries chain in file order; compactions use ``firstKeptEntryIndex``).
+(no ids: entries chain in file order; compactions use ``firstKeptEntryIndex``). ``pi`` is pi
+1.6's: ``context_edit`` entries of both kinds (on and off the branch, aimed at messages, custom
+messages, compactions and entries a compaction summarised or kept), ``usage`` entries, system
+messages, compactions carrying a ``systemMessage``, messages without content, and the headers
+of older pi versions (``provider``, ``modelId``, ``thinkingLevel``, ``branchedFrom``).
 The same seed and dialect always give the same bytes.
 """
 
@@ -60,6 +64,7 @@ _UNKNOWN_TYPES = (
     "model_usage",
     "frobnicate",
 )
+_PI_UNKNOWN_TYPES = ("frobnicate", "plugin_state")  # pi writes none of omp's own types
 _CUSTOM_TYPES = (
     "prewalk-plan",
     "vibe-mode-context",
@@ -140,7 +145,17 @@ class _Generator:
             if self.chance(0.15):
                 data = base64.b64encode(self.rng.randbytes(12)).decode()
                 content.append({"type": "image", "data": data, "mimeType": "image/png"})
-        self.message({"role": "user", "content": content, "timestamp": self.ms()})
+        message: Json = {"role": "user", "content": content, "timestamp": self.ms()}
+        self.message(self.maybe_without_content(message))
+
+    def maybe_without_content(self, message: Json) -> Json:
+        """pi: now and then a message whose content is null or missing (a hand-edited file)."""
+        if self.dialect == "pi" and self.chance(0.008):
+            if self.chance(0.5):
+                message["content"] = None
+            else:
+                del message["content"]
+        return message
 
     def thinking(self) -> Json:
         block: Json = {"type": "thinking", "thinking": self.rng.choice([self.text(), "", "  \n"])}
@@ -195,7 +210,7 @@ class _Generator:
         if stop in ("error", "aborted"):
             message["errorMessage"] = "upstream " + stop
         message |= extra
-        self.message(message)
+        self.message(self.maybe_without_content(dict(message)))
         return message
 
     def results(self, content: list[Json]) -> None:
@@ -218,7 +233,7 @@ class _Generator:
         if self.chance(0.2):
             result["details"] = {"exitCode": self.rng.randrange(3)}
         result["timestamp"] = self.ms()
-        self.message(result)
+        self.message(self.maybe_without_content(result))
 
     def custom_role(self, custom_type: str) -> None:
         role = "hookMessage" if self.version < 3 and self.chance(0.7) else "custom"
@@ -286,13 +301,15 @@ class _Generator:
             if self.chance(0.3)
             else self.text()
         )
+        if self.dialect == "pi" and self.chance(0.05):
+            del fields["content"]
         display = self.rng.choice([True, False, True, "yes", 1, None, "MISSING"])
         if display != "MISSING":
             fields["display"] = display
         if self.chance(0.4):
             fields["details"] = self.rng.choice([{"k": 1}, None, [1, 2], "d"])
         attribution = self.rng.choice(["user", "agent", "MISSING", "MISSING", None, "weird"])
-        if attribution != "MISSING":
+        if attribution != "MISSING" and self.dialect != "pi":  # omp's key
             fields["attribution"] = attribution
         self.add("custom_message", fields, tail_ids=True)
 
@@ -334,7 +351,7 @@ class _Generator:
         if self.dialect == "omp" and self.chance(0.4):
             fields["shortSummary"] = self.text(2, 5)
         ordinal = len(self.entries) + 1  # this entry's index, the header being 0 (version 1)
-        where = self.rng.choice(["on", "on", "on", "off", "later", "self", "unknown"])
+        where = self.rng.choice(["on", "on", "on", "off", "later", "self", "unknown", "older"])
         if self.version == 1:
             index = {
                 "on": self.rng.randrange(1, max(ordinal, 2)),
@@ -342,6 +359,7 @@ class _Generator:
                 "later": ordinal + 2,
                 "self": ordinal,
                 "unknown": ordinal + 999,
+                "older": self.rng.randrange(1, max(ordinal // 2, 2)),
             }[where]
             fields["firstKeptEntryIndex"] = index
         else:
@@ -350,7 +368,9 @@ class _Generator:
         if self.chance(0.4):
             fields["details"] = {"readFiles": ["a.py"], "modifiedFiles": []}
         if self.chance(0.2):
-            fields["fromExtension" if self.version == 3 else "fromHook"] = self.chance(0.5)
+            fields["fromExtension" if self.dialect == "omp" else "fromHook"] = self.chance(0.5)
+        if self.dialect == "pi" and self.chance(0.5):
+            fields["systemMessage"] = self.system_message(compaction=True)
         entry = self.add("compaction", fields)
         if where == "self" and self.version > 1:
             entry["firstKeptEntryId"] = entry["id"]
@@ -362,9 +382,15 @@ class _Generator:
         off = [e["id"] for e in self.entries if e["id"] not in set(on_branch)]
         if where == "off" and off:
             return str(self.rng.choice(off))
+        compactions = [i for i, e in enumerate(on_branch) if self.by_id(e)["type"] == "compaction"]
+        if where == "older" and compactions:  # the older compaction falls in the kept range
+            return str(self.rng.choice(on_branch[: compactions[-1] + 1]))
         if where == "later":
             return _SENTINEL_LATER
         return f"{self.rng.getrandbits(32):08x}"
+
+    def by_id(self, entry_id: str) -> Json:
+        return next(e for e in reversed(self.entries) if e.get("id") == entry_id)
 
     def branch_ids(self) -> list[str]:
         by_id = {e["id"]: e for e in self.entries}
@@ -406,7 +432,12 @@ class _Generator:
         if self.dialect == "omp":
             actions.append((1.5, lambda: self.other("reset_boundary", {})))
         if self.dialect == "pi":
-            actions.append((1, lambda: self.other("session_info", {"name": self.text(1, 3)})))
+            actions += [
+                (1, lambda: self.other("session_info", {"name": self.text(1, 3)})),
+                (4, self.context_edit),
+                (1, self.usage),
+                (0.7, self.system),
+            ]
         if self.version < 3:
             actions.append((1, lambda: self.custom_role(self.rng.choice(["note", "reminder"]))))
         weights = [w for w, _ in actions]
@@ -420,6 +451,87 @@ class _Generator:
             fields["label"] = self.text(1, 2)
         self.add("label", fields)
 
+    def context_edit(self) -> None:
+        """pi's edit of an earlier entry's contribution: ``null`` leaves it out, a content
+        replaces its content. Aimed mostly at editable entries on the branch, but also at ones
+        off it, before a compaction, at compactions, summaries and entries that emit nothing."""
+        if not self.entries:
+            return
+        on_branch = self.branch_ids()
+        editable = [i for i in on_branch if self.editable(self.by_id(i))]
+        kinds = ("compaction", "branch_summary", "custom_message")
+        odd = [i for i in on_branch if self.by_id(i)["type"] in kinds]
+        where = self.rng.choice(["editable"] * 6 + ["branch", "anywhere", "unknown", "odd", "odd"])
+        if where == "editable" and editable:
+            target = self.rng.choice(editable[-15:] if self.chance(0.7) else editable)
+        elif where == "odd" and odd:
+            target = self.rng.choice(odd)
+        elif where == "branch" and on_branch:
+            target = self.rng.choice(on_branch)
+        elif where == "unknown":
+            target = f"{self.rng.getrandbits(32):08x}"
+        else:
+            target = self.rng.choice(self.entries)["id"]
+        replacement: Any = None
+        if self.chance(0.65):
+            replacement = {
+                "content": self.rng.choice(
+                    [
+                        self.text(),
+                        [{"type": "text", "text": self.text()}],
+                        [
+                            {"type": "text", "text": self.text()},
+                            {"type": "image", "data": "AA==", "mimeType": "image/png"},
+                        ],
+                        "",
+                        [],
+                    ]
+                )
+            }
+        self.add("context_edit", {"targetId": target, "replacement": replacement})
+
+    @staticmethod
+    def editable(entry: Json) -> bool:
+        if entry["type"] == "custom_message":
+            return True
+        message = entry.get("message") or {}
+        return entry["type"] == "message" and message.get("role") in (
+            "user",
+            "assistant",
+            "toolResult",
+            "custom",
+        )
+
+    def usage(self) -> None:
+        """pi's usage of the model outside the conversation: in the tree, never in the context."""
+        fields: Json = {
+            "kind": self.rng.choice(["cache_warm", "title"]),
+            "provider": self.provider,
+            "model": self.model,
+            "usage": {"input": self.rng.randrange(100), "output": 0, "totalTokens": 1},
+        }
+        if self.chance(0.3):
+            fields["note"] = self.text(1, 3)
+        self.add("usage", fields)
+
+    def system(self) -> None:
+        self.message(self.system_message())
+
+    def system_message(self, compaction: bool = False) -> Json:
+        """pi 1.6's system message: the prompt, its sections and the tools, as of a point."""
+        content: Any = self.rng.choice([self.text(5, 20), [{"type": "text", "text": self.text()}]])
+        if not compaction and self.chance(0.1):
+            content = None
+        message: Json = {"role": "system", "content": content}
+        if self.chance(0.4):
+            message["sections"] = {"rules": self.text(), "gone": None}
+        if self.chance(0.4):
+            message["toolsAdded"] = [{"name": "bash", "description": "run", "parameters": {}}]
+        message["timestamp"] = self.ms()
+        if content is None and self.chance(0.5):
+            del message["content"]
+        return message
+
     def custom(self) -> None:
         data = {"state": self.rng.randrange(100)}
         self.add(
@@ -430,7 +542,7 @@ class _Generator:
 
     def unknown(self) -> None:
         """An entry that emits nothing: omp's other types (with the fields omp reads), or junk."""
-        kind = self.rng.choice(_UNKNOWN_TYPES)
+        kind = self.rng.choice(_PI_UNKNOWN_TYPES if self.dialect == "pi" else _UNKNOWN_TYPES)
         known: dict[str, Json] = {
             "ttsr_injection": {"injectedRules": ["no-todo"]},  # omp crashes without the list
             "service_tier_change": {"serviceTier": self.rng.choice(["priority", "flex", None])},
@@ -451,8 +563,11 @@ class _Generator:
             header["version"] = self.version
         cwd = f"/home/u/proj-{self.rng.randrange(9)}"
         header |= {"id": session_id, "timestamp": stamp, "cwd": cwd}
-        if self.version == 1:
+        if self.version == 1 or (self.dialect == "pi" and self.chance(0.3)):
             header |= {"provider": self.provider, "modelId": self.model, "thinkingLevel": "off"}
+        if self.dialect == "pi" and self.chance(0.2):
+            parent = f"/home/u/.pi/agent/sessions/--home-u--/{self.rng.getrandbits(32):08x}.jsonl"
+            header["branchedFrom" if self.chance(0.5) else "parentSession"] = parent
         return header
 
     def title_slot(self, updated_at: str) -> str:

@@ -62,15 +62,29 @@ def test_show_json_is_the_branch_as_in_the_file() -> None:
     assert data["branch"][-1]["id"] == data["leaf"] == "465da109"
 
 
-@pytest.mark.parametrize("name", ["omp/sample-v3", "pi/before-compaction", "generated/v2-030"])
-def test_show_context_json_is_the_agents_context(name: str) -> None:
-    result = run_cli("show", FIXTURES / f"{name}.jsonl", "--context", "--json")
+@pytest.mark.parametrize(
+    ("name", "agent", "by"),
+    [
+        ("omp/sample-v3", [], "context"),  # its title slot says oh-my-pi
+        ("pi/before-compaction", [], "pi-context"),  # its header's model fields say pi
+        ("pi/before-compaction", ["--agent", "omp"], "context"),
+        ("generated/v2-030", ["--agent", "pi"], "pi-context"),
+    ],
+)
+def test_show_context_json_is_the_agents_context(name: str, agent: list[str], by: str) -> None:
+    result = run_cli("show", FIXTURES / f"{name}.jsonl", "--context", "--json", *agent)
     assert result.code == 0, result.stderr
-    expected = orjson.loads((FIXTURES / f"{name}.context.json").read_bytes())
+    expected = orjson.loads((FIXTURES / f"{name}.{by}.json").read_bytes())
     got = result.json()
     assert list(got) == ["messages", "thinkingLevel", "model"]
     assert got["messages"] == expected["messages"]
     assert got["thinkingLevel"] == expected["thinkingLevel"]
+
+
+def test_agent_option_takes_only_the_agents() -> None:
+    result = run_cli("show", FIXTURES / "omp/sample-v3.jsonl", "--agent", "claude")
+    assert result.code == 2
+    assert "'claude' is not one of 'omp', 'pi', 'auto'" in result.stderr
 
 
 def test_show_context_human_and_leaf_option() -> None:
@@ -139,7 +153,7 @@ def test_skipped_lines_are_reported_on_stderr_only(tmp_path: Path, entries: Entr
     entries.user("a")
     entries.assistant("b")
     path = write_session(tmp_path / "s.jsonl", entries.items, extra=b"{torn\n")
-    result = run_cli("show", path, "--context", "--json")
+    result = run_cli("show", path, "--context", "--json", "--agent", "omp")
     assert result.code == 0
     assert len(result.json()["messages"]) == 2
     assert result.stderr.strip() == f"warning: {path}: skipped 1 malformed line (line 4)"

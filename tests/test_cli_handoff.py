@@ -65,10 +65,12 @@ def test_json_result_by_id_prefix_and_quiet(session: Path, llm_server: FakeLLMSe
         "openai/test-model",
         "--api-base",
         llm_server.base_url,
+        env={"HANDOFF_AGENT": "omp"},  # the variable, as a script sets it once
     )
     assert result.code == 0, result.stderr
     assert result.stderr == ""
     data = result.json()
+    assert data["agent"] == "omp"
     assert list(data) == [
         "id",
         "path",
@@ -82,6 +84,7 @@ def test_json_result_by_id_prefix_and_quiet(session: Path, llm_server: FakeLLMSe
         "requests",
         "strategy",
         "redacted",
+        "agent",
     ]
     assert data["parent_path"] == str(session.resolve())
     assert data["usage"] == {"input_tokens": 900, "output_tokens": 60}

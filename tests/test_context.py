@@ -2,28 +2,38 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
+from handoff_cli.config import AGENTS, OMP, PI
 from handoff_cli.context import Context, build_context
 from handoff_cli.js import js_time
+from handoff_cli.output import write_json
 from handoff_cli.session import load_session
 from handoff_cli.tree import branch, leaf
 
 from . import sessiongen
-from .conftest import CONTEXT_FIXTURES, FIXTURES, Entries, tool_call, write_session
+from .conftest import (
+    CONTEXT_FIXTURES,
+    FIXTURES,
+    PI_CONTEXT_FIXTURES,
+    Entries,
+    tool_call,
+    write_session,
+)
 
 
-def context_of(path: Path, leaf_id: str | None = None) -> Context:
+def context_of(path: Path, leaf_id: str | None = None, agent: str = OMP) -> Context:
     session = load_session(path)
-    return build_context(branch(session, leaf(session, leaf_id)))
+    return build_context(branch(session, leaf(session, leaf_id)), agent)
 
 
-def messages_of(path: Path) -> list[dict[str, Any]]:
-    return list(context_of(path).messages())
+def messages_of(path: Path, agent: str = OMP) -> list[dict[str, Any]]:
+    return list(context_of(path, agent=agent).messages())
 
 
 def key_orders(value: Any) -> Any:
@@ -61,10 +71,31 @@ def test_context_matches_the_agent(path: Path) -> None:
     assert context.model == (pi_style_model(path) or expected["model"])
 
 
+def printed(path: Path, agent: str) -> Any:
+    """What ``show PATH --context --json --agent AGENT`` prints, parsed."""
+    out = io.BytesIO()
+    write_json(context_of(path, agent=agent).to_json(), out)
+    return orjson.loads(out.getvalue())
+
+
+@pytest.mark.parametrize("path", PI_CONTEXT_FIXTURES, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_pi_context_matches_pi(path: Path) -> None:
+    """pi's own buildSessionContext (1.6.0), kept beside each file pi opens: the whole object,
+    message for message, key order included."""
+    expected = orjson.loads(path.with_suffix(".pi-context.json").read_bytes())
+    got = printed(path, PI)
+    assert got == expected
+    assert key_orders(got) == key_orders(expected)
+
+
 def test_fixtures_cover_every_dialect() -> None:
     names = {p.name.split("-")[0] for p in CONTEXT_FIXTURES}
     assert {"omp", "pi", "v1", "v2"} <= names
-    assert len([p for p in CONTEXT_FIXTURES if p.parent.name == "edge"]) == 16
+    assert len([p for p in CONTEXT_FIXTURES if p.parent.name == "edge"]) == 17
+    # pi's contexts: the real pi sessions, and generated ones that show every pi rule.
+    folders = {p.parent.name for p in PI_CONTEXT_FIXTURES}
+    assert {"pi", "pi-generated", "generated", "edge"} <= folders
+    assert len([p for p in PI_CONTEXT_FIXTURES if p.parent.name == "pi-generated"]) >= 10
 
 
 def test_pi_style_model_change_is_read(tmp_path: Path, entries: Entries) -> None:
@@ -308,7 +339,7 @@ def test_context_holds_only_what_it_emits(tmp_path: Path, entries: Entries) -> N
     kept = entries.user("kept")
     entries.add("compaction", summary="S", firstKeptEntryId=kept, tokensBefore=1)
     context = context_of(write_session(tmp_path / "s.jsonl", entries.items))
-    assert context.summary is not None and context.summary["summary"] == "S"
+    assert [m["summary"] for m in context.head] == ["S"]
     assert [r.id for r in context.records] == [kept]
     assert len(context) == 2
 
@@ -326,15 +357,155 @@ def test_serialized_passes_unchanged_messages_through(tmp_path: Path, entries: E
 @pytest.mark.parametrize("dialect", ["omp", "pi", "v2", "v1"])
 def test_generated_sessions_build_consistently(tmp_path: Path, dialect: str) -> None:
     """Random trees of every dialect (the generator behind the differential tests against the
-    agent): every context builds, its two outputs agree, and no unanswered call survives."""
+    agents): every context builds by both agents' rules, its two outputs agree, and in omp's
+    no unanswered call survives."""
     for seed in range(40):
         path = tmp_path / f"{dialect}-{seed}.jsonl"
         path.write_bytes(sessiongen.generate(seed, dialect))
-        context = context_of(path)
-        messages = list(context.messages())
-        assert orjson.loads(orjson.dumps(list(context.serialized()))) == messages
+        for agent in AGENTS:
+            context = context_of(path, agent=agent)
+            messages = list(context.messages())
+            assert orjson.loads(orjson.dumps(list(context.serialized()))) == messages
+        messages = messages_of(path, OMP)
         answered = {m.get("toolCallId") for m in messages if m["role"] == "toolResult"}
         for message in messages:
             if message["role"] == "assistant":
-                calls = [b for b in message["content"] if b.get("type") == "toolCall"]
+                blocks = message.get("content") or []
+                calls = [b for b in blocks if b.get("type") == "toolCall"]
                 assert all(call.get("id") in answered for call in calls)
+
+
+# --- pi's rules, each on a small tree ----------------------------------------------------------
+
+
+def test_pi_keeps_failed_turns_and_unanswered_calls(tmp_path: Path, entries: Entries) -> None:
+    entries.user("a")
+    entries.assistant("trying", tool_call("c1"), stop="aborted")
+    entries.result("c1")
+    entries.assistant("calling", tool_call("dangling"), stop="toolUse")
+    entries.assistant("first try", retryRecovery={"attempt": 1}, stop="error")
+    path = write_session(tmp_path / "s.jsonl", entries.items)
+    pi = messages_of(path, PI)
+    assert [m["role"] for m in pi] == ["user", "assistant", "toolResult", "assistant", "assistant"]
+    assert pi[3]["content"][1] == tool_call("dangling")
+    assert [m["role"] for m in messages_of(path, OMP)] == ["user", "assistant"]
+
+
+def test_pi_context_edit_leaves_out_or_replaces_content(tmp_path: Path, entries: Entries) -> None:
+    asked = entries.user("question")
+    answered = entries.assistant("answer")
+    noted = entries.custom_message("note", "a note")
+    gone = entries.user("a mistake")
+    entries.add("context_edit", targetId=gone, replacement=None)
+    entries.add("context_edit", targetId=asked, replacement={"content": "first"})
+    entries.add("context_edit", targetId=asked, replacement={"content": "the latest edit wins"})
+    entries.add("context_edit", targetId=answered, replacement={"content": "short"})
+    entries.add("context_edit", targetId=noted, replacement={"content": "edited note"})
+    got = messages_of(write_session(tmp_path / "s.jsonl", entries.items), PI)
+    assert [m["content"] for m in got] == [
+        "the latest edit wins",  # a string stays a string for users and custom messages
+        [{"type": "text", "text": "short"}],  # ...and becomes one text block for the assistant
+        "edited note",
+    ]
+    assert list(got[1]) == list(entries.items[1]["message"])  # only the content changed
+
+
+def test_pi_context_edit_off_the_branch_or_summarised_counts_not(
+    tmp_path: Path, entries: Entries
+) -> None:
+    first = entries.user("one")
+    entries.add("context_edit", targetId=first, replacement=None)  # summarised below
+    kept = entries.user("two")
+    entries.add("context_edit", targetId=kept, replacement={"content": "two, edited"})
+    entries.add("compaction", summary="S", firstKeptEntryId=kept, tokensBefore=1)
+    fork = entries.user("three")
+    entries.add("context_edit", targetId=fork, replacement=None)
+    entries.user("four", parent=fork)  # a branch that leaves that edit behind
+    got = messages_of(write_session(tmp_path / "s.jsonl", entries.items), PI)
+    assert [m.get("content", m.get("summary")) for m in got] == [
+        "S",
+        "two, edited",
+        "three",
+        "four",
+    ]
+
+
+def test_pi_edit_without_a_replacement_is_passed_over(tmp_path: Path, entries: Entries) -> None:
+    asked = entries.user("question")
+    entries.add("context_edit", targetId=asked, replacement=None)
+    entries.add("context_edit", targetId=asked)  # the latest edit, which pi fails to apply
+    got = messages_of(write_session(tmp_path / "s.jsonl", entries.items), PI)
+    assert [m["content"] for m in got] == ["question"]
+
+
+def test_pi_compaction_system_message_and_older_compactions(
+    tmp_path: Path, entries: Entries
+) -> None:
+    system = {"role": "system", "content": "prompt", "timestamp": 5}
+    entries.message({**system, "content": "old prompt"})
+    kept = entries.user("a")
+    entries.add("compaction", summary="S1", firstKeptEntryId=kept, tokensBefore=1)
+    entries.message(system)  # kept by the next compaction, but its own system message rules
+    entries.user("b")
+    entries.add(
+        "compaction", summary="S2", firstKeptEntryId=kept, tokensBefore=2, systemMessage=system
+    )
+    entries.message({**system, "content": "later"})
+    got = messages_of(write_session(tmp_path / "s.jsonl", entries.items), PI)
+    assert got[:2] == [system, {"role": "compactionSummary", "summary": "S2", "tokensBefore": 2,
+                                "timestamp": js_time(entries.items[5]["timestamp"])}]  # fmt: skip
+    assert [m.get("content") for m in got[2:]] == ["a", "b", "later"]  # S1 adds nothing
+
+
+def test_pi_edit_of_the_compaction_leaves_out_its_summary(tmp_path: Path, entries: Entries) -> None:
+    kept = entries.user("a")
+    compaction = entries.add(
+        "compaction", summary="S", firstKeptEntryId=kept, tokensBefore=1, systemMessage={"x": 1}
+    )
+    entries.add("context_edit", targetId=compaction, replacement=None)
+    got = messages_of(write_session(tmp_path / "s.jsonl", entries.items), PI)
+    assert got == [{"role": "user", "content": "a", "timestamp": 1}]
+
+
+def test_pi_messages_without_content_get_an_empty_one(tmp_path: Path, entries: Entries) -> None:
+    entries.message({"role": "user", "timestamp": 1})
+    entries.message({"role": "assistant", "content": None, "stopReason": "stop"})
+    entries.message({"role": "system", "content": None, "timestamp": 2})
+    entries.message({"role": "bashExecution", "command": "ls", "timestamp": 3})
+    entries.custom_message("note", None)
+    got = messages_of(write_session(tmp_path / "s.jsonl", entries.items), PI)
+    assert [m.get("content") for m in got] == [[], [], "", None, []]
+    assert list(got[0]) == ["role", "timestamp", "content"]  # added at the end, as JavaScript does
+
+
+def test_pi_custom_messages_and_summaries_are_the_entries_fields(
+    tmp_path: Path, entries: Entries
+) -> None:
+    entries.custom_message(None, "c", display="yes", attribution="weird", timestamp=None)
+    entries.custom_message("prewalk-plan", 5)  # no type is hidden, no content refused
+    del entries.items[-1]["display"]
+    entries.add("branch_summary", summary="went elsewhere")
+    del entries.items[-1]["timestamp"]
+    got = messages_of(write_session(tmp_path / "s.jsonl", entries.items), PI)
+    assert got == [
+        {"role": "custom", "customType": None, "content": "c", "display": "yes", "timestamp": 0},
+        {
+            "role": "custom",
+            "customType": "prewalk-plan",
+            "content": 5,
+            "timestamp": js_time(entries.items[1]["timestamp"]),
+        },
+        {"role": "branchSummary", "summary": "went elsewhere", "timestamp": None},
+    ]
+
+
+def test_pi_state_is_the_latest_change_or_turn(tmp_path: Path, entries: Entries) -> None:
+    entries.add("model_change", provider="openai", modelId="gpt-4o")
+    entries.assistant("answered by another model's record")
+    path = write_session(tmp_path / "a.jsonl", entries.items)
+    assert context_of(path, agent=PI).model == "anthropic/claude-sonnet-4-5"
+    entries.add("model_change", model="openai/o3")  # omp's form: pi reads no provider in it
+    entries.add("thinking_level_change")
+    got = printed(write_session(tmp_path / "b.jsonl", entries.items), PI)
+    assert list(got) == ["messages", "model"]  # a level named none: JSON leaves it out
+    assert got["model"] == "undefined/undefined"

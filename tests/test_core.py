@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from handoff_cli import core
-from handoff_cli.config import Options
+from handoff_cli.config import OMP, PI, Options
 from handoff_cli.context import build_context
 from handoff_cli.core import HandoffResult, dry_run, handoff, prepare
 from handoff_cli.document import (
@@ -30,6 +30,7 @@ from handoff_cli.errors import (
     NoDocumentError,
     SessionChangedError,
 )
+from handoff_cli.js import js_time
 from handoff_cli.model import EXTRACTIVE, resolve_model
 from handoff_cli.output import Reporter
 from handoff_cli.plan import Budget, Counter
@@ -126,7 +127,7 @@ def test_handoff_writes_the_new_session_and_records_the_exchange(
     assert entry["content"] == wrap_document(DOCUMENT + WEATHER_FILES)  # the <files> block added
     assert entry["parentId"] is None
     new = load_session(result.path)
-    messages = list(build_context(branch(new, leaf(new))).messages())
+    messages = list(build_context(branch(new, leaf(new)), OMP).messages())
     assert [(m["role"], m["customType"], m["content"]) for m in messages] == [
         ("custom", "handoff", wrap_document(DOCUMENT + WEATHER_FILES))
     ]
@@ -171,6 +172,56 @@ def test_pi_session_gets_no_title_slot_and_no_record_leaves_it_alone(
     assert path.read_bytes() == before
     assert result.path.parent == tmp_path / "elsewhere"
     assert orjson.loads(result.path.read_bytes().splitlines()[0])["type"] == "session"
+
+
+def test_a_pi_session_is_replayed_and_written_as_pi_does(
+    tmp_path: Path, llm_server: FakeLLMServer, entries: Entries
+) -> None:
+    """pi's rules decide what is sent (its aborted turn too); the new session has pi's shapes
+    (no title slot, no omp key), and both files read by pi's rules are what they were plus
+    what we wrote."""
+    entries.add("session_info", name="retries")  # pi's: the content says whose it is
+    entries.user("make retries configurable")
+    entries.assistant("half way through the parser", stop="aborted")
+    entries.user("go on")
+    path = write_session(tmp_path / "sessions" / "s.jsonl", entries.items)
+    before = load_session(path)
+    context_before = list(build_context(branch(before, leaf(before)), PI).messages())
+    llm_server.script(Reply(DOCUMENT))
+    reporter = Collect()
+    result = run(path, llm_server, reporter)
+    assert result.agent == PI and reporter.warnings == []
+    assert "half way through the parser" in str(llm_server.requests[0].messages)
+
+    header, entry = map(orjson.loads, result.path.read_bytes().splitlines())
+    assert header["type"] == "session"
+    assert list(entry) == [
+        "type",
+        "customType",
+        "content",
+        "display",
+        "id",
+        "parentId",
+        "timestamp",
+    ]
+    new = load_session(result.path)
+    assert list(build_context(branch(new, leaf(new)), PI).messages()) == [
+        {
+            "role": "custom",
+            "customType": "handoff",
+            "content": wrap_document(DOCUMENT),
+            "display": True,
+            "timestamp": js_time(entry["timestamp"]),
+        }
+    ]
+    after = load_session(path)
+    messages = list(build_context(branch(after, leaf(after)), PI).messages())
+    assert messages[:-2] == context_before
+    assert [m["role"] for m in messages[-2:]] == ["user", "assistant"]
+
+    llm_server.script(Reply(DOCUMENT))
+    run(path, llm_server, agent=OMP, record=False)  # oh-my-pi's rules drop the aborted turn
+    assert "half way through the parser" not in str(llm_server.requests[-1].messages)
 
 
 def test_repair_once_when_sections_are_missing(tmp_path: Path, llm_server: FakeLLMServer) -> None:
@@ -296,13 +347,13 @@ def test_old_versions_are_migrated_then_recorded_into(
     path = copy(FIXTURES / name, tmp_path)
     path.chmod(0o640)
     before = load_session(path)
-    context_before = list(build_context(branch(before, leaf(before))).messages())
+    context_before = list(build_context(branch(before, leaf(before)), OMP).messages())
     llm_server.script(Reply(DOCUMENT))
     run(path, llm_server)
     after = load_session(path)
     assert after.version == 3 and after.header["version"] == 3
     assert after.skipped_lines == () and oct(path.stat().st_mode & 0o777) == "0o640"
-    messages = list(build_context(branch(after, leaf(after))).messages())
+    messages = list(build_context(branch(after, leaf(after)), OMP).messages())
     assert messages[:-2] == context_before
     assert [m["role"] for m in messages[-2:]] == ["user", "assistant"]
     assert without_files(messages[-1]["content"][0]["text"]) == DOCUMENT
@@ -417,7 +468,7 @@ def test_ten_times_the_window_hands_off_in_chunks(
     own = our_count()([*request.conversation, request.prompt])
     assert own > 10 * WINDOW
     reporter = Collect()
-    result = run(path, llm_server, reporter, context_window=WINDOW)
+    result = run(path, llm_server, reporter, context_window=WINDOW, agent=OMP)
     assert result.strategy == "chunked" and result.missing_sections == []
     assert result.requests == len(llm_server.requests)
     sent = sizes(llm_server)
@@ -469,7 +520,7 @@ def test_a_provider_that_counts_more_gets_smaller_requests(
     ours = our_count()
     llm_server.count_tokens = lambda messages: int(4.5 * ours(messages))
     reporter = Collect()
-    result = run(path, llm_server, reporter, context_window=WINDOW)
+    result = run(path, llm_server, reporter, context_window=WINDOW, agent=OMP)
     assert result.strategy == "chunked" and result.missing_sections == []
     assert any("planning again" in w for w in reporter.warnings)
     rejected = [n for n in sizes(llm_server) if int(4.5 * n) > WINDOW]
@@ -584,7 +635,7 @@ def test_a_session_that_names_no_model_gets_the_builtin_writer(
     reporter = Collect()
     session = load_session(path)
     # What the agent itself prints for it; the handoff takes it as no model at all.
-    assert build_context(branch(session, leaf(session))).model == "undefined/undefined"
+    assert build_context(branch(session, leaf(session)), OMP).model == "undefined/undefined"
     assert prepare(path, Options(), reporter).model.builtin
     assert any("names no model" in w for w in reporter.warnings)
 

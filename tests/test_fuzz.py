@@ -24,7 +24,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from handoff_cli.agents import choose_agent
 from handoff_cli.cli import run
+from handoff_cli.config import AGENTS
 from handoff_cli.context import build_context
 from handoff_cli.errors import ExitCode, SessionFileError
 from handoff_cli.extractive import write_document
@@ -75,17 +77,21 @@ def survives(data: bytes) -> None:
     path.write_bytes(data)
     try:
         session = load_session(path)
-        context = build_context(branch(session, leaf(session)))
+        path_records = branch(session, leaf(session))
     except SessionFileError as error:
         assert error.exit_code == ExitCode.BAD_SESSION
         assert "\n" not in str(error)
         return
-    messages = list(context.messages())
-    # Both outputs serialise, and agree.
-    assert orjson.loads(dumps(list(context.serialized()))) == orjson.loads(dumps(messages))
-    facts = facts_of(session, branch(session, leaf(session)))
-    request = Redactor().messages(handoff_request(messages, "focus", facts))
-    assert request[-1]["role"] == "user"
+    choose_agent(session)
+    facts = facts_of(session, path_records)
+    for agent in AGENTS:
+        context = build_context(path_records, agent)
+        messages = list(context.messages())
+        # Both outputs serialise, and agree.
+        assert orjson.loads(dumps(list(context.serialized()))) == orjson.loads(dumps(messages))
+        if agent == AGENTS[len(data) % 2]:  # the request of one agent's context a case: cheaper
+            request = Redactor().messages(handoff_request(messages, "focus", facts))
+            assert request[-1]["role"] == "user"
     document = write_document(facts.masked(Redactor().value), "focus")
     assert document.startswith("## Goal") and len(document) <= 2_000 * 4
     for entry in session.entries(session.records):

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from handoff_cli.config import OMP
 from handoff_cli.context import build_context
 from handoff_cli.listing import Catalog, SessionSummary
 from handoff_cli.output import Reporter
@@ -466,7 +467,7 @@ def test_views_have_no_colour_codes_off_a_terminal_even_without_no_color(
     session = load(tmp_path, entries)
     show_branch(session, *current(session))
     show_tree(session, *current(session))
-    show_context(build_context(current(session)[0]))
+    show_context(build_context(current(session)[0], OMP))
     out = capsys.readouterr().out
     assert "⑂ 2 branches" in out and "[start]" in out  # the styled parts are there, plain
     assert "\x1b" not in out
@@ -480,7 +481,7 @@ def test_escape_sequences_in_a_session_do_not_reach_the_view(
     entries.result("c1", "\x1b]0;new window title\x07\x1b[2Jcleared")
     session = load(tmp_path, entries)
     show_branch(session, *current(session))
-    show_context(build_context(current(session)[0]))
+    show_context(build_context(current(session)[0], OMP))
     assert "\x1b" not in capsys.readouterr().out
 
 
@@ -562,9 +563,9 @@ def test_show_context_prints_the_model_then_one_line_per_message(
     entries.assistant("", tool_call("c1", "read"), stop="toolUse")
     entries.result("c1", "contents")
     entries.assistant("done")
-    show_context(build_context(current(load(tmp_path, entries))[0]))
+    show_context(build_context(current(load(tmp_path, entries))[0], OMP))
     assert printed(capsys) == [
-        "model anthropic/claude-sonnet-4-5  thinking high  messages 4",
+        "agent oh-my-pi  model anthropic/claude-sonnet-4-5  thinking high  messages 4",
         "   1 user              hello",
         "   2 assistant         → read",
         "   3 toolResult        bash: contents",
@@ -581,9 +582,9 @@ def test_show_context_of_a_compacted_branch_starts_with_the_summary(
     entries.user("after")
     entries.custom_message("note", "Injected")
     entries.add("branch_summary", fromId=kept, summary="Tried X")
-    show_context(build_context(current(load(tmp_path, entries))[0]))
+    show_context(build_context(current(load(tmp_path, entries))[0], OMP))
     assert printed(capsys) == [
-        "model (unknown)  thinking off  messages 5",
+        "agent oh-my-pi  model (unknown)  thinking off  messages 5",
         "   1 compactionSummary Earlier work",
         "   2 user              kept",
         "   3 user              after",
@@ -596,9 +597,9 @@ def test_show_context_with_a_thinking_level_that_is_not_a_string(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     session = load_session(FIXTURES / "edge/thinking-level-not-a-string.jsonl")
-    show_context(build_context(current(session)[0]))
+    show_context(build_context(current(session)[0], OMP))
     assert printed(capsys) == [
-        "model (unknown)  thinking 5  messages 1",
+        "agent oh-my-pi  model (unknown)  thinking 5  messages 1",
         "   1 user              hi",
     ]
 
@@ -628,10 +629,10 @@ def test_every_view_of_real_sessions(path: Path, capsys: pytest.CaptureFixture[s
     lines = printed(capsys)
     assert len([line for line in lines[8:] if line.startswith("* ")]) == len(path_records)
     assert len(lines) >= 8 + len(path_records)
-    built = build_context(path_records)
+    built = build_context(path_records, OMP)
     show_context(built)
     lines = printed(capsys)
-    assert lines[0].startswith("model ")
+    assert lines[0].startswith("agent oh-my-pi  model ")
     assert lines[0].endswith(f"  messages {len(built)}")
     assert len(lines) == 1 + len(built)
 

@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 import pytest
 
+from handoff_cli.config import OMP
 from handoff_cli.context import build_context
 from handoff_cli.session import load_session
 from handoff_cli.tree import branch, leaf
@@ -86,7 +87,7 @@ def test_new_session_is_written_atomically_with_mode_0600(tmp_path: Path) -> Non
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert os.listdir(tmp_path / "out") == ["s.jsonl"]
     session = load_session(path)
-    context = build_context(branch(session, leaf(session)))
+    context = build_context(branch(session, leaf(session)), OMP)
     assert [m["customType"] for m in context.messages()] == ["handoff"]
 
 
@@ -119,8 +120,15 @@ def _append_many(path: str, worker: int) -> None:
 
 def test_concurrent_appends_never_interleave(tmp_path: Path, entries: Entries) -> None:
     path = write_session(tmp_path / "s.jsonl", entries.items)
-    with multiprocessing.get_context("fork").Pool(4) as pool:
+    pool = multiprocessing.get_context("fork").Pool(4)
+    try:
         pool.starmap(_append_many, [(str(path), worker) for worker in range(4)])
+    finally:
+        # close and join, not the terminate of `with`: a worker killed while it holds the
+        # task queue's lock leaves the others waiting for it forever, orphans that hold the
+        # test run's output open.
+        pool.close()
+        pool.join()
     lines = path.read_bytes().splitlines()[1:]
     assert len(lines) == 4 * 200 * 2
     parsed = [orjson.loads(line) for line in lines]  # every line whole
