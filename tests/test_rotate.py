@@ -13,11 +13,12 @@ from typing import Any
 import orjson
 import pytest
 
-from handoff_cli.config import Options, parse_duration, parse_shard
+from handoff_cli.config import AUTO, OMP, PI, Options, parse_duration, parse_shard
 from handoff_cli.core import handoff
 from handoff_cli.document import SECTIONS
 from handoff_cli.listing import catalog
 from handoff_cli.output import Reporter
+from handoff_cli.places import Root
 from handoff_cli.rotate import RotateOptions, in_shard, select
 
 from .conftest import HEADER, Entries, write_session
@@ -259,3 +260,25 @@ def test_ctrl_c_keeps_what_finished_and_writes_nothing_else(
     recorded = sum(exchanges(p, lines[p]) for p in sources)
     assert recorded == len(finished) == len(new_sessions(tmp_path, sources))
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_each_session_is_measured_by_its_agents_rules(tmp_path: Path) -> None:
+    # A long failed turn: oh-my-pi leaves it out of the context, pi sends it.
+    entries = Entries()
+    entries.user("fix the parser")
+    entries.assistant("the tests pass now " * 800, stop="error")
+    entries.user("try again")
+    entries.assistant("done")
+    for folder in ("unmarked", "pi-folder"):
+        write_session(tmp_path / folder / "s.jsonl", entries.items)
+        os.utime(tmp_path / folder / "s.jsonl", (HOUR_AGO, HOUR_AGO))
+
+    def measured(root: Root, agent: str = AUTO) -> set[str]:
+        options = rotate_options(handoff=Options(model="extractive", agent=agent))
+        candidates, _ = select(catalog([root]), options, time.time(), Reporter())
+        return {c.summary.path.parent.name for c in candidates}
+
+    assert measured(Root(tmp_path / "unmarked")) == set()  # nothing names pi: omp's rules
+    assert measured(Root(tmp_path / "pi-folder", PI)) == {"pi-folder"}  # pi's folder
+    assert measured(Root(tmp_path / "unmarked"), PI) == {"unmarked"}  # --agent pi
+    assert measured(Root(tmp_path / "pi-folder", PI), OMP) == set()  # --agent omp
