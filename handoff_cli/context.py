@@ -97,8 +97,8 @@ class Context:
         total = sum(len(dumps(message)) for message in self.head)
         changes = self.changes
         for record in self.records:
-            if record.payload is not None and record.id not in changes:
-                total += len(record.payload)
+            if record.has_message and record.id not in changes:
+                total += record.message_size
             else:
                 total += len(dumps(to_message(record, self.agent, changes.get(record.id))))
         return total
@@ -109,8 +109,8 @@ class Context:
         yield from self.head
         changes = self.changes
         for record in self.records:
-            if record.payload is not None and record.id not in changes:
-                yield orjson.Fragment(record.payload)
+            if record.has_message and record.id not in changes:
+                yield orjson.Fragment(record.message_json())
             else:
                 yield to_message(record, self.agent, changes.get(record.id))
 
@@ -160,8 +160,8 @@ def to_message(record: Record, agent: str, change: Change | None = None) -> Mess
     """The in-memory message an emitted entry becomes by ``agent``'s rules (its keys in the
     agent's order)."""
     facts = record.facts
-    if record.payload is not None and facts is not None:
-        message: Message = parse_line(record.payload)
+    if record.has_message and facts is not None:
+        message: Message = parse_line(record.message_json())
         message = _pi_loaded(message, facts.role) if agent == PI else _omp_loaded(message, facts)
     else:
         entry = record.entry
@@ -310,7 +310,7 @@ def _first_retained(compaction: Record, branch: list[Record]) -> Record | None:
 def _omp_emits(record: Record) -> bool:
     if record.type == "message":
         facts = record.facts
-        return record.payload is not None and facts is not None and not facts.superseded
+        return record.has_message and facts is not None and not facts.superseded
     entry = record.entry
     if entry is None:
         return False
@@ -528,7 +528,7 @@ def _pi_summary(compaction: Record) -> tuple[Message, ...]:
 def _pi_emits(record: Record) -> bool:
     # An older compaction in the kept part adds nothing: only the newest one is summarised.
     if record.type == "message":
-        return record.payload is not None
+        return record.has_message
     entry = record.entry
     if record.type == "branch_summary":
         return entry is not None and js_truthy(entry.get("summary"))

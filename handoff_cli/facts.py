@@ -231,8 +231,8 @@ def _entries(session: Session, branch: list[Record]) -> Iterator[Entry | None]:
     for record in branch:
         if record.entry is not None:
             yield record.entry
-        elif record.payload is not None:  # a message: its JSON, kept at load
-            yield {"type": "message", "id": record.id, "message": parse_line(record.payload)}
+        elif record.has_message:
+            yield {"type": "message", "id": record.id, "message": parse_line(record.message_json())}
         else:
             yield None  # a message the agent would not send (a superseded retry)
 

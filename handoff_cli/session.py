@@ -88,10 +88,59 @@ class Record(NamedTuple):
     """For ``message`` entries only."""
     stamp: Any = None
     """The entry's ``timestamp``, as written."""
-    payload: bytes | None = None
-    """For ``message`` entries whose message is an object: the message in JSON, migrated to
-    version 3: the text of the line itself where migration changes nothing, else serialised
-    again. Context output passes it on without parsing it a second time."""
+    kept: bytes | None = None
+    """For a ``message`` entry whose message is an object and had to be serialised again
+    (migrated, or not written as the agents write it): its JSON."""
+    at: int = 0
+    size: int = 0
+    """Else, for a ``message`` entry whose message is an object: where its JSON is in the file.
+    It stays on disk until it is output (passed on as it is, never parsed a second time)."""
+    source: Source | None = None
+
+    @property
+    def has_message(self) -> bool:
+        """A ``message`` entry whose message is an object: the context can send it."""
+        return self.kept is not None or self.size > 0
+
+    @property
+    def message_size(self) -> int:
+        """Bytes of its message's JSON."""
+        return len(self.kept) if self.kept is not None else self.size
+
+    def message_json(self) -> bytes:
+        """Its message's JSON, migrated to version 3 (``has_message`` must hold)."""
+        if self.kept is not None:
+            return self.kept
+        assert self.source is not None, "a message on disk has its source"
+        return self.source.read(self.at, self.size, self.line)
+
+
+class Source:
+    """The file a session was read from, read again by byte range.
+
+    It holds a descriptor of the file as it was opened: an agent's append changes nothing read
+    through it, and a file renamed over it (an old file rewritten) leaves it as it was. Only a
+    file rewritten in place can change the bytes, which is found and reported.
+    """
+
+    __slots__ = ("_fd", "path")
+
+    def __init__(self, path: Path, fd: int) -> None:
+        self.path = path
+        self._fd = fd
+
+    def __del__(self) -> None:
+        os.close(self._fd)
+
+    def read(self, offset: int, length: int, line: int) -> bytes:
+        """``length`` bytes at ``offset``: a JSON object of line ``line`` when it was loaded."""
+        try:
+            data = os.pread(self._fd, length, offset)
+        except OSError as error:
+            raise SessionFileError(self.path, os_reason(error)) from None
+        if len(data) != length or not data.rstrip(_LINE_END).endswith(b"}"):
+            raise SessionFileError(self.path, "changed while being read", line)
+        return data
 
 
 @dataclass(frozen=True)
@@ -128,8 +177,8 @@ class Session:
 
     def _first_request(self) -> str | None:
         for record in self.records:
-            if record.facts and record.facts.role == "user" and record.payload is not None:
-                text = text_of(parse_line(record.payload).get("content")).strip()
+            if record.facts and record.facts.role == "user" and record.has_message:
+                text = text_of(parse_line(record.message_json()).get("content")).strip()
                 if text:
                     return text
         return None
@@ -143,43 +192,21 @@ class Session:
 
         Message entries are read again from the file, one line each.
         """
-        with _Reader(self) as reader:
-            for record in records:
-                yield record.entry if record.entry is not None else reader.read(record)
+        for record in records:
+            yield record.entry if record.entry is not None else self._read(record)
 
     def entry(self, record: Record) -> Entry:
         return next(self.entries([record]))
 
-
-class _Reader:
-    """Re-reads message lines by byte range; the file is opened only if one is needed."""
-
-    def __init__(self, session: Session) -> None:
-        self._session = session
-        self._file: Any = None
-
-    def __enter__(self) -> _Reader:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        if self._file is not None:
-            self._file.close()
-
-    def read(self, record: Record) -> Entry:
-        session = self._session
+    def _read(self, record: Record) -> Entry:
+        assert record.source is not None, "an entry not kept is on disk"
         try:
-            if self._file is None:
-                self._file = open_regular(session.path)
-            self._file.seek(record.offset)
-            raw = self._file.read(record.length)
-            entry = parse_line(raw)
-        except OSError as error:
-            raise SessionFileError(session.path, os_reason(error)) from None
+            entry = parse_line(record.source.read(record.offset, record.length, record.line))
         except ValueError:
             entry = None
         if not isinstance(entry, dict):
-            raise SessionFileError(session.path, "changed while being read", record.line)
-        return _migrate(entry, record, session.version)
+            raise SessionFileError(self.path, "changed while being read", record.line)
+        return _migrate(entry, record, self.version)
 
 
 def header_version(header: Entry) -> int:
@@ -393,13 +420,14 @@ _LINE_END = b" \t\r\n"
 _CLOSING_BRACE = ord("}")
 
 
-def _message_record(raw: bytes, number: int, start: int) -> Record | None:
+def _message_record(raw: bytes, number: int, start: int, source: Source) -> Record | None:
     """A canonical version-3 message line as a record, split without parsing it whole; None
     for any other line.
 
     What follows ``"message":`` up to the line's last brace parses as one JSON value only if
-    the line holds exactly these five keys, so that value is the message, and its text can be
-    kept as it is.
+    the line holds exactly these five keys, so that value is the message, and its text is where
+    it is in the file. It is parsed here once, for its facts and to know it is valid, and then
+    dropped.
     """
     match = _MESSAGE_LINE.match(raw)
     if match is None:
@@ -413,13 +441,11 @@ def _message_record(raw: bytes, number: int, start: int) -> Record | None:
         if raw[end - 1] != _CLOSING_BRACE:
             return None
         end -= 1
-    text = raw[match.end() : end]
+    begin = match.end()
     try:
-        message = orjson.loads(text)
+        message = orjson.loads(memoryview(raw)[begin:end])
     except orjson.JSONDecodeError:
         return None  # invalid UTF-8, lone surrogates, or more keys: the long way decides
-    facts = message_facts(message)
-    payload = text if isinstance(message, dict) else None
     entry_id, parent_id, stamp = match.groups()
     return Record(  # positional: built once per message line, and faster so
         entry_id.decode(),
@@ -429,9 +455,12 @@ def _message_record(raw: bytes, number: int, start: int) -> Record | None:
         start,
         len(raw),
         None,
-        facts,
+        message_facts(message),
         stamp.decode(),
-        payload,
+        None,
+        start + begin,
+        end - begin if isinstance(message, dict) else 0,
+        source,
     )
 
 
@@ -451,9 +480,10 @@ def load_session(path: Path | str) -> Session:
     try:
         # A larger buffer than the default 8 KiB halves the cost of splitting long lines.
         with open_regular(path, READ_BUFFER) as file, _gc_paused():
+            source = Source(path, os.dup(file.fileno()))
             lines = numbered(_bounded_lines(file, path))
             head = read_head(path, lines)
-            body = _read_entries(path, head.version, lines)
+            body = _read_entries(source, head.version, lines)
             read_as = os.fstat(file.fileno())
     except OSError as error:
         raise SessionFileError(path, os_reason(error)) from None
@@ -573,7 +603,7 @@ class _Version1Ids:
         return entry_id, parent_id
 
 
-def _read_entries(path: Path, version: int, lines: Iterator[Line]) -> _Body:
+def _read_entries(source: Source, version: int, lines: Iterator[Line]) -> _Body:
     """Every line after the header as a record; what cannot be an entry is skipped."""
     records: list[Record] = []
     by_id: dict[str, Record] = {}
@@ -583,7 +613,7 @@ def _read_entries(path: Path, version: int, lines: Iterator[Line]) -> _Body:
     version_1 = _Version1Ids() if version < 2 else None
     ordinal = 0  # parsed values after the header, as version 1's firstKeptEntryIndex counts them
     for number, start, raw in lines:
-        record = _message_record(raw, number, start) if fast else None
+        record = _message_record(raw, number, start, source) if fast else None
         if record is None:
             try:
                 value = parse_line(raw)
@@ -592,7 +622,7 @@ def _read_entries(path: Path, version: int, lines: Iterator[Line]) -> _Body:
                     skipped.append(number)
                 continue  # not a value: the agents do not count it among the entries either
             ordinal += 1
-            record = _record(value, version, version_1, ordinal, number, start, len(raw))
+            record = _record(value, version, version_1, ordinal, number, start, len(raw), source)
             if record is None:
                 skipped.append(number)
                 continue
@@ -611,6 +641,7 @@ def _record(
     number: int,
     start: int,
     length: int,
+    source: Source,
 ) -> Record | None:
     """A parsed line as a record, migrated to version 3; None if it cannot be an entry."""
     if not isinstance(value, dict):
@@ -631,13 +662,13 @@ def _record(
         return None
     entry: Entry | None = value
     facts: MessageFacts | None = None
-    payload: bytes | None = None
+    kept: bytes | None = None
     if kind == "message":
         message = value.get("message")
         _migrate_message(message, version)
         entry, facts = None, message_facts(message)
         if isinstance(message, dict):
-            payload = _exact(dumps(message))
+            kept = _exact(dumps(message))
     record = Record(
         id=entry_id,
         parent_id=parent_id if isinstance(parent_id, str) else None,
@@ -648,7 +679,8 @@ def _record(
         entry=entry,
         facts=facts,
         stamp=value.get("timestamp"),
-        payload=payload,
+        kept=kept,
+        source=source,
     )
     if entry is not None:
         _migrate(entry, record, version)

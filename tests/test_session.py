@@ -230,3 +230,29 @@ def test_an_id_in_invalid_utf8_is_read_as_javascript_reads_it(tmp_path: Path) ->
         + b'"message":{"role":"user","content":"x"}}\n'
     )
     assert [r.id for r in load_session(path).records] == ["a\ufffd"]
+
+
+def test_messages_stay_on_disk_and_are_read_as_loaded(tmp_path: Path, entries: Entries) -> None:
+    entries.user("first request")
+    entries.assistant("an answer")
+    path = write_session(tmp_path / "s.jsonl", entries.items)
+    session = load_session(path)
+    first, second = session.records
+    assert first.kept is None and first.size > 0  # not held in memory
+    assert orjson.loads(first.message_json()) == entries.items[0]["message"]
+    with path.open("ab") as file:  # an agent appends: what was read is unchanged
+        file.write(b'{"type":"label","id":"x","parentId":null,"timestamp":"t"}\n')
+    assert orjson.loads(second.message_json()) == entries.items[1]["message"]
+    replacement = tmp_path / "new.jsonl"
+    replacement.write_bytes(b"{}\n")
+    replacement.replace(path)  # renamed over: the file as it was opened is still read
+    assert orjson.loads(first.message_json()) == entries.items[0]["message"]
+
+
+def test_a_message_rewritten_in_place_is_reported(tmp_path: Path, entries: Entries) -> None:
+    entries.user("a")
+    path = write_session(tmp_path / "s.jsonl", entries.items)
+    session = load_session(path)
+    path.write_bytes(b"x" * path.stat().st_size)
+    with pytest.raises(SessionFileError, match="changed while being read"):
+        session.records[0].message_json()
