@@ -296,7 +296,7 @@ def bench_cancel(work: Path, runs: int) -> None:
 def bench_planning(work: Path, window: int = 128_000) -> None:
     """A dry run: planned, counted, nothing called. Tokens sent count each draft at its
     largest."""
-    from handoff_cli.config import Options
+    from handoff_cli.config import OMP, Options
     from handoff_cli.core import dry_run, prepare
 
     print(f"dry run of a handoff to a {window:,}-token model (no calls; drafts at their largest):")
@@ -305,7 +305,9 @@ def bench_planning(work: Path, window: int = 128_000) -> None:
         path = work / f"plan-{multiple}x.jsonl"
         # About 7 bytes of session file a token of this text.
         write_big_session(path, multiple * window * 7 / 1e6, compact_every=None)
-        options = Options(model="openai/test-model", api_key="sk-none", context_window=window)
+        options = Options(
+            model="openai/gpt-4o", api_key="sk-none", context_window=window, agent=OMP
+        )
         start = time.perf_counter()
         planned = dry_run(path, options)
         elapsed = time.perf_counter() - start
@@ -434,9 +436,8 @@ def bench_rotation(work: Path, sessions: int, handoffs: int, runs: int) -> None:
     reading = time.perf_counter() - start
     start = time.perf_counter()
     found = catalog(folder)
-    chosen, _ = select(
-        found, RotateOptions(handoff=Options(model="extractive")), time.time(), Reporter()
-    )
+    options = RotateOptions(handoff=Options(model="extractive", agent=OMP))
+    chosen, _ = select(found, options, time.time(), Reporter())
     choosing = time.perf_counter() - start
     print(
         f"rotation: choosing among {sessions} sessions of 1 MB ({len(chosen)} over the threshold)"
@@ -475,7 +476,9 @@ def bench_rotation(work: Path, sessions: int, handoffs: int, runs: int) -> None:
             shutil.copytree(small, copy)
             for path in copy.iterdir():
                 os.utime(path, (old, old))
-            base = Options(model=model, api_base=server.base_url if "/" in model else None)
+            base = Options(
+                model=model, api_base=server.base_url if "/" in model else None, agent=OMP
+            )
             options = RotateOptions(handoff=base, over_tokens=1, jobs=jobs)
             found = catalog(copy)
             chosen, _ = select(found, options, time.time(), Reporter())
@@ -494,6 +497,8 @@ def main() -> None:
     parser.add_argument("--rotation-handoffs", type=int, default=100)
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
+    # The generated sessions name no agent: say whose rules read them, rather than be told so.
+    os.environ["HANDOFF_AGENT"] = "omp"
     with tempfile.TemporaryDirectory(prefix="handoff-bench-") as tmp:
         work = Path(tmp)
         bench_startup(work, args.runs)

@@ -35,6 +35,8 @@ Entry = dict[str, Any]
 CURRENT_VERSION = 3
 BOM = b"\xef\xbb\xbf"
 READ_BUFFER = 1 << 16
+READ_AHEAD = 1 << 20
+"""Bytes read at once when messages are read again from the file."""
 MAX_LINE_BYTES = 1 << 30
 """Longer than any line an agent writes (a 200 MB message is real); past it, an error rather
 than memory without bound."""
@@ -123,21 +125,28 @@ class Source:
     file rewritten in place can change the bytes, which is found and reported.
     """
 
-    __slots__ = ("_fd", "path")
+    __slots__ = ("_at", "_fd", "_window", "path")
 
     def __init__(self, path: Path, fd: int) -> None:
         self.path = path
         self._fd = fd
+        self._at = 0
+        self._window = b""
+        """The bytes last read ahead, from ``_at``: output reads messages in file order."""
 
     def __del__(self) -> None:
         os.close(self._fd)
 
     def read(self, offset: int, length: int, line: int) -> bytes:
         """``length`` bytes at ``offset``: a JSON object of line ``line`` when it was loaded."""
-        try:
-            data = os.pread(self._fd, length, offset)
-        except OSError as error:
-            raise SessionFileError(self.path, os_reason(error)) from None
+        start = offset - self._at
+        if start < 0 or start + length > len(self._window):
+            try:
+                self._window = os.pread(self._fd, max(length, READ_AHEAD), offset)
+            except OSError as error:
+                raise SessionFileError(self.path, os_reason(error)) from None
+            self._at, start = offset, 0
+        data = self._window[start : start + length]
         if len(data) != length or not data.rstrip(_LINE_END).endswith(b"}"):
             raise SessionFileError(self.path, "changed while being read", line)
         return data
@@ -418,6 +427,7 @@ _MESSAGE_LINE = re.compile(
 )
 _LINE_END = b" \t\r\n"
 _CLOSING_BRACE = ord("}")
+_new_record = tuple.__new__
 
 
 def _message_record(raw: bytes, number: int, start: int, source: Source) -> Record | None:
@@ -447,20 +457,24 @@ def _message_record(raw: bytes, number: int, start: int, source: Source) -> Reco
     except orjson.JSONDecodeError:
         return None  # invalid UTF-8, lone surrogates, or more keys: the long way decides
     entry_id, parent_id, stamp = match.groups()
-    return Record(  # positional: built once per message line, and faster so
-        entry_id.decode(),
-        parent_id.decode() if parent_id is not None else None,
-        "message",
-        number,
-        start,
-        len(raw),
-        None,
-        message_facts(message),
-        stamp.decode(),
-        None,
-        start + begin,
-        end - begin if isinstance(message, dict) else 0,
-        source,
+    # Built as a plain tuple: once per message line, and twice as fast as through __new__.
+    return _new_record(
+        Record,
+        (
+            entry_id.decode(),
+            parent_id.decode() if parent_id is not None else None,
+            "message",
+            number,
+            start,
+            len(raw),
+            None,
+            message_facts(message),
+            stamp.decode(),
+            None,
+            start + begin,
+            end - begin if isinstance(message, dict) else 0,
+            source,
+        ),
     )
 
 
@@ -481,7 +495,7 @@ def load_session(path: Path | str) -> Session:
         # A larger buffer than the default 8 KiB halves the cost of splitting long lines.
         with open_regular(path, READ_BUFFER) as file, _gc_paused():
             source = Source(path, os.dup(file.fileno()))
-            lines = numbered(_bounded_lines(file, path))
+            lines = _lines(file, path)
             head = read_head(path, lines)
             body = _read_entries(source, head.version, lines)
             read_as = os.fstat(file.fileno())
@@ -513,6 +527,18 @@ def open_regular(path: Path, buffering: int = -1) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
+
+
+def _lines(file: BinaryIO, path: Path) -> Iterator[Line]:
+    """The lines of ``file``, numbered, with where each starts; one longer than
+    ``MAX_LINE_BYTES`` is an error."""
+    if os.fstat(file.fileno()).st_size > MAX_LINE_BYTES:
+        yield from numbered(_bounded_lines(file, path))
+        return
+    offset = 0  # no line can be too long: the file's own lines, at C speed
+    for number, raw in enumerate(file, 1):
+        yield number, offset, raw
+        offset += len(raw)
 
 
 def _bounded_lines(file: BinaryIO, path: Path) -> Iterator[bytes]:
