@@ -50,12 +50,14 @@ STRESS = settings(QUICK, max_examples=1_500)
 
 
 def fuzz(
-    *strategies: st.SearchStrategy[Any], **overrides: Any
+    *strategies: st.SearchStrategy[Any], quick_examples: int | None = None, **overrides: Any
 ) -> Callable[[Callable[..., None]], Callable[[settings], None]]:
-    """Like ``@given(*strategies)``, but one test at two budgets: ``[quick]`` and ``[stress]``."""
+    """Like ``@given(*strategies)``, but one test at two budgets: ``[quick]`` (of
+    ``quick_examples`` cases, if a case is slow) and ``[stress]``."""
+    quick = settings(QUICK, max_examples=quick_examples) if quick_examples else QUICK
 
     def decorate(prop: Callable[..., None]) -> Callable[[settings], None]:
-        @pytest.mark.parametrize("budget", quick_and_stress(QUICK, STRESS))
+        @pytest.mark.parametrize("budget", quick_and_stress(quick, STRESS))
         def test(budget: settings) -> None:
             settings(budget, **overrides)(given(*strategies)(prop))()
 
@@ -400,7 +402,14 @@ def _somewhere(value: Any, data: st.DataObject) -> tuple[Any, Any]:
         holder = inner
 
 
-@fuzz(st.sampled_from(MUTATION_SOURCES), st.integers(1, 4), st.data(), deadline=None)
+# Each case runs every command: a quick run of 25 cases keeps make test fast.
+@fuzz(
+    st.sampled_from(MUTATION_SOURCES),
+    st.integers(1, 4),
+    st.data(),
+    quick_examples=25,
+    deadline=None,
+)
 def test_every_command_survives_mutated_sessions(
     source: Path, mutations: int, data: st.DataObject
 ) -> None:
