@@ -59,10 +59,10 @@ class Cut:
     modified_files: tuple[str, ...]
 
 
-def cut(branch: list[Record]) -> Cut | None:
+def cut(branch: list[Record], keep_recent: int = KEEP_RECENT_TOKENS) -> Cut | None:
     """The agent's ``prepareCompaction`` for ``branch`` (root to leaf) with the handoff method's
-    settings: None when there is nothing to compact (the branch ends in a compaction, or too
-    little precedes what is kept)."""
+    settings (``keep_recent``: its ``keepRecentTokens``): None when there is nothing to compact
+    (the branch ends in a compaction, or too little precedes what is kept)."""
     if branch and branch[-1].type == "compaction" and not _replays_through(branch[-1]):
         return None
     entries = [(record, _message(record)) for record in branch]
@@ -85,7 +85,7 @@ def cut(branch: list[Record]) -> Cut | None:
     window = [(r, m) for r, m in entries[start:] if js_truthy(m)]
     usage = _last_usage(entries)
     tokens_before = _context_tokens(usage) if usage is not None else 0
-    keep = KEEP_RECENT_TOKENS
+    keep = keep_recent
     if usage is not None:
         estimated = sum(message_tokens(m) for _, m in window)
         ratio = _prompt_tokens(usage) / estimated if estimated > 0 else 0
