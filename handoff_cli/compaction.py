@@ -1,5 +1,5 @@
 """The in-place handoff's cut: where oh-my-pi's own ``/handoff`` would compact a branch, and
-the ``compaction`` entry it would append (docs/handoff.md §15).
+the ``compaction`` entry it would append (docs/handoff.md §16).
 
 Since 17.4 oh-my-pi hands off in place: the document becomes the summary of a compaction entry
 in the same session, and the most recent messages are kept. Which entry is the first kept one,

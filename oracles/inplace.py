@@ -15,7 +15,7 @@ generated files of each dialect, ``tests/sessiongen.py``, written into DIR) and 
    entry: every field and the order of the keys, ``id`` and ``timestamp`` aside (8 hex
    characters, an ISO time), ``parentId`` the leaf, entries named by their place on the
    branch (a version-1 file's ids are the agent's random ones, our positional ones).
-   ``tokensAfter``, which the agent writes and we do not (docs/handoff.md §15), is counted
+   ``tokensAfter``, which the agent writes and we do not (docs/handoff.md §16), is counted
    apart.
 2. the omp oracle ``omp/context.ts`` opens each copy we appended to (as the handoff appends:
    an old version rewritten at version 3 first): its context must equal
