@@ -234,6 +234,14 @@ MaxDocTokensOpt = Annotated[
 NoRedactOpt = Annotated[
     bool, typer.Option("--no-redact", help="Send secrets as they are (not masked).")
 ]
+InPlaceOpt = Annotated[
+    bool,
+    typer.Option(
+        "--in-place",
+        help="As oh-my-pi's own /handoff: append a compaction entry holding the document to "
+        "the same session, keeping the most recent messages; no new session.",
+    ),
+]
 
 
 def _folder_agent(path: Path, sessions_dirs: list[Path] | None) -> str | None:
@@ -273,11 +281,13 @@ def handoff_command(
     max_doc_tokens: MaxDocTokensOpt = DEFAULT_DOCUMENT_TOKENS,
     no_redact: NoRedactOpt = False,
     agent: AgentOpt = AUTO,
+    in_place: InPlaceOpt = False,
     sessions_dirs: SessionsDirs = None,
 ) -> None:
     """Write a handoff document for SESSION and start a new session holding only it.
 
-    Prints the new session's id (or, with --json, what was done) on stdout.
+    Prints the new session's id (or, with --json, what was done) on stdout. With --in-place,
+    the document becomes a compaction in SESSION itself, and its own id is printed.
     """
     from .core import dry_run as plan_only
     from .core import handoff, on_signal
@@ -285,6 +295,8 @@ def handoff_command(
     # Ctrl-C and SIGTERM both cancel, except while the result is being written.
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
+    if in_place and (no_record or out_dir is not None):
+        raise UsageError("--in-place writes to the session itself: no --no-record, no --out-dir")
     options = Options(
         focus=focus,
         model=model,
@@ -300,6 +312,7 @@ def handoff_command(
         max_doc_tokens=max_doc_tokens,
         redact=not no_redact,
         agent=agent,
+        in_place=in_place,
     )
     try:
         path = _find(session, sessions_dirs)
@@ -323,7 +336,8 @@ def handoff_command(
             write_line(result.id)
     except BrokenPipeError:
         reader_gone()
-        notice(f"new session {result.id} ({result.path}); stdout is closed")
+        done = "handed off in place:" if result.in_place else "new session"
+        notice(f"{done} {result.id} ({result.path}); stdout is closed")
 
 
 @app.command()
@@ -505,6 +519,7 @@ def rotate(
     max_doc_tokens: MaxDocTokensOpt = DEFAULT_DOCUMENT_TOKENS,
     no_redact: NoRedactOpt = False,
     agent: AgentOpt = AUTO,
+    in_place: InPlaceOpt = False,
     sessions_dirs: SessionsDirs = None,
 ) -> int | None:
     """Hand off every long, idle session under the folders, each exactly once: for CI and cron.
@@ -545,6 +560,7 @@ def rotate(
         max_doc_tokens=max_doc_tokens,
         redact=not no_redact,
         agent=agent,
+        in_place=in_place,
     )
     options = RotateOptions(
         handoff=handoff_options,

@@ -82,6 +82,9 @@ class Options:
     (``SessionChangedError``): rotation's guard against handing one session off twice."""
     agent: str = AUTO
     """Whose rules read the session: ``omp``, ``pi``, or ``auto``."""
+    in_place: bool = False
+    """Hand off as oh-my-pi's own ``/handoff`` does: a compaction entry in the same session,
+    the document its summary, instead of a new session and the recorded exchange."""
     folder_agent: str | None = None
     """With ``auto``: the agent whose sessions folder holds the file, if any (the CLI knows the
     folders); else the content decides."""

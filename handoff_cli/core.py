@@ -4,6 +4,8 @@
 result. Nothing is written until the model has answered with a usable document. A Ctrl-C
 before the two writes (the new session, then the record in the old one) leaves every file as it
 was; once they begin, signals no longer cancel: the run finishes and reports what it wrote.
+In place (``Options.in_place``), the one write is a compaction entry appended to the session
+itself, as oh-my-pi's own ``/handoff`` writes it (``compaction``).
 """
 
 from __future__ import annotations
@@ -17,15 +19,18 @@ from types import FrameType
 from typing import Any
 
 from .agents import choose_agent
+from .compaction import Cut, compaction_entry, cut, tokens_after
 from .config import OMP, PI, Options
 from .context import Context, build_context
 from .document import files_block, missing_sections, with_files, wrap_document
 from .errors import (
+    AlreadyCompactedError,
     CancelledError,
     ModelError,
     NoDocumentError,
     NothingToHandOffError,
     SessionChangedError,
+    UsageError,
     WriteError,
 )
 from .facts import Facts, facts_of
@@ -90,6 +95,22 @@ class Request:
     """The focus as sent: masked, and cut if it would not leave room for the conversation."""
     redacted: int = 0
     """How many distinct secrets were masked in the conversation and the prompt."""
+    branch: list[Record] = field(default_factory=list, repr=False)
+    """The entries from the root to the leaf handed off."""
+    cut: Cut | None = None
+    """In place: where the compaction cuts the branch."""
+
+
+@dataclass(frozen=True)
+class InPlace:
+    """What an in-place handoff appended: one compaction entry."""
+
+    entry_id: str
+    first_kept_entry_id: str
+    tokens_before: int | float | None
+    tokens_after: int
+    """The agent's estimate of the context from then on (its messages, without the system
+    prompt and tools)."""
 
 
 @dataclass(frozen=True)
@@ -110,9 +131,12 @@ class HandoffResult:
     strategy: str = "single"
     redacted: int = 0
     agent: str = OMP
+    in_place: InPlace | None = None
+    """In place: the entry appended (``id`` and ``path`` are then the session's own)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        fields: dict[str, Any] = {
+            "mode": "new_session" if self.in_place is None else "in_place",
             "id": self.id,
             "path": str(self.path),
             "parent_path": str(self.parent_path),
@@ -127,6 +151,13 @@ class HandoffResult:
             "redacted": self.redacted,
             "agent": self.agent,
         }
+        if self.in_place is not None:
+            done = self.in_place
+            fields["entry_id"] = done.entry_id
+            fields["first_kept_entry_id"] = done.first_kept_entry_id
+            fields["tokens_before"] = done.tokens_before
+            fields["tokens_after"] = done.tokens_after
+        return fields
 
 
 # --- cancellation ------------------------------------------------------------------------------
@@ -162,6 +193,16 @@ def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> R
     chosen = choose_agent(session, options.agent, options.folder_agent)
     if chosen.note:
         reporter.warn(chosen.note)
+    where = None
+    if options.in_place:
+        if chosen.agent == PI:
+            raise UsageError(
+                "--in-place writes oh-my-pi's compaction entry; this session is read by pi's "
+                "rules (--agent omp to hand it off in place anyway)"
+            )
+        where = cut(path_records)
+        if where is None:
+            raise AlreadyCompactedError()
     context = build_context(path_records, chosen.agent)
     facts = facts_of(session, path_records)
     model = resolve_model(
@@ -190,7 +231,17 @@ def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> R
         focus = redactor.text(focus) if focus else focus
     *conversation, prompt = request
     return Request(
-        model, conversation, prompt, session, tip.id, chosen.agent, facts, focus, redactor.count
+        model,
+        conversation,
+        prompt,
+        session,
+        tip.id,
+        chosen.agent,
+        facts,
+        focus,
+        redactor.count,
+        path_records,
+        where,
     )
 
 
@@ -248,7 +299,9 @@ def dry_run(path: Path, options: Options, reporter: Reporter | None = None) -> d
     plan = _plan(request, budget)
     draft_tokens = budget.reserve if budget else 0
     requests = sized_requests(plan, request.prompt, model.count, draft_tokens)
+    where = request.cut
     return {
+        "mode": "new_session" if where is None else "in_place",
         "model": model.name,
         "strategy": plan.strategy,
         "window": budget.window if budget else None,
@@ -257,7 +310,19 @@ def dry_run(path: Path, options: Options, reporter: Reporter | None = None) -> d
         "requests": requests,
         "redacted": request.redacted,
         "agent": request.agent,
-    }
+    } | (
+        {}
+        if where is None
+        else {
+            "first_kept_entry_id": where.first_kept_entry_id,
+            "tokens_before": _json_number(where.tokens_before),
+            "kept_entries": where.kept,
+        }
+    )
+
+
+def _json_number(value: int | float) -> int | float | None:
+    return None if value != value else value  # NaN (a usage without counts) is null in JSON
 
 
 def handoff(path: Path, options: Options, reporter: Reporter | None = None) -> HandoffResult:
@@ -278,10 +343,11 @@ async def ahandoff(path: Path, options: Options, reporter: Reporter | None = Non
     try:
         request = prepare(path, options, reporter)
         latest = request.session.records[-1].id
-        if options.record and request.leaf_id != latest:
+        if (options.record or options.in_place) and request.leaf_id != latest:
+            written = "compaction is appended" if options.in_place else "exchange is recorded"
             reporter.warn(
                 f"note: --leaf {request.leaf_id} is not the session's latest entry ({latest}); "
-                "the exchange is recorded on that branch, so the agent will resume there"
+                f"the {written} on that branch, so the agent will resume there"
             )
         model = request.model
         if model.missing_keys:
@@ -293,7 +359,12 @@ async def ahandoff(path: Path, options: Options, reporter: Reporter | None = Non
         answer, missing, plan = await _generate(request, options, reporter)
         reporter.stage("writing")
         _allow_cancel(False)
-        new_id, new_path = _commit(request, options, answer, path)
+        done: InPlace | None = None
+        if request.cut is not None:
+            done = _commit_in_place(request, request.cut, options, answer, path)
+            new_id, new_path = request.session.id, path.resolve()
+        else:
+            new_id, new_path = _commit(request, options, answer, path)
     except (KeyboardInterrupt, asyncio.CancelledError):
         raise CancelledError() from None
     return HandoffResult(
@@ -311,6 +382,7 @@ async def ahandoff(path: Path, options: Options, reporter: Reporter | None = Non
         strategy=plan.strategy,
         redacted=request.redacted,
         agent=request.agent,
+        in_place=done,
     )
 
 
@@ -459,21 +531,48 @@ def _commit(request: Request, options: Options, answer: Answer, source: Path) ->
     if options.record:
         # Written through a symlink only once resolved: the real file gets the lines.
         old = source.resolve()
-        unchanged = session.read_as if options.exclusive else None
         try:
-            if session.version < CURRENT_VERSION and session.read_as is not None:
-                # The agents rewrite an old file, migrated, before they append to it.
-                rewritten = rewrite_session(old, migrated_bytes(session), session.read_as)
-                unchanged = rewritten if unchanged else None
-            append_entries(old, _exchange(request, answer), unchanged)
-        except BaseException as error:
+            _append(session, old, _exchange(request, answer), options.exclusive)
+        except BaseException:
             new_path.unlink(missing_ok=True)
-            if isinstance(error, ChangedError):
-                raise SessionChangedError(old) from None
-            if isinstance(error, OSError):
-                raise WriteError(old, error) from None
             raise
     return new_id, new_path
+
+
+def _commit_in_place(
+    request: Request, where: Cut, options: Options, answer: Answer, source: Path
+) -> InPlace:
+    """Append the compaction entry to the session itself, chained from the leaf: one whole
+    line under the lock (an old version migrated first, as for a record)."""
+    session = request.session
+    entry = compaction_entry(
+        where, answer.text, new_entry_id(session.by_id), request.leaf_id, iso_timestamp()
+    )
+    old = source.resolve()
+    _append(session, old, [entry], options.exclusive)
+    return InPlace(
+        entry_id=entry["id"],
+        first_kept_entry_id=where.first_kept_entry_id,
+        tokens_before=_json_number(where.tokens_before),
+        tokens_after=tokens_after(request.branch, entry),
+    )
+
+
+def _append(session: Session, path: Path, entries: list[Entry], exclusive: bool) -> None:
+    """Append ``entries`` to the session's file (resolved), rewritten at version 3 first when
+    older; with ``exclusive``, only if it is still as it was read (else
+    ``SessionChangedError``)."""
+    unchanged = session.read_as if exclusive else None
+    try:
+        if session.version < CURRENT_VERSION and session.read_as is not None:
+            # The agents rewrite an old file, migrated, before they append to it.
+            rewritten = rewrite_session(path, migrated_bytes(session), session.read_as)
+            unchanged = rewritten if unchanged else None
+        append_entries(path, entries, unchanged)
+    except ChangedError:
+        raise SessionChangedError(path) from None
+    except OSError as error:
+        raise WriteError(path, error) from None
 
 
 def _exchange(request: Request, answer: Answer) -> list[Entry]:

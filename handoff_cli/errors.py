@@ -27,7 +27,10 @@ EXIT_CODES: dict[ExitCode, str] = {
     ExitCode.OK: "success",
     ExitCode.FAILED: "the handoff failed: model, credentials, network, rate limit, timeout, disk",
     ExitCode.USAGE: "usage error: bad option, unknown entry id, ambiguous id prefix",
-    ExitCode.NOTHING_TO_HAND_OFF: "nothing to hand off: fewer than two messages on the branch",
+    ExitCode.NOTHING_TO_HAND_OFF: (
+        "nothing to hand off: fewer than two messages on the branch (or, --in-place, nothing "
+        "to compact)"
+    ),
     ExitCode.BAD_SESSION: "the session file is missing, unreadable or not a session file",
     ExitCode.NO_DOCUMENT: "no usable document: empty answer, or sections missing with --strict",
     ExitCode.OVER_BUDGET: "over budget: the estimated cost is over --max-cost, nothing started",
@@ -89,6 +92,14 @@ class NothingToHandOffError(HandoffError):
 
     def __init__(self) -> None:
         super().__init__("Nothing to hand off (no messages yet)")
+
+
+class AlreadyCompactedError(NothingToHandOffError):
+    """An in-place handoff with nothing to compact: the branch ends in a compaction, or all of
+    it would be kept."""
+
+    def __init__(self) -> None:
+        HandoffError.__init__(self, "Nothing to hand off (already compacted)")
 
 
 class ModelError(HandoffError):

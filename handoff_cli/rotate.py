@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from .agents import choose_agent
-from .config import DEFAULT_JOBS, Options
+from .compaction import cut
+from .config import DEFAULT_JOBS, PI, Options
 from .context import build_context
 from .core import ahandoff, dry_run
 from .errors import CancelledError, HandoffError, SessionChangedError
@@ -114,6 +115,8 @@ class Outcome:
     tokens: int | None = None
     cost_usd: float | None = None
     duration_s: float = 0.0
+    entry_id: str | None = None
+    """In place: the compaction entry appended (``new_id`` is then the session's own id)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -123,6 +126,7 @@ class Outcome:
             "reason": self.reason,
             "new_id": self.new_id,
             "new_path": str(self.new_path) if self.new_path else None,
+            "entry_id": self.entry_id,
             "tokens": self.tokens,
             "cost_usd": self.cost_usd,
             "duration_s": round(self.duration_s, 3),
@@ -158,10 +162,18 @@ def select(
         try:
             session = load_session(summary.path)
             agent = choose_agent(session, options.handoff.agent, summary.agent).agent
-            context = build_context(branch(session, leaf(session)), agent)
+            records = branch(session, leaf(session))
+            context = build_context(records, agent)
         except HandoffError as error:
             unreadable.append(Outcome(summary.id, summary.path, SKIPPED, str(error)))
             continue
+        if options.handoff.in_place:
+            if agent == PI:
+                reason = "read by pi's rules: --in-place writes oh-my-pi's compaction entry"
+                unreadable.append(Outcome(summary.id, summary.path, SKIPPED, reason))
+                continue
+            if cut(records) is None:
+                continue  # compacted already, or all of it would be kept: nothing to do
         if context.model not in models:
             models[context.model] = _model(options.handoff, context.model, reporter)
         model = models[context.model]
@@ -352,6 +364,7 @@ async def _hand_off(candidate: Candidate, options: RotateOptions, reporter: Repo
         candidate.tokens,
         result.cost_usd,
         result.duration_s,
+        result.in_place.entry_id if result.in_place else None,
     )
 
 

@@ -72,6 +72,7 @@ def test_json_result_by_id_prefix_and_quiet(session: Path, llm_server: FakeLLMSe
     data = result.json()
     assert data["agent"] == "omp"
     assert list(data) == [
+        "mode",
         "id",
         "path",
         "parent_path",

@@ -166,6 +166,7 @@ def test_rotation_hands_off_each_once_concurrently(
         "reason",
         "new_id",
         "new_path",
+        "entry_id",
         "tokens",
         "cost_usd",
         "duration_s",

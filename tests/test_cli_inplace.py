@@ -1,0 +1,147 @@
+"""``handoff SESSION --in-place`` and ``rotate --in-place``, the real program in a subprocess
+against the loopback model server: one compaction entry appended, as oh-my-pi's ``/handoff``
+writes it, and nothing else."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from .conftest import run_cli
+from .fakellm import FakeLLMServer, Reply
+from .test_cli_handoff import DOCUMENT, files_in, model_env
+
+SOURCE = Path(__file__).parent / "fixtures" / "inplace" / "generated-omp-020-20000.jsonl"
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Path:
+    target = tmp_path / "sessions" / "project" / "2026-11-30T10-00-00-000Z_omp-020.jsonl"
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(SOURCE, target)
+    return target
+
+
+def lines(path: Path) -> list[dict[str, object]]:
+    return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+
+
+def session_id() -> object:
+    return next(line for line in lines(SOURCE) if line["type"] == "session")["id"]
+
+
+def test_one_compaction_entry_is_appended(session: Path, llm_server: FakeLLMServer) -> None:
+    before = session.read_bytes()
+    llm_server.script(Reply(DOCUMENT))
+    result = run_cli(session, "--in-place", "--json", env=model_env(llm_server))
+    assert result.code == 0, result.stderr
+    report = result.json()
+    leaf = lines(SOURCE)[-1]
+    assert report["mode"] == "in_place" and report["id"] == session_id()
+    assert session.read_bytes().startswith(before)  # the old bytes untouched
+    *_, entry = lines(session)
+    assert len(lines(session)) == len(lines(SOURCE)) + 1
+    assert list(entry) == [
+        "type",
+        "id",
+        "parentId",
+        "timestamp",
+        "summary",
+        "firstKeptEntryId",
+        "tokensBefore",
+        "method",
+        "details",
+        "fromExtension",
+    ]
+    assert entry["parentId"] == leaf["id"] and entry["method"] == "handoff"
+    assert entry["firstKeptEntryId"] == report["first_kept_entry_id"] == "1819a85f"
+    assert entry["tokensBefore"] == report["tokens_before"] == 1881
+    assert entry["details"] == {"readFiles": ["src/a.py"], "modifiedFiles": ["src/b.py"]}
+    assert str(entry["summary"]).startswith("## Goal") and "<handoff-context>" not in str(
+        entry["summary"]
+    )
+    assert str(entry["summary"]).endswith("<files>\n# src/\na.py (Read)\nb.py (Write)\n</files>")
+    assert report["entry_id"] == entry["id"] and 0 < report["tokens_after"] < 1881
+    assert files_in(session.parent) == [session.name]  # no new session
+    context = run_cli("show", session, "--context", "--json").json()
+    assert context["messages"][0]["role"] == "compactionSummary"
+    assert run_cli("show", session, "--document").stdout.startswith("## Goal")
+    # Compacted now: a second in-place handoff has nothing to do.
+    again = run_cli(session, "--in-place", env=model_env(llm_server))
+    assert again.code == 3 and again.stderr.strip() == "Nothing to hand off (already compacted)"
+
+
+def test_stdout_is_the_sessions_own_id(session: Path, llm_server: FakeLLMServer) -> None:
+    llm_server.script(Reply(DOCUMENT))
+    result = run_cli(session, "--in-place", "--quiet", env=model_env(llm_server))
+    assert result.code == 0, result.stderr
+    assert result.stdout == f"{session_id()}\n" and result.stderr == ""
+
+
+def test_dry_run_shows_the_cut_and_writes_nothing(session: Path) -> None:
+    before = session.read_bytes()
+    result = run_cli(session, "--in-place", "--dry-run", "--model", "extractive")
+    assert result.code == 0, result.stderr
+    plan = result.json()
+    assert plan["mode"] == "in_place" and plan["first_kept_entry_id"] == "1819a85f"
+    assert plan["tokens_before"] == 1881 and plan["kept_entries"] == 7
+    assert session.read_bytes() == before
+    assert run_cli(session, "--dry-run", "--model", "extractive").json()["mode"] == "new_session"
+
+
+def test_a_small_session_has_nothing_to_compact(tmp_path: Path) -> None:
+    small = next((Path(__file__).parents[1] / "sessions").glob("-home-dev-*/*.jsonl"))
+    copy = tmp_path / small.name
+    shutil.copyfile(small, copy)
+    result = run_cli(copy, "--in-place", "--model", "extractive")
+    assert result.code == 3 and result.stderr.strip() == "Nothing to hand off (already compacted)"
+    assert copy.read_bytes() == small.read_bytes()
+
+
+def test_in_place_refuses_new_session_options(session: Path) -> None:
+    result = run_cli(session, "--in-place", "--no-record")
+    assert result.code == 2 and "--in-place" in result.stderr
+
+
+def test_signal_before_the_write_leaves_the_file_as_it_was(
+    session: Path, llm_server: FakeLLMServer
+) -> None:
+    before = session.read_bytes()
+    llm_server.script(Reply(DOCUMENT, delay=0.5))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "handoff_cli", str(session), "--in-place", "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **model_env(llm_server)},
+    )
+    deadline = time.monotonic() + 60
+    while not llm_server.requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert llm_server.requests, "the request never reached the server"
+    time.sleep(0.3)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130 and stderr.strip() == "Handoff cancelled" and stdout == ""
+    assert session.read_bytes() == before and files_in(session.parent) == [session.name]
+
+
+def test_rotate_in_place_compacts_each_once(session: Path) -> None:
+    os.utime(session, (time.time() - 3600, time.time() - 3600))
+    args = ("rotate", session.parent, "--in-place", "--over-tokens", "100", "--model", "extractive")
+    first = run_cli(*args, "--json")
+    assert first.code == 0, first.stderr
+    (outcome,) = [orjson.loads(line) for line in first.stdout.splitlines()]
+    assert outcome["status"] == "handed_off" and outcome["new_id"] == outcome["id"]
+    assert outcome["entry_id"] == lines(session)[-1]["id"]
+    os.utime(session, (time.time() - 3600, time.time() - 3600))
+    second = run_cli(*args, "--json")
+    assert second.code == 0 and second.stdout == ""  # its leaf is our compaction: done
