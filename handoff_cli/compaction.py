@@ -137,6 +137,19 @@ def compaction_entry(
     }
 
 
+def with_tokens_after(branch: list[Record], entry: Entry) -> Entry:
+    """``entry`` with the ``tokensAfter`` the agent also writes, after ``tokensBefore``: our
+    estimate of the context it leaves (``tokens_after``), which is lower than the agent's own
+    by the system prompt, the tools and the framing of the summary, none of which a file
+    holds."""
+    after = tokens_after(branch, entry)
+    keys = list(entry)
+    at = keys.index("tokensBefore") + 1
+    return (
+        {k: entry[k] for k in keys[:at]} | {"tokensAfter": after} | {k: entry[k] for k in keys[at:]}
+    )
+
+
 def tokens_after(branch: list[Record], entry: Entry) -> int:
     """The agent's estimate of the context once ``entry`` is appended to ``branch``: its
     messages as oh-my-pi builds them, counted as for the cut (signatures and other encrypted
@@ -237,7 +250,7 @@ def _stringify(value: Any) -> str:
 def _message(record: Record) -> Any:
     """The message an entry gives the compaction (``getMessageFromEntry``), or None."""
     if record.type == "message":
-        return parse_line(record.payload) if record.payload is not None else None
+        return parse_line(record.message_json()) if record.has_message else None
     entry = record.entry or {}
     if record.type == "custom_message":
         return {"role": "custom", "content": entry.get("content")}

@@ -19,7 +19,7 @@ from types import FrameType
 from typing import Any
 
 from .agents import choose_agent
-from .compaction import Cut, compaction_entry, cut, tokens_after
+from .compaction import Cut, compaction_entry, cut, with_tokens_after
 from .config import OMP, PI, Options
 from .context import Context, build_context
 from .document import files_block, missing_sections, with_files, wrap_document
@@ -548,13 +548,14 @@ def _commit_in_place(
     entry = compaction_entry(
         where, answer.text, new_entry_id(session.by_id), request.leaf_id, iso_timestamp()
     )
+    entry = with_tokens_after(request.branch, entry)
     old = source.resolve()
     _append(session, old, [entry], options.exclusive)
     return InPlace(
         entry_id=entry["id"],
         first_kept_entry_id=where.first_kept_entry_id,
         tokens_before=_json_number(where.tokens_before),
-        tokens_after=tokens_after(request.branch, entry),
+        tokens_after=entry["tokensAfter"],
     )
 
 

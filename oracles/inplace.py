@@ -15,8 +15,9 @@ generated files of each dialect, ``tests/sessiongen.py``, written into DIR) and 
    entry: every field and the order of the keys, ``id`` and ``timestamp`` aside (8 hex
    characters, an ISO time), ``parentId`` the leaf, entries named by their place on the
    branch (a version-1 file's ids are the agent's random ones, our positional ones).
-   ``tokensAfter``, which the agent writes and we do not (docs/handoff.md §16), is counted
-   apart.
+   ``tokensAfter`` is ours (the messages alone; the agent's also counts its framing of the
+   summary, docs/handoff.md §16): its place is compared, and how far it is from the agent's
+   is counted apart (the largest shortfall).
 2. the omp oracle ``omp/context.ts`` opens each copy we appended to (as the handoff appends:
    an old version rewritten at version 3 first): its context must equal
    ours (``handoff show --context --json``), key order included.
@@ -45,7 +46,12 @@ sys.path.insert(0, str(HERE.parent))
 from compare import first_difference  # noqa: E402
 from corpus import key_orders, ours, pi_style_model  # noqa: E402
 
-from handoff_cli.compaction import KEEP_RECENT_TOKENS, compaction_entry, cut  # noqa: E402
+from handoff_cli.compaction import (  # noqa: E402
+    KEEP_RECENT_TOKENS,
+    compaction_entry,
+    cut,
+    with_tokens_after,
+)
 from handoff_cli.core import _append  # noqa: E402
 from handoff_cli.session import load_session  # noqa: E402
 from handoff_cli.tree import branch, leaf  # noqa: E402
@@ -69,14 +75,14 @@ def our_entry(path: Path, document: str, keep_recent: int) -> tuple[list[str], A
         return [], "Nothing to hand off (already compacted)"
     tip = records[-1].id
     entry = compaction_entry(where, document, new_entry_id(session.by_id), tip, iso_timestamp())
-    return [r.id for r in records], entry
+    return [r.id for r in records], with_tokens_after(records, entry)
 
 
 def same_entry(agent: dict[str, Any], mine: dict[str, Any], ids: list[str]) -> str | None:
-    """Where our entry differs from the agent's (``tokensAfter`` aside), or None. Entries are
-    named by their place on the branch: the agents give a version-1 file's entries random ids
-    where we number them."""
-    theirs = {k: v for k, v in agent["entry"].items() if k != "tokensAfter"}
+    """Where our entry differs from the agent's (``tokensAfter``'s value aside), or None.
+    Entries are named by their place on the branch: the agents give a version-1 file's entries
+    random ids where we number them."""
+    theirs = agent["entry"]
     for entry, branch_ids in ((theirs, agent["branch"]), (mine, ids)):
         if not (_ID.fullmatch(str(entry.get("id"))) and _TIME.fullmatch(str(entry["timestamp"]))):
             return f"id or timestamp: {entry.get('id')} {entry.get('timestamp')}"
@@ -87,6 +93,7 @@ def same_entry(agent: dict[str, Any], mine: dict[str, Any], ids: list[str]) -> s
         return f"first kept entry: #{at} {theirs['firstKeptEntryId']} != {mine['firstKeptEntryId']}"
     fixed = {**mine, "id": theirs["id"], "timestamp": theirs["timestamp"]}
     fixed |= {"parentId": theirs["parentId"], "firstKeptEntryId": theirs["firstKeptEntryId"]}
+    fixed |= {"tokensAfter": theirs.get("tokensAfter")}
     if key_orders(fixed) != key_orders(theirs):
         return f"key order: {list(fixed)} != {list(theirs)}"
     return first_difference(theirs, fixed, "entry")
@@ -149,7 +156,8 @@ def main(argv: list[str]) -> int:
                 print(f"{path} (keep {keep_recent}): {difference}")
                 continue
             counts["entry equal"] += 1
-            counts["tokensAfter"] += "tokensAfter" in theirs["entry"]
+            shortfall = theirs["entry"].get("tokensAfter", 0) - mine["tokensAfter"]
+            counts["tokensAfter"] = max(counts["tokensAfter"], shortfall)
             copy = scratch / f"{number:05d}-{path.name}"
             shutil.copyfile(path, copy)
             _append(load_session(copy), copy, [mine], exclusive=False)  # as the handoff does

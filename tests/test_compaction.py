@@ -10,7 +10,13 @@ from typing import Any
 
 import pytest
 
-from handoff_cli.compaction import compaction_entry, cut, estimate, strip_read_selector
+from handoff_cli.compaction import (
+    compaction_entry,
+    cut,
+    estimate,
+    strip_read_selector,
+    with_tokens_after,
+)
 from handoff_cli.session import load_session
 from handoff_cli.tree import branch, leaf
 
@@ -45,17 +51,20 @@ def test_the_entry_is_the_agents(path: Path) -> None:
     assert where is not None
     ids = [r.id for r in records]
     theirs: dict[str, Any] = expected["entry"]
-    mine = compaction_entry(where, DOCUMENT, "0a1b2c3d", ids[-1], "2026-11-30T10:00:00.000Z")
+    made = compaction_entry(where, DOCUMENT, "0a1b2c3d", ids[-1], "2026-11-30T10:00:00.000Z")
+    mine = with_tokens_after(records, made)
     # Entries by their place on the branch: a version-1 file's ids are the agent's random ones.
     assert ids.index(mine["firstKeptEntryId"]) == expected["branch"].index(
         theirs["firstKeptEntryId"]
     )
     assert where.kept == len(ids) - ids.index(mine["firstKeptEntryId"])
     assert theirs["parentId"] == expected["branch"][-1] and mine["parentId"] == ids[-1]
-    same = {"id", "parentId", "timestamp", "firstKeptEntryId"}
-    agent = {k: (mine[k] if k in same else v) for k, v in theirs.items() if k != "tokensAfter"}
-    assert list(mine) == list(agent)  # the agent's key order, tokensAfter aside
+    same = {"id", "parentId", "timestamp", "firstKeptEntryId", "tokensAfter"}
+    agent = {k: (mine[k] if k in same else v) for k, v in theirs.items()}
+    assert list(mine) == list(agent)  # the agent's key order
     assert mine == agent
+    # Ours counts the messages alone: the agent adds the framing of the summary (about 130).
+    assert 0 < mine["tokensAfter"] < theirs["tokensAfter"] <= mine["tokensAfter"] + 200
 
 
 def test_a_branch_ending_in_a_compaction_has_nothing_to_compact() -> None:
