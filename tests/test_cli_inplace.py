@@ -57,6 +57,7 @@ def test_one_compaction_entry_is_appended(session: Path, llm_server: FakeLLMServ
         "summary",
         "firstKeptEntryId",
         "tokensBefore",
+        "tokensAfter",
         "method",
         "details",
         "fromExtension",
@@ -70,6 +71,7 @@ def test_one_compaction_entry_is_appended(session: Path, llm_server: FakeLLMServ
     )
     assert str(entry["summary"]).endswith("<files>\n# src/\na.py (Read)\nb.py (Write)\n</files>")
     assert report["entry_id"] == entry["id"] and 0 < report["tokens_after"] < 1881
+    assert entry["tokensAfter"] == report["tokens_after"]
     assert files_in(session.parent) == [session.name]  # no new session
     context = run_cli("show", session, "--context", "--json").json()
     assert context["messages"][0]["role"] == "compactionSummary"
