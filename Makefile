@@ -32,7 +32,7 @@ demo: $(STAMP)  ## hand off an example session with no key and no model provider
 
 install: $(STAMP)  ## create .venv with the project (editable), its test and lint tools
 
-test: $(STAMP)  ## the test suite, quick sizes (-m "not slow"): 5 kills, 2 writers, 60 fuzz cases each
+test: $(STAMP)  ## the test suite, quick sizes (-m "not slow"): 3 kills, 2 writers, 25-60 fuzz cases each
 	$(BIN)/pytest -q -n $(JOBS) -m "not slow"
 
 stress: $(STAMP)  ## the long safety runs (-m slow): 200 kills, 1,500 fuzz cases each, 6 writers
@@ -48,6 +48,8 @@ typecheck: $(STAMP)  ## mypy (strict on handoff_cli, lighter on tests and bench)
 check: lint typecheck test  ## lint, types and tests
 
 bench: $(STAMP)  ## print the performance figures
+	@# Compiled first, as pip compiles an installed package (an editable install is not).
+	$(BIN)/python -m compileall -q handoff_cli
 	$(BIN)/python bench/bench.py
 
 clean:  ## remove the venv, the demo's output and the caches

@@ -571,7 +571,8 @@ def rotate(
         shard=shares,
         max_cost=max_cost,
     )
-    found = catalog(_roots([*(directories or []), *(sessions_dirs or [])] or None))
+    named = [*(directories or []), *(sessions_dirs or [])] or None
+    found = catalog([_with_agent(root) for root in _roots(named)])
     with RotateProgress(quiet=quiet) as progress:
         selected, unreadable = select(found, options, time.time(), progress)
         for outcome in unreadable:
