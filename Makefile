@@ -5,6 +5,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # pytest-xdist workers for `make test` and `make stress`; JOBS=0 runs in one process.
 JOBS ?= 2
+# Bytecode written ahead, as pip writes it for an installed package (an editable install does
+# not, and with PYTHONDONTWRITEBYTECODE set every process the tests start would compile again).
+COMPILE := $(BIN)/python -m compileall -q handoff_cli
 
 .PHONY: help demo install test stress check lint typecheck bench clean
 
@@ -32,10 +35,12 @@ demo: $(STAMP)  ## hand off an example session with no key and no model provider
 
 install: $(STAMP)  ## create .venv with the project (editable), its test and lint tools
 
-test: $(STAMP)  ## the test suite, quick sizes (-m "not slow"): 3 kills, 2 writers, 25-60 fuzz cases each
+test: $(STAMP)  ## the test suite, quick sizes (-m "not slow"): 2 kills, 2 writers, 15-60 fuzz cases each
+	$(COMPILE)
 	$(BIN)/pytest -q -n $(JOBS) -m "not slow"
 
 stress: $(STAMP)  ## the long safety runs (-m slow): 200 kills, 1,500 fuzz cases each, 6 writers
+	$(COMPILE)
 	$(BIN)/pytest -q -n $(JOBS) -rP -m slow
 
 lint: $(STAMP)  ## ruff
@@ -48,8 +53,7 @@ typecheck: $(STAMP)  ## mypy (strict on handoff_cli, lighter on tests and bench)
 check: lint typecheck test  ## lint, types and tests
 
 bench: $(STAMP)  ## print the performance figures
-	@# Compiled first, as pip compiles an installed package (an editable install is not).
-	$(BIN)/python -m compileall -q handoff_cli
+	$(COMPILE)
 	$(BIN)/python bench/bench.py
 
 clean:  ## remove the venv, the demo's output and the caches

@@ -402,12 +402,12 @@ def _somewhere(value: Any, data: st.DataObject) -> tuple[Any, Any]:
         holder = inner
 
 
-# Each case runs every command: a quick run of 25 cases keeps make test fast.
+# Each case runs every command: a quick run of 15 cases keeps make test fast.
 @fuzz(
     st.sampled_from(MUTATION_SOURCES),
     st.integers(1, 4),
     st.data(),
-    quick_examples=25,
+    quick_examples=15,
     deadline=None,
 )
 def test_every_command_survives_mutated_sessions(

@@ -97,7 +97,7 @@ def check_new_sessions(folder: Path, source: Path) -> list[Path]:
     return made
 
 
-@pytest.mark.parametrize("trials", quick_and_stress(3, STRESS_TRIALS))
+@pytest.mark.parametrize("trials", quick_and_stress(2, STRESS_TRIALS))
 def test_killed_at_any_moment_nothing_is_damaged(
     tmp_path: Path, llm_server: FakeLLMServer, trials: int
 ) -> None:
