@@ -15,7 +15,7 @@ import pytest
 
 from handoff_cli.document import SECTIONS
 
-from .conftest import EXAMPLES, run_cli
+from .conftest import EXAMPLES, Result, run_cli
 from .fakellm import Error, FakeLLMServer, Reply
 
 DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()}" for name in SECTIONS)
@@ -32,6 +32,30 @@ def session(tmp_path: Path) -> Path:
 
 def model_env(server: FakeLLMServer) -> dict[str, str]:
     return {"HANDOFF_MODEL": "openai/test-model", "HANDOFF_API_BASE": server.base_url}
+
+
+def cancel_mid_stream(
+    server: FakeLLMServer, signum: int, *args: str | Path
+) -> tuple[Result, float]:
+    """Run the program with ``args`` against a slowly streaming model, send ``signum`` once its
+    request is being answered: what it printed, and how long it took to stop."""
+    server.script(Reply(DOCUMENT, delay=0.5))  # about 15 s of slow streaming
+    process = subprocess.Popen(
+        [sys.executable, "-m", "handoff_cli", *map(str, args), "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **model_env(server)},
+    )
+    deadline = time.monotonic() + 60
+    while not server.requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.requests, "the request never reached the server"
+    time.sleep(0.3)  # mid-stream
+    sent = time.monotonic()
+    process.send_signal(signum)
+    stdout, stderr = process.communicate(timeout=30)
+    return Result(process.returncode, stdout, stderr), time.monotonic() - sent
 
 
 def files_in(folder: Path) -> list[str]:
@@ -136,26 +160,10 @@ def test_signal_while_streaming_cancels_cleanly(
     session: Path, llm_server: FakeLLMServer, signum: int
 ) -> None:
     before = session.read_bytes()
-    llm_server.script(Reply(DOCUMENT, delay=0.5))  # about 15 s of slow streaming
-    process = subprocess.Popen(
-        [sys.executable, "-m", "handoff_cli", str(session), "--quiet"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, **model_env(llm_server)},
-    )
-    deadline = time.monotonic() + 60
-    while not llm_server.requests and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert llm_server.requests, "the request never reached the server"
-    time.sleep(0.3)  # mid-stream
-    sent = time.monotonic()
-    process.send_signal(signum)
-    stdout, stderr = process.communicate(timeout=30)
-    waited = time.monotonic() - sent
-    assert process.returncode == 130, stderr
-    assert stderr.strip() == "Handoff cancelled"
-    assert stdout == ""
+    result, waited = cancel_mid_stream(llm_server, signum, session)
+    assert result.code == 130, result.stderr
+    assert result.stderr.strip() == "Handoff cancelled"
+    assert result.stdout == ""
     assert waited < 10  # it stops promptly rather than finishing the answer (~15 s)
     assert session.read_bytes() == before and files_in(session.parent) == [session.name]
     assert llm_server.wait_idle(5)  # the connection was closed

@@ -7,8 +7,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,7 +15,7 @@ import pytest
 
 from .conftest import run_cli
 from .fakellm import FakeLLMServer, Reply
-from .test_cli_handoff import DOCUMENT, files_in, model_env
+from .test_cli_handoff import DOCUMENT, cancel_mid_stream, files_in, model_env
 
 SOURCE = Path(__file__).parent / "fixtures" / "inplace" / "generated-omp-020-20000.jsonl"
 
@@ -117,22 +115,9 @@ def test_signal_before_the_write_leaves_the_file_as_it_was(
     session: Path, llm_server: FakeLLMServer
 ) -> None:
     before = session.read_bytes()
-    llm_server.script(Reply(DOCUMENT, delay=0.5))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "handoff_cli", str(session), "--in-place", "--quiet"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, **model_env(llm_server)},
-    )
-    deadline = time.monotonic() + 60
-    while not llm_server.requests and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert llm_server.requests, "the request never reached the server"
-    time.sleep(0.3)
-    process.send_signal(signal.SIGINT)
-    stdout, stderr = process.communicate(timeout=30)
-    assert process.returncode == 130 and stderr.strip() == "Handoff cancelled" and stdout == ""
+    result, _ = cancel_mid_stream(llm_server, signal.SIGINT, session, "--in-place")
+    assert result.code == 130 and result.stderr.strip() == "Handoff cancelled"
+    assert result.stdout == ""
     assert session.read_bytes() == before and files_in(session.parent) == [session.name]
 
 
