@@ -44,19 +44,84 @@ def js_string(value: Any) -> str:
     """``value`` as a JavaScript template literal prints it (``${provider}/${model}``)."""
     if isinstance(value, str):
         return value
+    if isinstance(value, list):
+        return _joined(value)
+    return _scalar_string(value)
+
+
+def _scalar_string(value: Any) -> str:
     if value is UNDEFINED:
         return "undefined"
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, list):
-        return ",".join("" if v is None else js_string(v) for v in value)
+    if isinstance(value, (int, float)):
+        return js_number(value)
     if isinstance(value, dict):
         return "[object Object]"
     return str(value)
+
+
+def _joined(value: list[Any]) -> str:
+    """``Array.prototype.join`` of ``value``: nested arrays join into it, null elements are
+    empty. Without recursion, as deep as the file nests them."""
+    out: list[str] = []
+    stack: list[tuple[list[Any], int]] = [(value, 0)]
+    while stack:
+        items, index = stack.pop()
+        if index == len(items):
+            continue
+        if index:
+            out.append(",")
+        stack.append((items, index + 1))
+        item = items[index]
+        if isinstance(item, list):
+            stack.append((item, 0))
+        elif item is not None:
+            out.append(item if isinstance(item, str) else _scalar_string(item))
+    return "".join(out)
+
+
+_SAFE_INTEGER = 1 << 53
+"""Up to this, every integer is a double exactly; past it JavaScript has the nearest one."""
+
+
+def js_number(value: float) -> str:
+    """``String(value)``: ECMAScript's Number::toString, of the double JavaScript reads for a
+    JSON number (an integer of any size becomes the nearest double, or Infinity)."""
+    if isinstance(value, int) and -_SAFE_INTEGER <= value <= _SAFE_INTEGER:
+        return str(int(value))  # int(): a bool or an int subclass prints as a number
+    try:
+        number = float(value)
+    except OverflowError:
+        return "Infinity" if value > 0 else "-Infinity"
+    if number != number:
+        return "NaN"
+    if number in (_INFINITY, -_INFINITY):
+        return "Infinity" if number > 0 else "-Infinity"
+    if number == 0:
+        return "0"  # -0 too
+    sign = "-" if number < 0 else ""
+    # repr gives the shortest digits that read back as the same double, as JavaScript's do;
+    # only where the point goes and when an exponent is written differ.
+    mantissa, _, exponent = repr(abs(number)).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = (whole + fraction).lstrip("0")
+    point = len(whole) + int(exponent or 0) - (len(whole + fraction) - len(digits))
+    digits = digits.rstrip("0")
+    count = len(digits)
+    if count <= point <= 21:
+        return sign + digits + "0" * (point - count)
+    if 0 < point <= 21:
+        return f"{sign}{digits[:point]}.{digits[point:]}"
+    if -6 < point <= 0:
+        return f"{sign}0.{'0' * -point}{digits}"
+    shown = digits[0] + ("." + digits[1:] if count > 1 else "")
+    return f"{sign}{shown}e{'+' if point > 0 else '-'}{abs(point - 1)}"
+
+
+_INFINITY = float("inf")
 
 
 # ECMAScript's date-time string format, as leniently as JavaScriptCore reads it: one-digit
