@@ -374,7 +374,7 @@ def show(
             _show_context(path, _choose(loaded, agent, sessions_dirs), json_out)
         elif json_out:
             fields = {"header": loaded.header, "leaf": tip.id if tip else None}
-            write_json({**fields, "branch": loaded.entries(path)})
+            write_json({**fields, "branch": loaded.entries_json(path)})
         else:
             from .render import show_branch, show_tree
 

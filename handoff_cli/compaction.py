@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .config import OMP
 from .context import build_context
 from .document import HANDOFF_TYPE, files_block, js_order, with_files
-from .js import js_truthy
-from .jsonl import dumps, parse_line
+from .js import js_string, js_truthy
+from .jsonl import dumps
 from .session import Entry, Record
+from .text import CutText
 
 KEEP_RECENT_TOKENS = 20_000
 """The handoff method's ``compaction.keepRecentTokens``, oh-my-pi's default."""
@@ -65,7 +67,6 @@ def cut(branch: list[Record], keep_recent: int = KEEP_RECENT_TOKENS) -> Cut | No
     (the branch ends in a compaction, or too little precedes what is kept)."""
     if branch and branch[-1].type == "compaction" and not _replays_through(branch[-1]):
         return None
-    entries = [(record, _message(record)) for record in branch]
     previous = _last_index(branch, "compaction")
     reset = _last_index(branch, "reset_boundary")
     if reset > previous:
@@ -82,30 +83,31 @@ def cut(branch: list[Record], keep_recent: int = KEEP_RECENT_TOKENS) -> Cut | No
             kept_id = earlier.get("firstKeptEntryId")
             kept = (i for i in range(reset + 1, previous) if branch[i].id == kept_id)
             start = next(kept, start)
-    window = [(r, m) for r, m in entries[start:] if js_truthy(m)]
-    usage = _last_usage(entries)
+    window = _window(branch[start:])
+    usage = _last_usage(branch)
     tokens_before = _context_tokens(usage) if usage is not None else 0
     keep = keep_recent
     if usage is not None:
-        estimated = sum(message_tokens(m) for _, m in window)
+        estimated = sum(window.tokens)
         ratio = _prompt_tokens(usage) / estimated if estimated > 0 else 0
         if math.isfinite(ratio) and ratio > 1:
             keep = max(1, math.floor(keep / ratio))
-    if not window:
+    if not window.records:
         return None  # nothing after the last compaction: the agent says "already compacted"
     first_kept, turn_start = _cut_point(window, keep)
     split = turn_start >= 0
     history_end = turn_start if split else first_kept
-    summarised = [m for _, m in window[:history_end]]
-    prefix = [m for _, m in window[turn_start:first_kept]] if split else []
+    summarised = window.files[:history_end]
+    prefix = window.files[turn_start:first_kept] if split else []
     if not summarised and not prefix:
         return None
     read, written = _previous_files(branch[previous].entry if previous >= 0 else None)
-    for message in summarised + prefix:
-        _file_operations(message, read, written)
+    for operations in summarised + prefix:
+        for into, path in operations:
+            (read if into is _READ else written)[path] = None
     modified = {path for path in written if not _URL.search(path)}
     only_read = [p for p in read if not _URL.search(p) and p not in modified]
-    first_id = window[first_kept][0].id
+    first_id = window.records[first_kept].id
     at_leaf = next(i for i, r in enumerate(branch) if r.id == first_id)
     return Cut(
         first_kept_entry_id=first_id,
@@ -173,8 +175,12 @@ def tokens_after(branch: list[Record], entry: Entry) -> int:
 
 
 def estimate(text: str) -> int:
-    """A quarter of the text's UTF-8 bytes, rounded up."""
-    return (len(text.encode("utf-8", "surrogatepass")) + 3) >> 2
+    """A quarter of the text's UTF-8 bytes, rounded up (of the whole text, where it was read
+    in part)."""
+    size = (
+        text.utf8_bytes if isinstance(text, CutText) else len(text.encode("utf-8", "surrogatepass"))
+    )
+    return (size + 3) >> 2
 
 
 def message_tokens(message: Any, encrypted: bool = True) -> int:
@@ -195,7 +201,7 @@ def message_tokens(message: Any, encrypted: bool = True) -> int:
             if not isinstance(block, dict):
                 continue
             if block.get("type") == "text" and js_truthy(block.get("text")):
-                fragments.append(str(block["text"]))
+                fragments.append(js_string(block["text"]))
             elif block.get("type") == "image":
                 extra += IMAGE_TOKENS
     elif role == "assistant":
@@ -247,10 +253,38 @@ def _stringify(value: Any) -> str:
 # --- the cut's parts ----------------------------------------------------------------------------
 
 
+class _Window(NamedTuple):
+    """The entries that give a message after the last compaction, and of each what the cut
+    reads: its role (when a string), its tokens, the files its tool calls name. Only these:
+    the messages themselves are read one at a time and let go."""
+
+    records: list[Record]
+    roles: list[str | None]
+    tokens: list[int]
+    files: list[tuple[tuple[object, str], ...]]
+
+
+_READ, _WRITTEN = object(), object()
+
+
+def _window(records: list[Record]) -> _Window:
+    window = _Window([], [], [], [])
+    for record in records:
+        message = _message(record)
+        if not js_truthy(message):
+            continue
+        role = _role(message)
+        window.records.append(record)
+        window.roles.append(sys.intern(role) if type(role) is str else None)
+        window.tokens.append(message_tokens(message))
+        window.files.append(_file_operations(message))
+    return window
+
+
 def _message(record: Record) -> Any:
     """The message an entry gives the compaction (``getMessageFromEntry``), or None."""
     if record.type == "message":
-        return parse_line(record.message_json()) if record.has_message else None
+        return record.message() if record.has_message else None
     entry = record.entry or {}
     if record.type == "custom_message":
         return {"role": "custom", "content": entry.get("content")}
@@ -259,33 +293,34 @@ def _message(record: Record) -> Any:
     return None
 
 
-def _turn_start(record: Record, message: Any) -> bool:
+def _turn_start(record: Record, role: str | None) -> bool:
     if record.type in ("branch_summary", "custom_message"):
         return True
-    return record.type == "message" and _role(message) in ("user", "bashExecution")
+    return record.type == "message" and role in ("user", "bashExecution")
 
 
 def _role(message: Any) -> Any:
     return message.get("role") if isinstance(message, dict) else None
 
 
-def _cut_point(window: list[tuple[Record, Any]], keep: int) -> tuple[int, int]:
+def _cut_point(window: _Window, keep: int) -> tuple[int, int]:
     """``findCutPoint``: the index of the first kept entry of ``window`` (the oldest whole
     suffix within ``keep`` tokens, the newest group kept whatever its size), and the start of
     the turn it splits (-1 when it splits none)."""
+    pairs = list(zip(window.records, window.roles, strict=True))
     points = [
         i
-        for i, (record, message) in enumerate(window)
+        for i, (record, role) in enumerate(pairs)
         if record.type in ("branch_summary", "custom_message")
-        or (record.type == "message" and _role(message) in _CUT_ROLES)
+        or (record.type == "message" and role in _CUT_ROLES)
     ]
     if not points:
         return 0, -1
     total = 0
     at = len(points) - 1
     first = points[at]
-    for i in range(len(window) - 1, -1, -1):
-        total += message_tokens(window[i][1])
+    for i in range(len(pairs) - 1, -1, -1):
+        total += window.tokens[i]
         if i != points[at]:
             continue
         if total > keep:
@@ -294,16 +329,19 @@ def _cut_point(window: list[tuple[Record, Any]], keep: int) -> tuple[int, int]:
         at -= 1
     # Every entry of the window gives a message, so the agent's widening of the cut over
     # settings changes and labels before it never applies here.
-    if _turn_start(*window[first]):
+    if _turn_start(*pairs[first]):
         return first, -1
-    start = next((i for i in range(first, -1, -1) if _turn_start(*window[i])), -1)
+    start = next((i for i in range(first, -1, -1) if _turn_start(*pairs[i])), -1)
     return first, start
 
 
-def _last_usage(entries: list[tuple[Record, Any]]) -> dict[str, Any] | None:
+def _last_usage(branch: list[Record]) -> dict[str, Any] | None:
     """The usage of the last assistant turn that neither failed nor was aborted."""
-    for record, message in reversed(entries):
-        if record.type != "message" or _role(message) != "assistant" or "usage" not in message:
+    for record in reversed(branch):
+        if record.facts is None or record.facts.role != "assistant":
+            continue
+        message = _message(record)
+        if _role(message) != "assistant" or "usage" not in message:
             continue
         usage = message["usage"]
         if message.get("stopReason") not in ("aborted", "error") and js_truthy(usage):
@@ -368,11 +406,12 @@ def _previous_files(entry: Entry | None) -> tuple[dict[str, None], dict[str, Non
     return read, written
 
 
-def _file_operations(message: Any, read: dict[str, None], written: dict[str, None]) -> None:
-    """The files an assistant turn's tool calls read, wrote or edited (paths that are
-    ``scheme://`` resources left out)."""
+def _file_operations(message: Any) -> tuple[tuple[object, str], ...]:
+    """The files an assistant turn's tool calls read (``_READ``), wrote or edited
+    (``_WRITTEN``), in order (paths that are ``scheme://`` resources left out)."""
     if _role(message) != "assistant" or not isinstance(message.get("content"), list):
-        return
+        return ()
+    found: list[tuple[object, str]] = []
     for block in message["content"]:
         if not isinstance(block, dict) or block.get("type") != "toolCall" or "name" not in block:
             continue
@@ -381,9 +420,10 @@ def _file_operations(message: Any, read: dict[str, None], written: dict[str, Non
         if not isinstance(path, str) or not path or _URL.search(path):
             continue
         if block["name"] == "read":
-            read[strip_read_selector(path)] = None
+            found.append((_READ, strip_read_selector(path)))
         elif block["name"] in ("write", "edit"):
-            written[path] = None
+            found.append((_WRITTEN, path))
+    return tuple(found)
 
 
 def strip_read_selector(path: str) -> str:

@@ -23,11 +23,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-import orjson
-
 from .config import OMP, PI
 from .js import UNDEFINED, UNPAIRABLE, js_key, js_string, js_time, js_truthy
-from .jsonl import dumps, parse_line
+from .jsonl import LONGEST_TEXT, Verbatim, dumps
 from .session import CallId, Entry, MessageFacts, Record, without_signature
 
 Message = dict[str, Any]
@@ -103,16 +101,16 @@ class Context:
                 total += len(dumps(to_message(record, self.agent, changes.get(record.id))))
         return total
 
-    def serialized(self) -> Iterator[Message | orjson.Fragment]:
+    def serialized(self) -> Iterator[Message | Verbatim]:
         """The same messages for JSON output: a message sent as it was loaded is passed on in
-        the JSON it was loaded as, never parsed again."""
+        the JSON it was loaded as, never parsed again (docs/session-format.md §8.2)."""
         yield from self.head
         changes = self.changes
         for record in self.records:
             if record.has_message and record.id not in changes:
-                yield orjson.Fragment(record.message_json())
+                yield Verbatim(record.message_json())
             else:
-                yield to_message(record, self.agent, changes.get(record.id))
+                yield to_message(record, self.agent, changes.get(record.id), longest=None)
 
     def to_json(self) -> dict[str, Any]:
         """The agent's own context object, streamed: ``messages``, ``thinkingLevel``, ``model``."""
@@ -156,12 +154,15 @@ def _branch_summary(entry: Entry) -> Message:
     return message
 
 
-def to_message(record: Record, agent: str, change: Change | None = None) -> Message:
+def to_message(
+    record: Record, agent: str, change: Change | None = None, longest: int | None = LONGEST_TEXT
+) -> Message:
     """The in-memory message an emitted entry becomes by ``agent``'s rules (its keys in the
-    agent's order)."""
+    agent's order); its strings longer than ``longest`` are read as their head and tail
+    (``Record.message``), unless ``longest`` is None (for output)."""
     facts = record.facts
     if record.has_message and facts is not None:
-        message: Message = parse_line(record.message_json())
+        message: Message = record.message(longest)
         message = _pi_loaded(message, facts.role) if agent == PI else _omp_loaded(message, facts)
     else:
         entry = record.entry

@@ -163,18 +163,21 @@ def _tree_lines(paths: list[str], mark: Callable[[str], str]) -> list[str]:
             node = node.folders.setdefault(folder, _Folder())
         if not is_folder:
             node.files.setdefault(segments[-1], path)
-    lines: list[str] = []
-    _walk(root, 0, lines, mark)
+    lines = [name + mark(path) for name, path in root.files.items()]
+    # Depth first, as written: a folder's line, its files, then its folders. A stack of its
+    # own: a path of a thousand folders is not a thousand calls deep.
+    stack = [(iter(root.folders.items()), 0)]
+    while stack:
+        folders, depth = stack[-1]
+        for name, inner in folders:
+            chain = [name]
+            while not inner.files and len(inner.folders) == 1:
+                ((only, inner),) = inner.folders.items()
+                chain.append(only)
+            lines.append(f"{'#' * (depth + 1)} {'/'.join(chain)}/")
+            lines.extend(file + mark(path) for file, path in inner.files.items())
+            stack.append((iter(inner.folders.items()), depth + 1))
+            break
+        else:
+            stack.pop()
     return lines
-
-
-def _walk(node: _Folder, depth: int, lines: list[str], mark: Callable[[str], str]) -> None:
-    for name, path in node.files.items():
-        lines.append(name + mark(path))
-    for name, folder in node.folders.items():
-        chain = [name]
-        while not folder.files and len(folder.folders) == 1:
-            ((only, folder),) = folder.folders.items()
-            chain.append(only)
-        lines.append(f"{'#' * (depth + 1)} {'/'.join(chain)}/")
-        _walk(folder, depth + 1, lines, mark)

@@ -27,7 +27,8 @@ from .document import (
     sections_of,
     unwrap_document,
 )
-from .jsonl import parse_line
+from .js import js_string
+from .jsonl import dumps, parse_line
 from .session import Entry, Record, Session
 from .text import one_line, text_of
 
@@ -232,7 +233,7 @@ def _entries(session: Session, branch: list[Record]) -> Iterator[Entry | None]:
         if record.entry is not None:
             yield record.entry
         elif record.has_message:
-            yield {"type": "message", "id": record.id, "message": parse_line(record.message_json())}
+            yield {"type": "message", "id": record.id, "message": record.message()}
         else:
             yield None  # a message the agent would not send (a superseded retry)
 
@@ -508,7 +509,7 @@ class _Reader:
         elif role == "bashExecution" and not message.get("excludeFromContext"):
             code = message.get("exitCode")
             code = code if isinstance(code, int) else None
-            command = str(message.get("command", ""))
+            command = js_string(message.get("command", ""))
             if message.get("cancelled"):
                 return  # stopped by the user: neither passed nor failed
             ok = code in (0, None) or _no_match(command, code)
@@ -540,7 +541,7 @@ class _Reader:
             if isinstance(block, dict) and block.get("type") == "toolCall":
                 arguments = block.get("arguments")
                 arguments = arguments if isinstance(arguments, dict) else {}
-                name = str(block.get("name", ""))
+                name = js_string(block.get("name", ""))
                 self.calls[_key(block.get("id"))] = (name, arguments)
                 self._file(name, arguments)
 
@@ -662,7 +663,8 @@ class _Reader:
 
 
 def _key(value: Any) -> Any:
-    return value if isinstance(value, (str, int, float)) else repr(value)
+    # A value of any depth, compared as its JSON (repr would recurse).
+    return value if isinstance(value, (str, int, float)) else dumps(value)
 
 
 def _rules(requests: list[str]) -> Iterator[str]:

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+import sys
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import orjson
 
 from .js import js_number
+from .text import CutText, cut_marker
 
 
 def _reject_constant(name: str) -> Any:
@@ -27,30 +30,156 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"invalid JSON constant {name}")
 
 
-def parse_line(line: bytes) -> Any:
+def parse_line(line: bytes | memoryview) -> Any:
     """Parse one line; raise ``ValueError`` if the agents would not accept it either."""
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
-        text = line.decode("utf-8", "replace")
+        text = bytes(line).decode("utf-8", "replace")
         try:
             return json.loads(text, parse_constant=_reject_constant)
         except RecursionError:
             raise ValueError("JSON nested too deeply") from None
 
 
-def dumps(value: Any) -> bytes:
-    """Compact JSON, keys in insertion order, as ``JSON.stringify`` writes it.
+LONGEST_TEXT = 8 << 20
+"""Characters of the longest string ``parse_bounded`` keeps whole; a longer one is read as its
+first and last quarter of that (2 MiB each), which is more than any request or view uses."""
+_CHUNK = 1 << 20
+# A string, whole. Possessive (Python 3.11 on), the engine keeps nothing for each escape it
+# passes: for a 100 MB text of short lines that would be a gigabyte.
+_STRING_BODY = (
+    rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"' if sys.version_info >= (3, 11) else rb'"[^"\\]*(?:\\.[^"\\]*)*"'
+)
+_STRING = re.compile(_STRING_BODY, re.DOTALL)
 
-    An ``orjson.Fragment`` (JSON passed on as it was read) is written as it is.
+
+def parse_bounded(
+    data: bytes | memoryview,
+    longest: int = LONGEST_TEXT,
+    loads: Callable[[bytes | memoryview], Any] = parse_line,
+) -> Any:
+    """``parse_line`` of ``data``, but each string longer than ``longest`` characters read as
+    its head and tail (``text.cut_text``, a ``text.CutText``): the value of a 100 MB line costs a
+    few megabytes, never the line again or four times over (a str of ASCII and one emoji).
+
+    Raises ``ValueError`` where ``parse_line`` would; a line orjson refuses (invalid UTF-8,
+    lone surrogates) is parsed whole by the fallback. ``loads``: orjson's own, to refuse it.
     """
+    if len(data) <= longest:
+        return loads(data)
+    pieces: list[bytes | memoryview] = []
+    cuts: dict[str, CutText] = {}
+    done = 0
+    for match in _STRING.finditer(data):  # from the first quote on, in step with the strings
+        start, end = match.span()
+        if end - start - 2 <= longest:  # no more characters than its bytes
+            continue
+        cut = _cut_string(data, start + 1, end - 1, longest)
+        if cut is None:
+            return loads(data)
+        if cut is not _WHOLE:
+            # A placeholder in its place, the CutText put back once parsed: a long text given to
+            # orjson to write or read costs several times its size.
+            placeholder = f"\0handoff-cli: cut text {len(cuts)}\0"
+            pieces += (data[done:start], orjson.dumps(placeholder))
+            cuts[placeholder] = cut
+            done = end
+    if not pieces:
+        return loads(data)
+    value = loads(b"".join([*pieces, data[done:]]))
+    if isinstance(value, str):
+        return cuts.get(value, value)
+    _put_back(value, cuts)
+    return value
+
+
+_WHOLE = CutText("", 0)
+"""``_cut_string``'s answer for a string short enough to be read as it is."""
+
+
+def _cut_string(data: bytes | memoryview, begin: int, end: int, longest: int) -> CutText | None:
+    """The string whose JSON text (without its quotes) is ``data[begin:end]``, decoded a
+    megabyte at a time: its head and tail, its size counted; ``_WHOLE`` if it has at most
+    ``longest`` characters; None if orjson cannot read it."""
+    keep = longest // 4
+    head: list[str] = []
+    tail: list[str] = []
+    chars = utf8 = 0
+    blank = True
+    while begin < end:
+        piece, begin = _decoded(data, begin, min(end, begin + _CHUNK))
+        if piece is None:
+            return None
+        chars += len(piece)
+        utf8 += len(piece.encode())
+        blank = blank and not piece.strip()
+        if sum(map(len, head)) < keep:
+            head.append(piece)
+        tail.append(piece)
+        while len(tail) > 1 and sum(map(len, tail)) - len(tail[0]) >= keep:
+            tail.pop(0)
+    if chars <= longest:
+        return _WHOLE
+    start = "".join(head)[:keep]
+    if blank:  # white space only: no marker, which would make it text (the agents trim it)
+        return CutText(start, utf8)
+    return CutText(start + cut_marker(chars - 2 * keep) + "".join(tail)[-keep:], utf8)
+
+
+def _decoded(data: bytes | memoryview, begin: int, stop: int) -> tuple[str | None, int]:
+    """The string text ``data[begin:stop]`` decoded, and where it ended: a few bytes short of
+    ``stop`` where that falls inside an escape, a character or a surrogate pair, which
+    orjson refuses to read cut."""
+    for back in range(13):  # an escaped surrogate pair is 12 bytes
+        if stop - back <= begin:
+            break
+        try:
+            return orjson.loads(b'"' + data[begin : stop - back] + b'"'), stop - back
+        except orjson.JSONDecodeError:
+            continue
+    return None, begin
+
+
+def _put_back(value: Any, cuts: dict[str, CutText]) -> None:
+    """Each placeholder string in ``value`` becomes the ``CutText`` it stands for (NUL-framed, it
+    is no text of a session's)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        members = enumerate(item) if isinstance(item, list) else item.items()
+        for key, member in members:
+            if isinstance(member, str):
+                if member in cuts:
+                    item[key] = cuts[member]
+            elif isinstance(member, (list, dict)):
+                stack.append(member)
+
+
+class Verbatim(NamedTuple):
+    """JSON text passed on as it was read from a file (orjson read it: it is valid), never
+    parsed again; ``dumps`` writes it as it is, and ``output.write_json`` without a copy."""
+
+    data: bytes | memoryview
+
+
+def _verbatim(value: Any) -> orjson.Fragment:
+    if isinstance(value, Verbatim):
+        return orjson.Fragment(bytes(value.data))
+    raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
+
+
+def dumps(value: Any) -> bytes:
+    """Compact JSON, keys in insertion order, as ``JSON.stringify`` writes it."""
+    if isinstance(value, Verbatim):
+        return bytes(value.data)
     try:
-        data = orjson.dumps(value, option=orjson.OPT_STRICT_INTEGER)
+        data = orjson.dumps(value, default=_verbatim, option=orjson.OPT_STRICT_INTEGER)
     except TypeError:
         # Lone surrogates (kept from a fallback parse), integers past 2**53 (JavaScript has
         # the nearest double), or nesting deeper than orjson writes (255 levels; it reads 1,024).
         return _dumps_slowly(value)
-    return data if isinstance(value, orjson.Fragment) else js_numbers(data)
+    return js_numbers(data)
 
 
 def dumps_line(value: Any) -> bytes:
@@ -69,7 +198,7 @@ _NUMBER = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _LONGEST_INTEGER_PART = 24
 """More digits than orjson writes before a fraction or an exponent (it writes at most 17)."""
 # Strings and numbers, each whole: outside strings, a digit or a minus starts a number.
-_STRING_OR_NUMBER = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|-?[0-9][0-9.eE+-]*', re.DOTALL)
+_STRING_OR_NUMBER = re.compile(_STRING_BODY + rb"|-?[0-9][0-9.eE+-]*", re.DOTALL)
 _QUOTE, _DOT, _E = b'".e'
 
 
@@ -137,7 +266,9 @@ def _dumps_slowly(value: Any) -> bytes:
                     raise TypeError(f"a key that is not a string: {key!r}")
                 pieces += (_Written((b"," if pieces else b"{") + _string(key) + b":"), member)
             stack += [_Written(b"}"), *reversed(pieces)] if pieces else [_Written(b"{}")]
-        elif isinstance(item, list):
+        elif isinstance(item, Verbatim):
+            out.append(bytes(item.data))
+        elif isinstance(item, (list, tuple)):
             pieces = []
             for member in item:
                 pieces += (_Written(b"," if pieces else b"["), member)
@@ -147,8 +278,7 @@ def _dumps_slowly(value: Any) -> bytes:
         elif isinstance(item, (int, float)):
             out.append(_number(item))
         else:
-            # A Fragment, as it is; orjson raises its own TypeError for what is not JSON.
-            out.append(orjson.dumps(item))
+            raise TypeError(f"Type is not JSON serializable: {type(item).__name__}")
     return b"".join(out)
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, BinaryIO
 
-from .jsonl import dumps
+from .jsonl import Verbatim, dumps
 from .session import Session
 from .text import visible
 
@@ -37,7 +37,8 @@ def write_line(text: str) -> None:
 def write_json(fields: Mapping[str, Any], out: BinaryIO | None = None) -> None:
     """Write one JSON object and a newline; values that are iterators are streamed as arrays.
 
-    Streaming keeps memory flat: a context of a 100 MB session is never held whole.
+    Streaming keeps memory flat: a context of a 100 MB session is never held whole, and JSON
+    passed on as it was read (``Verbatim``) is written without a copy.
     """
     out = out if out is not None else stdout()
     out.write(b"{")
@@ -49,7 +50,7 @@ def write_json(fields: Mapping[str, Any], out: BinaryIO | None = None) -> None:
             for index, item in enumerate(value):
                 if index:
                     out.write(b",")
-                out.write(dumps(item))
+                out.write(item.data if isinstance(item, Verbatim) else dumps(item))
             out.write(b"]")
         else:
             out.write(dumps(value))

@@ -24,8 +24,8 @@ from typing import Any
 
 from .document import SECTION_LIST
 from .jsonl import dumps, parse_line
-from .prompt import ChatMessage
-from .text import text_of
+from .prompt import IMAGE_LEFT_OUT, ChatMessage
+from .text import cut_text, text_of
 
 Counter = Callable[[Sequence[ChatMessage]], int]
 
@@ -59,7 +59,6 @@ FINAL_OPEN = (
     "the conversation follows."
 )
 CONTINUES = "[The conversation continues.]"
-IMAGE_LEFT_OUT = "[an image was here; left out for size]"
 
 
 def rough_tokens(chars: int) -> int:
@@ -100,14 +99,6 @@ class Plan:
     @property
     def requests(self) -> int:
         return len(self.chunks) + 1
-
-
-def cut_text(text: str, keep: int = KEEP_CHARS) -> str:
-    """The head and the tail of ``text``, the cut marked."""
-    if len(text) <= 2 * keep + 100:
-        return text
-    cut = len(text) - 2 * keep
-    return f"{text[:keep]}\n[… {cut:,} characters cut …]\n{text[-keep:]}"
 
 
 def _shrunk(message: ChatMessage, keep: int = KEEP_CHARS) -> ChatMessage | None:
@@ -160,13 +151,24 @@ def _cut_call(call: ChatMessage, keep: int) -> ChatMessage:
 
 
 def _cut_strings(value: Any, keep: int) -> Any:
-    if isinstance(value, str):
-        return cut_text(value, keep) if len(value) > CUT_ABOVE_CHARS else value
-    if isinstance(value, list):
-        return [_cut_strings(item, keep) for item in value]
-    if isinstance(value, dict):
-        return {key: _cut_strings(item, keep) for key, item in value.items()}
-    return value
+    """``value`` with its long strings cut, at any depth (a stack of its own, no recursion)."""
+    top: list[Any] = [value]
+    stack: list[tuple[Any, list[Any] | dict[Any, Any], Any]] = [(value, top, 0)]
+    while stack:
+        item, into, key = stack.pop()
+        if isinstance(item, str):
+            into[key] = cut_text(item, keep) if len(item) > CUT_ABOVE_CHARS else item
+        elif isinstance(item, list):
+            copy: list[Any] = [None] * len(item)
+            into[key] = copy
+            stack.extend((member, copy, index) for index, member in enumerate(item))
+        elif isinstance(item, dict):
+            made: dict[Any, Any] = dict.fromkeys(item)
+            into[key] = made
+            stack.extend((member, made, name) for name, member in item.items())
+        else:
+            into[key] = item
+    return top[0]
 
 
 def _units(messages: Sequence[ChatMessage]) -> list[list[ChatMessage]]:

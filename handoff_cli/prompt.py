@@ -18,7 +18,9 @@ from .config import DEFAULT_DOCUMENT_TOKENS
 from .context import Message
 from .document import PROMPT_OPENINGS, SECTION_LIST
 from .facts import Facts
+from .js import js_string
 from .jsonl import dumps
+from .text import CutText
 
 ChatMessage = dict[str, Any]
 """A message in OpenAI's chat format, as LiteLLM takes it."""
@@ -83,6 +85,7 @@ BRANCH_INTRO = "The conversation went down another path first, which ended as su
 BASH_INTRO = "I ran this command myself:\n$ "
 CUSTOM_INTRO = "[Context added by the agent: "
 RESULT_INTRO = "[Result of "
+IMAGE_LEFT_OUT = "[an image was here; left out for size]"
 FOCUS_INTRO = "\n\nAdditional focus: "
 
 
@@ -164,6 +167,8 @@ def _text_parts(content: Any) -> list[dict[str, Any]]:
 
 def _image_part(block: dict[str, Any]) -> dict[str, Any]:
     data, mime = block.get("data"), block.get("mimeType", "image/png")
+    if isinstance(data, CutText):  # read in part (far larger than any provider takes): no image
+        return {"type": "text", "text": IMAGE_LEFT_OUT}
     if not isinstance(data, str) or not data or data.startswith("blob:"):
         return {"type": "text", "text": "[an image was here; it is not available]"}
     return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}}
@@ -183,6 +188,11 @@ def _string(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _printed(value: Any) -> str:
+    """A field as the agent's template literal prints it (any depth: no recursion)."""
+    return value if isinstance(value, str) else js_string(value)
+
+
 def _bash_text(message: Message) -> str:
     text = f"{BASH_INTRO}{_string(message.get('command'))}\n"
     output = _string(message.get("output"))
@@ -191,7 +201,7 @@ def _bash_text(message: Message) -> str:
     if message.get("cancelled"):
         text += "\n(cancelled)"
     elif code not in (0, None):
-        text += f"\n(exit code {code})"
+        text += f"\n(exit code {_printed(code)})"
     if message.get("truncated"):
         text += "\n(output truncated)"
     return text
@@ -201,9 +211,11 @@ def _side_text(message: Message) -> str | None:
     """User-side text for the messages that are not turns of the conversation."""
     role = message.get("role")
     if role == "compactionSummary":
-        return f"{COMPACTION_INTRO}\n\n<summary>\n{message.get('summary', '')}\n</summary>"
+        summary = _printed(message.get("summary", ""))
+        return f"{COMPACTION_INTRO}\n\n<summary>\n{summary}\n</summary>"
     if role == "branchSummary":
-        return f"{BRANCH_INTRO}\n\n<summary>\n{message.get('summary', '')}\n</summary>"
+        summary = _printed(message.get("summary", ""))
+        return f"{BRANCH_INTRO}\n\n<summary>\n{summary}\n</summary>"
     if role == "bashExecution":
         return None if message.get("excludeFromContext") else _bash_text(message)
     if role == "pythonExecution":
@@ -213,7 +225,7 @@ def _side_text(message: Message) -> str | None:
         )
     text = _plain(_text_parts(message.get("content")))
     if role == "custom" and text:
-        return f"{CUSTOM_INTRO}{message.get('customType', 'custom')}]\n{text}"
+        return f"{CUSTOM_INTRO}{_printed(message.get('customType', 'custom'))}]\n{text}"
     return text or None
 
 
@@ -240,7 +252,8 @@ def to_chat(messages: Iterable[Message]) -> list[ChatMessage]:
         elif role == "toolResult":
             # Its call is not right before it (e.g. it was summarised away): plain text then.
             name, call = message.get("toolName", "a tool"), message.get("toolCallId", "?")
-            chat.append(_user(f"{RESULT_INTRO}{name} call {call}]\n{_result_text(message)}"))
+            intro = f"{RESULT_INTRO}{_printed(name)} call {_printed(call)}]"
+            chat.append(_user(f"{intro}\n{_result_text(message)}"))
         else:
             text = _side_text(message)
             if text:
@@ -279,7 +292,8 @@ def _assistant_turn(
     for call, block in calls.items():
         if call not in answered:
             arguments = _tool_call(block)["function"]["arguments"]
-            text += f"\n[Called {block.get('name', 'a tool')} (call {call}) with {arguments}]"
+            name = _printed(block.get("name", "a tool"))
+            text += f"\n[Called {name} (call {call}) with {arguments}]"
     text = text.strip("\n")
     if not text and not tool_calls:
         return index
@@ -297,7 +311,7 @@ def _tool_call(block: dict[str, Any]) -> dict[str, Any]:
         "id": block["id"],
         "type": "function",
         "function": {
-            "name": str(block.get("name", "tool")),
+            "name": _printed(block.get("name", "tool")),
             "arguments": arguments if isinstance(arguments, str) else dumps(arguments).decode(),
         },
     }

@@ -588,16 +588,26 @@ class Redactor:
 
 
 def _copy(value: list[Any] | dict[Any, Any], places: list[tuple[Any, Any]]) -> None:
-    """Copies the lists and dicts in ``value``, in place, and notes where each string is; the
-    values of keys in ``_UNTOUCHED`` are left as they are."""
-    items = enumerate(value) if isinstance(value, list) else value.items()
-    for key, item in items:
-        if isinstance(item, str):
-            if key not in _UNTOUCHED:
-                places.append((value, key))
-        elif isinstance(item, (list, dict)) and key not in _UNTOUCHED:
-            value[key] = copy = type(item)(item)
-            _copy(copy, places)
+    """Copies the lists and dicts in ``value``, in place, and notes where each string is, in
+    the order they are written; the values of keys in ``_UNTOUCHED`` are left as they are. At
+    any depth: a stack of its own, no recursion."""
+    stack = [(value, _members(value))]
+    while stack:
+        container, members = stack[-1]
+        for key, item in members:
+            if isinstance(item, str):
+                if key not in _UNTOUCHED:
+                    places.append((container, key))
+            elif isinstance(item, (list, dict)) and key not in _UNTOUCHED:
+                container[key] = copy = type(item)(item)
+                stack.append((copy, _members(copy)))
+                break  # its strings come first, as written
+        else:
+            stack.pop()
+
+
+def _members(value: list[Any] | dict[Any, Any]) -> Iterator[tuple[Any, Any]]:
+    return iter(enumerate(value)) if isinstance(value, list) else iter(value.items())
 
 
 # Keys whose values are never free text: ids, roles, image data.

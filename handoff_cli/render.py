@@ -26,7 +26,7 @@ from rich.text import Text
 from .agents import NAMES, Choice
 from .context import FAILED_STOP_REASONS, Context, Message
 from .js import UNDEFINED
-from .jsonl import dumps
+from .jsonl import LONGEST_TEXT, dumps
 from .listing import Catalog, SessionSummary
 from .output import Reporter
 from .session import Entry, Record, Session
@@ -101,7 +101,7 @@ def describe_message(message: Any) -> tuple[str, str]:
         text = text_of(content)
         blocks = content if isinstance(content, list) else []
         calls = [
-            str(b.get("name", "?"))
+            _shown(b.get("name"))
             for b in blocks
             if isinstance(b, dict) and b.get("type") == "toolCall"
         ]
@@ -113,15 +113,16 @@ def describe_message(message: Any) -> tuple[str, str]:
         return role, text
     if role == "toolResult":
         flag = " (error)" if message.get("isError") else ""
-        return role, f"{message.get('toolName', '?')}{flag}: {text_of(content)}"
+        return role, f"{_shown(message.get('toolName'))}{flag}: {text_of(content)}"
     if role == "bashExecution":
         code = message.get("exitCode")
-        status = f" (exit {code})" if code not in (0, None) else ""
-        return role, f"$ {message.get('command', '')}{status}: {message.get('output', '')}"
+        status = f" (exit {_shown(code)})" if code not in (0, None) else ""
+        command, output = _shown(message.get("command"), ""), _shown(message.get("output"), "")
+        return role, f"$ {command}{status}: {output}"
     if role in ("compactionSummary", "branchSummary"):
         return role, _shown(message.get("summary"), "")
     if role == "custom":
-        return role, f"{message.get('customType', '')}: {text_of(content)}"
+        return role, f"{_shown(message.get('customType'), '')}: {text_of(content)}"
     return role, text_of(content)
 
 
@@ -133,7 +134,7 @@ def describe_entry(entry: Entry) -> tuple[str, str]:
     if kind == "compaction":
         tokens = entry.get("tokensBefore")
         before = f" ({tokens:,} tokens before)" if isinstance(tokens, int) else ""
-        return "compaction", f"{entry.get('summary', '')}{before}"
+        return "compaction", f"{_shown(entry.get('summary'), '')}{before}"
     if kind == "branch_summary":
         summary = _shown(entry.get("summary"), "")
         return "branch summary", f"from {_shown(entry.get('fromId'))}: {summary}"
@@ -141,7 +142,9 @@ def describe_entry(entry: Entry) -> tuple[str, str]:
         custom_type = _shown(entry.get("customType"))
         return "custom message", f"{custom_type}: {text_of(entry.get('content'))}"
     if kind == "model_change":
-        model = entry.get("model") or f"{entry.get('provider')}/{entry.get('modelId')}"
+        model = entry.get("model") or (
+            f"{_shown(entry.get('provider'), 'None')}/{_shown(entry.get('modelId'), 'None')}"
+        )
         return "model", _shown(model)
     if kind == "thinking_level_change":
         return "thinking", _shown(entry.get("thinkingLevel"), "off")
@@ -279,7 +282,7 @@ def show_branch(
     when the branch spans more than a day."""
     console, labels, kids = _begin(session, branch, tip, family, chosen)
     dated = _spans_days(branch)
-    for record, entry in zip(branch, session.entries(branch), strict=False):
+    for record, entry in zip(branch, session.entries(branch, LONGEST_TEXT), strict=False):
         forks = len(kids.get(record.id, ()))
         console.print(_entry_line(record, entry, labels, forks, dated=dated))
 
@@ -313,7 +316,7 @@ def show_tree(
     on_branch = {r.id for r in branch}
     order = list(_tree_order(session))
     dated = _spans_days(session.records)
-    entries = session.entries(record for record, _ in order)
+    entries = session.entries((record for record, _ in order), LONGEST_TEXT)
     for (record, depth), entry in zip(order, entries, strict=False):
         mark = ("* " if record.id in on_branch else "  ") + "  " * depth
         forks = len(kids.get(record.id, ()))

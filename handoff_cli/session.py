@@ -26,7 +26,7 @@ import orjson
 
 from .errors import SessionFileError, os_reason
 from .js import UNDEFINED, js_key, js_string, js_truthy
-from .jsonl import dumps, parse_line
+from .jsonl import LONGEST_TEXT, Verbatim, dumps, parse_bounded, parse_line
 from .text import one_line, text_of
 
 Entry = dict[str, Any]
@@ -37,6 +37,8 @@ BOM = b"\xef\xbb\xbf"
 READ_BUFFER = 1 << 16
 READ_AHEAD = 1 << 20
 """Bytes read at once when messages are read again from the file."""
+LONG_LINE = 1 << 22
+"""Past this, a line is read whole by its offset (``_lines``)."""
 MAX_LINE_BYTES = 1 << 30
 """Longer than any line an agent writes (a 200 MB message is real); past it, an error rather
 than memory without bound."""
@@ -95,8 +97,9 @@ class Record(NamedTuple):
     (migrated, or not written as the agents write it): its JSON."""
     at: int = 0
     size: int = 0
-    """Else, for a ``message`` entry whose message is an object: where its JSON is in the file.
-    It stays on disk until it is output (passed on as it is, never parsed a second time)."""
+    """Else, for a ``message`` entry whose message is an object: where its JSON is in the line
+    (from the line's start, a small number) and how long. It stays on disk until it is output
+    (passed on as it is, never parsed a second time)."""
     source: Source | None = None
 
     @property
@@ -114,7 +117,14 @@ class Record(NamedTuple):
         if self.kept is not None:
             return self.kept
         assert self.source is not None, "a message on disk has its source"
-        return self.source.read(self.at, self.size, self.line)
+        return self.source.read(self.offset + self.at, self.size, self.line)
+
+    def message(self, longest: int | None = LONGEST_TEXT) -> Any:
+        """Its message, parsed (``has_message`` must hold); a string longer than ``longest``
+        characters is read as its head and tail (``jsonl.parse_bounded``), unless ``longest``
+        is None: what is output whole (a message rebuilt by the agent's rules) or written."""
+        data = self.message_json()
+        return parse_line(data) if longest is None else parse_bounded(data, longest)
 
 
 class Source:
@@ -140,16 +150,26 @@ class Source:
     def read(self, offset: int, length: int, line: int) -> bytes:
         """``length`` bytes at ``offset``: a JSON object of line ``line`` when it was loaded."""
         start = offset - self._at
-        if start < 0 or start + length > len(self._window):
-            try:
-                self._window = os.pread(self._fd, max(length, READ_AHEAD), offset)
-            except OSError as error:
-                raise SessionFileError(self.path, os_reason(error)) from None
-            self._at, start = offset, 0
-        data = self._window[start : start + length]
-        if len(data) != length or not data.rstrip(_LINE_END).endswith(b"}"):
+        if start >= 0 and start + length <= len(self._window):
+            data = self._window[start : start + length]
+        elif length >= READ_AHEAD:  # read alone, and not kept: never held twice
+            data = self._pread(length, offset)
+        else:
+            self._window = self._pread(READ_AHEAD, offset)
+            self._at = offset
+            data = self._window[:length]
+        end = len(data)
+        while end and data[end - 1] in _LINE_END:  # a line's newline, without a copy
+            end -= 1
+        if len(data) != length or not end or data[end - 1] != _CLOSING_BRACE:
             raise SessionFileError(self.path, "changed while being read", line)
         return data
+
+    def _pread(self, length: int, offset: int) -> bytes:
+        try:
+            return os.pread(self._fd, length, offset)
+        except OSError as error:
+            raise SessionFileError(self.path, os_reason(error)) from None
 
 
 @dataclass(frozen=True)
@@ -187,7 +207,7 @@ class Session:
     def _first_request(self) -> str | None:
         for record in self.records:
             if record.facts and record.facts.role == "user" and record.has_message:
-                text = text_of(parse_line(record.message_json()).get("content")).strip()
+                text = text_of(record.message().get("content")).strip()
                 if text:
                     return text
         return None
@@ -196,21 +216,45 @@ class Session:
     def parent(self) -> str | None:
         return parent_session(self.header)
 
-    def entries(self, records: Iterable[Record]) -> Iterator[Entry]:
+    def entries(self, records: Iterable[Record], longest: int | None = None) -> Iterator[Entry]:
         """The full entries of ``records`` as in the file (migrated to version 3), in order.
 
-        Message entries are read again from the file, one line each.
+        Message entries are read again from the file, one line each; with ``longest``, each of
+        their strings longer than that is read as its head and tail (for views).
         """
         for record in records:
-            yield record.entry if record.entry is not None else self._read(record)
+            yield record.entry if record.entry is not None else self._read(record, longest)
+
+    def entries_json(self, records: Iterable[Record]) -> Iterator[Entry | Verbatim]:
+        """``entries``, but an entry written as the agents write one is passed on as the JSON
+        it is in the file, never parsed: ``show --json`` of a 100 MB line holds it once."""
+        for record in records:
+            if record.entry is None and record.kept is None:
+                yield Verbatim(self._line(record))
+            else:
+                yield record.entry if record.entry is not None else self._read(record, None)
 
     def entry(self, record: Record) -> Entry:
         return next(self.entries([record]))
 
-    def _read(self, record: Record) -> Entry:
+    def _line(self, record: Record) -> bytes | memoryview:
+        """The record's line, without its newline (and without a copy)."""
         assert record.source is not None, "an entry not kept is on disk"
+        data = record.source.read(record.offset, record.length, record.line)
+        end = len(data)
+        while data[end - 1] in _LINE_END:
+            end -= 1
+        return data if end == len(data) else memoryview(data)[:end]
+
+    def _read(self, record: Record, longest: int | None) -> Entry:
+        raw = self._line(record)
         try:
-            entry = parse_line(record.source.read(record.offset, record.length, record.line))
+            if record.kept is None and record.facts is not None:
+                # A line as the agents write it: split as it was loaded, the message parsed
+                # alone, which is as deep as orjson reads (the whole line is one level more).
+                entry = _split_entry(raw, longest)
+            else:
+                entry = parse_line(raw) if longest is None else parse_bounded(raw, longest)
         except ValueError:
             entry = None
         if not isinstance(entry, dict):
@@ -427,22 +471,21 @@ _MESSAGE_LINE = re.compile(
 )
 _LINE_END = b" \t\r\n"
 _CLOSING_BRACE = ord("}")
+_NEWLINE = ord("\n")
 _new_record = tuple.__new__
 
 
-def _message_record(raw: bytes, number: int, start: int, source: Source) -> Record | None:
-    """A canonical version-3 message line as a record, split without parsing it whole; None
-    for any other line.
+def _message_span(raw: bytes | memoryview) -> tuple[re.Match[bytes], int, int] | None:
+    """Where the message is in a message line as the agents write it (``_MESSAGE_LINE``):
+    the match of what precedes it, and the span of its JSON; None for any other line.
 
     What follows ``"message":`` up to the line's last brace parses as one JSON value only if
-    the line holds exactly these five keys, so that value is the message, and its text is where
-    it is in the file. It is parsed here once, for its facts and to know it is valid, and then
-    dropped.
+    the line holds exactly these five keys, so that value is the message.
     """
     match = _MESSAGE_LINE.match(raw)
     if match is None:
         return None
-    if raw.endswith(b"}}\n"):
+    if raw[-3:] == b"}}\n":
         end = len(raw) - 2
     else:
         end = len(raw)
@@ -451,9 +494,64 @@ def _message_record(raw: bytes, number: int, start: int, source: Source) -> Reco
         if raw[end - 1] != _CLOSING_BRACE:
             return None
         end -= 1
-    begin = match.end()
+    return match, match.end(), end
+
+
+def _split_entry(raw: bytes | memoryview, longest: int | None) -> Entry | None:
+    """A message line as the agents write it, read back as its entry: its message parsed
+    alone (bounded by ``longest``, unless None), the rest taken from the line as it is."""
+    split = _message_span(raw)
+    if split is None:
+        return None
+    match, begin, end = split
+    entry_id, parent_id, stamp = match.groups()
+    data = memoryview(raw)[begin:end]
+    return {
+        "type": "message",
+        "id": entry_id.decode(),
+        "parentId": parent_id.decode() if parent_id is not None else None,
+        "timestamp": stamp.decode(),
+        "message": parse_line(data) if longest is None else parse_bounded(data, longest),
+    }
+
+
+class _Shared:
+    """Values many records hold alike, held once: a parent's id is its parent's own id, and
+    equal facts are one tuple (most assistant turns have the same); for a file of many short
+    lines, that is a third of what its records cost."""
+
+    __slots__ = ("by_id", "facts")
+
+    def __init__(self, by_id: dict[str, Record]) -> None:
+        self.by_id = by_id
+        self.facts: dict[MessageFacts, MessageFacts] = {}
+
+    def parent(self, parent_id: str | None) -> str | None:
+        known = self.by_id.get(parent_id) if parent_id is not None else None
+        return known.id if known is not None else parent_id
+
+    def fact(self, facts: MessageFacts) -> MessageFacts:
+        if facts.tool_call_ids or facts.answers is not None:
+            return facts  # its own ids: like no other
+        return self.facts.setdefault(facts, facts)
+
+
+def _message_record(
+    raw: bytes, number: int, start: int, source: Source, shared: _Shared
+) -> Record | None:
+    """A canonical version-3 message line as a record, split without parsing it whole; None
+    for any other line.
+
+    The message is parsed here once, for its facts and to know it is valid, and then
+    dropped; its text is where it is in the file. A long one is parsed with its longest
+    strings read in part (``jsonl.parse_bounded``), so that the line is never held twice.
+    """
+    split = _message_span(raw)
+    if split is None:
+        return None
+    match, begin, end = split
     try:
-        message = orjson.loads(memoryview(raw)[begin:end])
+        message = parse_bounded(memoryview(raw)[begin:end], loads=orjson.loads)
     except orjson.JSONDecodeError:
         return None  # invalid UTF-8, lone surrogates, or more keys: the long way decides
     entry_id, parent_id, stamp = match.groups()
@@ -462,16 +560,16 @@ def _message_record(raw: bytes, number: int, start: int, source: Source) -> Reco
         Record,
         (
             entry_id.decode(),
-            parent_id.decode() if parent_id is not None else None,
+            shared.parent(parent_id.decode() if parent_id is not None else None),
             "message",
             number,
             start,
             len(raw),
             None,
-            message_facts(message),
+            shared.fact(message_facts(message)),
             stamp.decode(),
             None,
-            start + begin,
+            begin,
             end - begin if isinstance(message, dict) else 0,
             source,
         ),
@@ -531,23 +629,35 @@ def open_regular(path: Path, buffering: int = -1) -> BinaryIO:
 
 def _lines(file: BinaryIO, path: Path) -> Iterator[Line]:
     """The lines of ``file``, numbered, with where each starts; one longer than
-    ``MAX_LINE_BYTES`` is an error."""
-    if os.fstat(file.fileno()).st_size > MAX_LINE_BYTES:
-        yield from numbered(_bounded_lines(file, path))
-        return
-    offset = 0  # no line can be too long: the file's own lines, at C speed
-    for number, raw in enumerate(file, 1):
-        yield number, offset, raw
-        offset += len(raw)
+    ``MAX_LINE_BYTES`` is an error.
 
-
-def _bounded_lines(file: BinaryIO, path: Path) -> Iterator[bytes]:
-    """The lines of ``file``; one longer than ``MAX_LINE_BYTES`` is an error."""
-    for number, raw in enumerate(iter(partial(file.readline, MAX_LINE_BYTES + 1), b""), 1):
-        if len(raw) > MAX_LINE_BYTES:
+    A line longer than ``LONG_LINE`` is read once more, whole, by its offset: a buffered
+    reader builds a long line from its parts and holds it twice while it does.
+    """
+    fd = file.fileno()
+    piece = min(LONG_LINE, MAX_LINE_BYTES + 1)
+    readline = partial(file.readline, piece)
+    number = offset = 0
+    while raw := readline():
+        number += 1
+        size = len(raw)
+        long = size == piece and raw[-1] != _NEWLINE
+        if long:
+            raw = b""
+            while size <= MAX_LINE_BYTES and (more := readline()):  # none of the rest kept
+                size += len(more)
+                if more[-1] == _NEWLINE:
+                    break
+        if size > MAX_LINE_BYTES:
             limit = f"{MAX_LINE_BYTES >> 20:,} MiB"
             raise SessionFileError(path, f"a line longer than {limit}: not a session file", number)
-        yield raw
+        if long:
+            try:
+                raw = os.pread(fd, size, offset)
+            except OSError as error:
+                raise SessionFileError(path, os_reason(error)) from None
+        yield number, offset, raw
+        offset += size
 
 
 Line = tuple[int, int, bytes]
@@ -636,10 +746,11 @@ def _read_entries(source: Source, version: int, lines: Iterator[Line]) -> _Body:
     skipped: list[int] = []
     duplicates: list[str] = []
     fast = version >= CURRENT_VERSION
+    shared = _Shared(by_id)
     version_1 = _Version1Ids() if version < 2 else None
     ordinal = 0  # parsed values after the header, as version 1's firstKeptEntryIndex counts them
     for number, start, raw in lines:
-        record = _message_record(raw, number, start, source) if fast else None
+        record = _message_record(raw, number, start, source, shared) if fast else None
         if record is None:
             try:
                 value = parse_line(raw)

@@ -1,7 +1,9 @@
-"""Plain text out of messages, for the views, the listing and the built-in writer."""
+"""Plain text out of messages, for the views, the listing and the built-in writer; and texts
+cut to their head and tail, marked, wherever they are too long to be kept whole."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 
@@ -18,8 +20,55 @@ def text_of(content: Any, separator: str = " ") -> str:
 
 def one_line(text: str, limit: int) -> str:
     """``text`` with its white space folded, cut to ``limit`` characters."""
-    folded = " ".join(text.split())
+    if len(text) <= 16 * limit + 1024:
+        folded = " ".join(text.split())
+    else:  # only its start is shown: a long text is folded no further than that
+        words: list[str] = []
+        size = -1
+        for match in _WORD.finditer(text):
+            words.append(match.group())
+            size += len(words[-1]) + 1
+            if size > limit:
+                break
+        folded = " ".join(words)
     return folded if len(folded) <= limit else folded[: limit - 1] + "…"
+
+
+_WORD = re.compile(r"\S+")  # what str.split() separates: the same white space
+
+
+class CutText(str):
+    """A text read as its head and tail only (``cut_text``), too long to be held whole; it
+    knows the size of the whole."""
+
+    __slots__ = ("utf8_bytes",)
+    utf8_bytes: int
+    """The whole text's size in UTF-8."""
+
+    def __new__(cls, text: str, utf8_bytes: int) -> CutText:
+        cut = super().__new__(cls, text)
+        cut.utf8_bytes = utf8_bytes
+        return cut
+
+
+def cut_marker(count: int) -> str:
+    """What stands in a cut text for the ``count`` characters left out."""
+    return f"\n[… {count:,} characters cut …]\n"
+
+
+_MARKER = re.compile(r"\n\[… ([0-9,]+) characters cut …\]\n")
+
+
+def cut_text(text: str, keep: int) -> str:
+    """The head and the tail of ``text``, ``keep`` characters each, the cut marked; ``text``
+    itself when that would not be shorter. The count is of the characters of the whole text,
+    also where what is cut away held texts cut already (read so from a file)."""
+    if len(text) <= 2 * keep + 100:
+        return text
+    cut = len(text) - 2 * keep
+    for marker in _MARKER.finditer(text, keep, len(text) - keep):
+        cut += int(marker.group(1).replace(",", "")) - len(marker.group())
+    return text[:keep] + cut_marker(cut) + text[-keep:]
 
 
 # Control characters as visible symbols, one character for one: C0 as Unicode's control

@@ -12,6 +12,7 @@ import pytest
 from handoff_cli.config import AGENTS, OMP, PI
 from handoff_cli.context import Context, build_context
 from handoff_cli.js import js_time
+from handoff_cli.jsonl import Verbatim, dumps
 from handoff_cli.output import write_json
 from handoff_cli.session import load_session
 from handoff_cli.tree import branch, leaf
@@ -349,9 +350,9 @@ def test_serialized_passes_unchanged_messages_through(tmp_path: Path, entries: E
     entries.assistant("calling", tool_call("dangling"), stop="toolUse")
     context = context_of(write_session(tmp_path / "s.jsonl", entries.items))
     untouched, stripped = context.serialized()
-    assert isinstance(untouched, orjson.Fragment)  # written as loaded, never parsed again
+    assert isinstance(untouched, Verbatim)  # written as loaded, never parsed again
     assert stripped == list(context.messages())[1]
-    assert orjson.loads(orjson.dumps(list(context.serialized()))) == list(context.messages())
+    assert orjson.loads(dumps(list(context.serialized()))) == list(context.messages())
 
 
 @pytest.mark.parametrize("dialect", ["omp", "pi", "v2", "v1"])
@@ -365,7 +366,7 @@ def test_generated_sessions_build_consistently(tmp_path: Path, dialect: str) -> 
         for agent in AGENTS:
             context = context_of(path, agent=agent)
             messages = list(context.messages())
-            assert orjson.loads(orjson.dumps(list(context.serialized()))) == messages
+            assert orjson.loads(dumps(list(context.serialized()))) == messages
         messages = messages_of(path, OMP)
         answered = {m.get("toolCallId") for m in messages if m["role"] == "toolResult"}
         for message in messages:
