@@ -160,12 +160,11 @@ def tokens_after(branch: list[Record], entry: Entry) -> int:
         id=entry["id"],
         parent_id=entry["parentId"],
         type="compaction",
-        line=0,
         offset=0,
         length=0,
         entry=entry,
         facts=None,
-        stamp=entry["timestamp"],
+        written_stamp=entry["timestamp"],
     )
     context = build_context([*branch, record], OMP)
     return sum(message_tokens(m, encrypted=False) for m in context.messages())
@@ -307,10 +306,10 @@ def _cut_point(window: _Window, keep: int) -> tuple[int, int]:
     """``findCutPoint``: the index of the first kept entry of ``window`` (the oldest whole
     suffix within ``keep`` tokens, the newest group kept whatever its size), and the start of
     the turn it splits (-1 when it splits none)."""
-    pairs = list(zip(window.records, window.roles, strict=True))
+    records, roles = window.records, window.roles
     points = [
         i
-        for i, (record, role) in enumerate(pairs)
+        for i, (record, role) in enumerate(zip(records, roles, strict=True))
         if record.type in ("branch_summary", "custom_message")
         or (record.type == "message" and role in _CUT_ROLES)
     ]
@@ -319,7 +318,7 @@ def _cut_point(window: _Window, keep: int) -> tuple[int, int]:
     total = 0
     at = len(points) - 1
     first = points[at]
-    for i in range(len(pairs) - 1, -1, -1):
+    for i in range(len(records) - 1, -1, -1):
         total += window.tokens[i]
         if i != points[at]:
             continue
@@ -329,9 +328,9 @@ def _cut_point(window: _Window, keep: int) -> tuple[int, int]:
         at -= 1
     # Every entry of the window gives a message, so the agent's widening of the cut over
     # settings changes and labels before it never applies here.
-    if _turn_start(*pairs[first]):
+    if _turn_start(records[first], roles[first]):
         return first, -1
-    start = next((i for i in range(first, -1, -1) if _turn_start(*pairs[i])), -1)
+    start = next((i for i in range(first, -1, -1) if _turn_start(records[i], roles[i])), -1)
     return first, start
 
 

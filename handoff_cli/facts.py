@@ -446,6 +446,8 @@ _READ_SELECTOR = re.compile(
 )
 _URL = re.compile(r"[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 _SHELL_TOOLS = ("bash", "shell", "exec", "run_command", "terminal")
+_RESULT_ARGUMENTS = ("command", "cmd", "path")
+"""The arguments of a tool call that its result is read with (``_Reader._result``)."""
 
 
 @dataclass
@@ -542,7 +544,9 @@ class _Reader:
                 arguments = block.get("arguments")
                 arguments = arguments if isinstance(arguments, dict) else {}
                 name = js_string(block.get("name", ""))
-                self.calls[_key(block.get("id"))] = (name, arguments)
+                # Only what its result is read with: a branch's calls are all held at once.
+                kept = {k: arguments[k] for k in _RESULT_ARGUMENTS if k in arguments}
+                self.calls[_key(block.get("id"))] = (name, kept)
                 self._file(name, arguments)
 
     def _file(self, tool: str, arguments: dict[str, Any]) -> None:

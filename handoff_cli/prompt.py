@@ -234,21 +234,33 @@ def _result_text(message: Message) -> str:
     return f"[error] {text}" if message.get("isError") else text
 
 
+class _Lookahead:
+    """The context's messages one at a time, the next one in sight: never all at once (a
+    long session's messages, parsed, are several times its size)."""
+
+    def __init__(self, messages: Iterable[Message]) -> None:
+        self._items = iter(messages)
+        self.next: Message | None = next(self._items, None)
+
+    def take(self) -> Message:
+        taken, self.next = self.next, next(self._items, None)
+        assert taken is not None, "taken only when there is one"
+        return taken
+
+
 def to_chat(messages: Iterable[Message]) -> list[ChatMessage]:
     """The context as chat messages that every provider accepts."""
-    items = list(messages)
+    ahead = _Lookahead(messages)
     chat: list[ChatMessage] = []
-    index = 0
-    while index < len(items):
-        message = items[index]
-        index += 1
+    while ahead.next is not None:
+        message = ahead.take()
         role = message.get("role")
         if role == "user":
             parts = _text_parts(message.get("content"))
             if parts:
                 chat.append(_user(parts))
         elif role == "assistant":
-            index = _assistant_turn(message, items, index, chat)
+            _assistant_turn(message, ahead, chat)
         elif role == "toolResult":
             # Its call is not right before it (e.g. it was summarised away): plain text then.
             name, call = message.get("toolName", "a tool"), message.get("toolCallId", "?")
@@ -261,11 +273,9 @@ def to_chat(messages: Iterable[Message]) -> list[ChatMessage]:
     return chat
 
 
-def _assistant_turn(
-    message: Message, items: list[Message], index: int, chat: list[ChatMessage]
-) -> int:
-    """Append an assistant turn and the results that directly follow it; return the index of
-    the first message not consumed."""
+def _assistant_turn(message: Message, ahead: _Lookahead, chat: list[ChatMessage]) -> None:
+    """Append an assistant turn and the results that directly follow it (taken from
+    ``ahead``)."""
     content = message.get("content")
     blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
     text = "\n".join(
@@ -278,15 +288,14 @@ def _assistant_turn(
     }
     results: list[ChatMessage] = []
     answered: set[str] = set()
-    while index < len(items) and items[index].get("role") == "toolResult":
-        call = items[index].get("toolCallId")
+    while ahead.next is not None and ahead.next.get("role") == "toolResult":
+        call = ahead.next.get("toolCallId")
         if not isinstance(call, str) or call not in calls or call in answered:
             break
         answered.add(call)
         results.append(
-            {"role": "tool", "tool_call_id": call, "content": _result_text(items[index])}
+            {"role": "tool", "tool_call_id": call, "content": _result_text(ahead.take())}
         )
-        index += 1
     tool_calls = [_tool_call(calls[call]) for call in calls if call in answered]
     # Calls whose results do not follow directly cannot be sent as calls: say them in words.
     for call, block in calls.items():
@@ -296,13 +305,12 @@ def _assistant_turn(
             text += f"\n[Called {name} (call {call}) with {arguments}]"
     text = text.strip("\n")
     if not text and not tool_calls:
-        return index
+        return
     turn: ChatMessage = {"role": "assistant", "content": text or None}
     if tool_calls:
         turn["tool_calls"] = tool_calls
     chat.append(turn)
     chat.extend(results)
-    return index
 
 
 def _tool_call(block: dict[str, Any]) -> dict[str, Any]:

@@ -545,10 +545,13 @@ class Redactor:
     def value(self, value: Any) -> Any:
         """``value`` with every string in it redacted (dicts and lists walked)."""
         top = [value]
-        places: list[tuple[Any, Any]] = []  # (the list or dict, the index or key) of each string
-        _copy(top, places)
-        texts = [where[key] for where, key in places]
-        for (where, key), text in zip(places, self._texts(texts), strict=True):
+        # Where each string is: the list or dict, and its index or key (two lists, not a pair
+        # a string: the facts of a long session hold hundreds of thousands of them).
+        wheres: list[Any] = []
+        keys: list[Any] = []
+        _copy(top, wheres, keys)
+        texts = [where[key] for where, key in zip(wheres, keys, strict=True)]
+        for where, key, text in zip(wheres, keys, self._texts(texts), strict=True):
             where[key] = text
         return top[0]
 
@@ -587,17 +590,18 @@ class Redactor:
         return "".join([*parts, text[done:]]) if parts else text
 
 
-def _copy(value: list[Any] | dict[Any, Any], places: list[tuple[Any, Any]]) -> None:
-    """Copies the lists and dicts in ``value``, in place, and notes where each string is, in
-    the order they are written; the values of keys in ``_UNTOUCHED`` are left as they are. At
-    any depth: a stack of its own, no recursion."""
+def _copy(value: list[Any] | dict[Any, Any], wheres: list[Any], keys: list[Any]) -> None:
+    """Copies the lists and dicts in ``value``, in place, and notes where each string is (in
+    ``wheres`` and ``keys``), in the order they are written; the values of keys in
+    ``_UNTOUCHED`` are left as they are. At any depth: a stack of its own, no recursion."""
     stack = [(value, _members(value))]
     while stack:
         container, members = stack[-1]
         for key, item in members:
             if isinstance(item, str):
                 if key not in _UNTOUCHED:
-                    places.append((container, key))
+                    wheres.append(container)
+                    keys.append(key)
             elif isinstance(item, (list, dict)) and key not in _UNTOUCHED:
                 container[key] = copy = type(item)(item)
                 stack.append((copy, _members(copy)))

@@ -31,7 +31,7 @@ from .listing import Catalog, SessionSummary
 from .output import Reporter
 from .session import Entry, Record, Session
 from .text import one_line, text_of, visible
-from .tree import children
+from .tree import children, forks
 
 if TYPE_CHECKING:  # rotation's types; importing it (and the core) would slow `show` down
     from .rotate import Estimate, Outcome, Totals
@@ -262,12 +262,13 @@ def _begin(
     tip: Record | None,
     family: Catalog | None,
     chosen: Choice | None,
-) -> tuple[_View, dict[str, str], dict[str | None, list[Record]]]:
-    """Print the session's header; return the view, the labels and each entry's children."""
+) -> tuple[_View, dict[str, str], dict[str, int]]:
+    """Print the session's header; return the view, the labels and the entries that fork
+    (``tree.forks``)."""
     console = _View()
     for line in _header_lines(session, branch, tip, family, chosen):
         console.print(line)
-    return console, labels_of(session), children(session)
+    return console, labels_of(session), forks(session)
 
 
 def show_branch(
@@ -280,11 +281,10 @@ def show_branch(
     """The header (with parent and children when ``family`` is given, and the agent whose
     rules read it when ``chosen`` is), then each entry of the branch on one line; dates shown
     when the branch spans more than a day."""
-    console, labels, kids = _begin(session, branch, tip, family, chosen)
+    console, labels, forked = _begin(session, branch, tip, family, chosen)
     dated = _spans_days(branch)
     for record, entry in zip(branch, session.entries(branch, LONGEST_TEXT), strict=False):
-        forks = len(kids.get(record.id, ()))
-        console.print(_entry_line(record, entry, labels, forks, dated=dated))
+        console.print(_entry_line(record, entry, labels, forked.get(record.id, 0), dated=dated))
 
 
 def _tree_order(session: Session) -> Iterator[tuple[Record, int]]:
@@ -312,15 +312,14 @@ def show_tree(
     chosen: Choice | None = None,
 ) -> None:
     """Every branch of the tree; entries of the current branch are marked with ``*``."""
-    console, labels, kids = _begin(session, branch, tip, family, chosen)
+    console, labels, forked = _begin(session, branch, tip, family, chosen)
     on_branch = {r.id for r in branch}
     order = list(_tree_order(session))
     dated = _spans_days(session.records)
     entries = session.entries((record for record, _ in order), LONGEST_TEXT)
     for (record, depth), entry in zip(order, entries, strict=False):
         mark = ("* " if record.id in on_branch else "  ") + "  " * depth
-        forks = len(kids.get(record.id, ()))
-        console.print(_entry_line(record, entry, labels, forks, mark, dated))
+        console.print(_entry_line(record, entry, labels, forked.get(record.id, 0), mark, dated))
 
 
 def show_context(context: Context, chosen: Choice | None = None) -> None:

@@ -44,6 +44,15 @@ MAX_LINE_BYTES = 1 << 30
 than memory without bound."""
 TITLE_CHARS = 100
 
+
+class _InLine:
+    def __repr__(self) -> str:
+        return "IN_LINE"
+
+
+IN_LINE: Any = _InLine()
+"""A record's timestamp left in its line (``Record.stamp``)."""
+
 CallId = Hashable
 """A tool call id as the agent compares it (see ``js.js_key``)."""
 
@@ -74,24 +83,26 @@ class MessageFacts(NamedTuple):
 
 
 class Record(NamedTuple):
-    """One entry of the file, located by line and byte range.
+    """One entry of the file, located by its byte range.
 
     Records (and facts) are named tuples: as immutable as a frozen dataclass, and four times
-    cheaper to build, which counts when loading builds one per line.
+    cheaper to build, which counts when loading builds one per line. What is seldom needed is
+    left in the file (its line number, a message's timestamp): for a file of many short lines,
+    records are most of the memory a command takes.
     """
 
     id: str
     parent_id: str | None
     type: str
-    line: int
     offset: int
     length: int
     entry: Entry | None
     """The whole entry, for every type but ``message``."""
     facts: MessageFacts | None
     """For ``message`` entries only."""
-    stamp: Any = None
-    """The entry's ``timestamp``, as written."""
+    written_stamp: Any = None
+    """The entry's ``timestamp``, as written; ``IN_LINE`` where it is read from the line when
+    asked for (``stamp``), which for a file of many short lines is a sixth of their cost."""
     kept: bytes | None = None
     """For a ``message`` entry whose message is an object and had to be serialised again
     (migrated, or not written as the agents write it): its JSON."""
@@ -101,6 +112,22 @@ class Record(NamedTuple):
     (from the line's start, a small number) and how long. It stays on disk until it is output
     (passed on as it is, never parsed a second time)."""
     source: Source | None = None
+
+    @property
+    def line(self) -> int:
+        """Its line number, from 1 (counted in the file: for messages)."""
+        return self.source.line_at(self.offset) if self.source is not None else 0
+
+    @property
+    def stamp(self) -> Any:
+        """The entry's ``timestamp``, as written."""
+        if self.written_stamp is not IN_LINE:
+            return self.written_stamp
+        assert self.source is not None, "a message on disk has its source"
+        match = _MESSAGE_LINE.match(self.source.read(self.offset, self.at, False))
+        if match is None:
+            raise SessionFileError(self.source.path, "changed while being read", self.line)
+        return match.group(3).decode()
 
     @property
     def has_message(self) -> bool:
@@ -117,7 +144,7 @@ class Record(NamedTuple):
         if self.kept is not None:
             return self.kept
         assert self.source is not None, "a message on disk has its source"
-        return self.source.read(self.offset + self.at, self.size, self.line)
+        return self.source.read(self.offset + self.at, self.size)
 
     def message(self, longest: int | None = LONGEST_TEXT) -> Any:
         """Its message, parsed (``has_message`` must hold); a string longer than ``longest``
@@ -147,8 +174,9 @@ class Source:
     def __del__(self) -> None:
         os.close(self._fd)
 
-    def read(self, offset: int, length: int, line: int) -> bytes:
-        """``length`` bytes at ``offset``: a JSON object of line ``line`` when it was loaded."""
+    def read(self, offset: int, length: int, whole: bool = True) -> bytes:
+        """``length`` bytes at ``offset``: a JSON object when it was loaded (or, not
+        ``whole``, what precedes a message in its line)."""
         start = offset - self._at
         if start >= 0 and start + length <= len(self._window):
             data = self._window[start : start + length]
@@ -159,11 +187,23 @@ class Source:
             self._at = offset
             data = self._window[:length]
         end = len(data)
-        while end and data[end - 1] in _LINE_END:  # a line's newline, without a copy
+        while whole and end and data[end - 1] in _LINE_END:  # a newline, without a copy
             end -= 1
-        if len(data) != length or not end or data[end - 1] != _CLOSING_BRACE:
-            raise SessionFileError(self.path, "changed while being read", line)
+        if len(data) != length or (whole and (not end or data[end - 1] != _CLOSING_BRACE)):
+            raise SessionFileError(self.path, "changed while being read", self.line_at(offset))
         return data
+
+    def line_at(self, offset: int) -> int:
+        """The number of the line that holds byte ``offset`` (for a message: the file is read
+        up to it)."""
+        lines, at = 1, 0
+        while at < offset:
+            chunk = self._pread(min(READ_AHEAD, offset - at), at)
+            if not chunk:
+                break
+            lines += chunk.count(b"\n")
+            at += len(chunk)
+        return lines
 
     def _pread(self, length: int, offset: int) -> bytes:
         try:
@@ -240,7 +280,7 @@ class Session:
     def _line(self, record: Record) -> bytes | memoryview:
         """The record's line, without its newline (and without a copy)."""
         assert record.source is not None, "an entry not kept is on disk"
-        data = record.source.read(record.offset, record.length, record.line)
+        data = record.source.read(record.offset, record.length)
         end = len(data)
         while data[end - 1] in _LINE_END:
             end -= 1
@@ -536,9 +576,7 @@ class _Shared:
         return self.facts.setdefault(facts, facts)
 
 
-def _message_record(
-    raw: bytes, number: int, start: int, source: Source, shared: _Shared
-) -> Record | None:
+def _message_record(raw: bytes, start: int, source: Source, shared: _Shared) -> Record | None:
     """A canonical version-3 message line as a record, split without parsing it whole; None
     for any other line.
 
@@ -554,7 +592,7 @@ def _message_record(
         message = parse_bounded(memoryview(raw)[begin:end], loads=orjson.loads)
     except orjson.JSONDecodeError:
         return None  # invalid UTF-8, lone surrogates, or more keys: the long way decides
-    entry_id, parent_id, stamp = match.groups()
+    entry_id, parent_id, _ = match.groups()
     # Built as a plain tuple: once per message line, and twice as fast as through __new__.
     return _new_record(
         Record,
@@ -562,12 +600,11 @@ def _message_record(
             entry_id.decode(),
             shared.parent(parent_id.decode() if parent_id is not None else None),
             "message",
-            number,
             start,
             len(raw),
             None,
             shared.fact(message_facts(message)),
-            stamp.decode(),
+            IN_LINE,
             None,
             begin,
             end - begin if isinstance(message, dict) else 0,
@@ -750,7 +787,7 @@ def _read_entries(source: Source, version: int, lines: Iterator[Line]) -> _Body:
     version_1 = _Version1Ids() if version < 2 else None
     ordinal = 0  # parsed values after the header, as version 1's firstKeptEntryIndex counts them
     for number, start, raw in lines:
-        record = _message_record(raw, number, start, source, shared) if fast else None
+        record = _message_record(raw, start, source, shared) if fast else None
         if record is None:
             try:
                 value = parse_line(raw)
@@ -759,7 +796,7 @@ def _read_entries(source: Source, version: int, lines: Iterator[Line]) -> _Body:
                     skipped.append(number)
                 continue  # not a value: the agents do not count it among the entries either
             ordinal += 1
-            record = _record(value, version, version_1, ordinal, number, start, len(raw), source)
+            record = _record(value, version, version_1, ordinal, start, len(raw), source)
             if record is None:
                 skipped.append(number)
                 continue
@@ -775,7 +812,6 @@ def _record(
     version: int,
     version_1: _Version1Ids | None,
     ordinal: int,
-    number: int,
     start: int,
     length: int,
     source: Source,
@@ -810,12 +846,11 @@ def _record(
         id=entry_id,
         parent_id=parent_id if isinstance(parent_id, str) else None,
         type=kind if isinstance(kind, str) else "",
-        line=number,
         offset=start,
         length=length,
         entry=entry,
         facts=facts,
-        stamp=value.get("timestamp"),
+        written_stamp=value.get("timestamp"),
         kept=kept,
         source=source,
     )

@@ -34,22 +34,46 @@ def leaf(session: Session, leaf_id: str | None = None) -> Record | None:
 def branch(session: Session, tip: Record | None) -> list[Record]:
     """The entries from the root down to ``tip``; a ``parentId`` cycle is a SessionFileError."""
     path: list[Record] = []
-    seen: set[str] = set()
     by_id = session.by_id
     node = tip
     while node is not None:
-        if node.id in seen:
-            start = next(i for i, r in enumerate(path) if r.id == node.id)
-            cycle = [r.id for r in path[start:]] + [node.id]
-            raise SessionFileError(
-                session.path, "parentId cycle through entries " + " -> ".join(cycle), node.line
-            )
-        seen.add(node.id)
+        if len(path) > len(by_id):  # more entries than there are: one came again
+            raise _cycle(session, path)
         path.append(node)
         parent = node.parent_id
         node = by_id.get(parent) if parent is not None else None
     path.reverse()
     return path
+
+
+def _cycle(session: Session, path: list[Record]) -> SessionFileError:
+    """The error for the ``parentId`` cycle that ``path`` (from the tip up) runs into. Found
+    only now: a set of every id on the way would cost as much as the records."""
+    first: dict[str, int] = {}
+    for index, node in enumerate(path):
+        if node.id in first:
+            cycle = [r.id for r in path[first[node.id] : index]] + [node.id]
+            return SessionFileError(
+                session.path, "parentId cycle through entries " + " -> ".join(cycle), node.line
+            )
+        first[node.id] = index
+    raise AssertionError("a path longer than the entries repeats one")
+
+
+def forks(session: Session) -> dict[str, int]:
+    """How many children each entry with more than one has (as ``children`` counts them),
+    without a list for every entry."""
+    once: set[str] = set()
+    counts: dict[str, int] = {}
+    for record in session.records:
+        parent = record.parent_id
+        if parent is None or parent not in session.by_id or session.by_id[record.id] is not record:
+            continue
+        if parent in once:
+            counts[parent] = counts.get(parent, 1) + 1
+        else:
+            once.add(parent)
+    return counts
 
 
 def children(session: Session) -> dict[str | None, list[Record]]:
