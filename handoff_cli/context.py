@@ -84,11 +84,12 @@ class Context:
     def __len__(self) -> int:
         return len(self.records) + len(self.head)
 
-    def messages(self) -> Iterator[Message]:
-        """The context's messages in order, each built only when reached."""
+    def messages(self, longest: int = LONGEST_TEXT) -> Iterator[Message]:
+        """The context's messages in order, each built only when reached; a string longer
+        than ``longest`` characters is read as its head and tail (``Record.message``)."""
         yield from self.head
         for record in self.records:
-            yield to_message(record, self.agent, self.changes.get(record.id))
+            yield to_message(record, self.agent, self.changes.get(record.id), longest)
 
     def json_size(self) -> int:
         """Characters of the context's JSON, counted without building what is kept as JSON."""

@@ -225,7 +225,8 @@ def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> R
             {"role": "user", "content": handoff_prompt(focus, facts, tokens)}
         ]
     else:
-        request = _bounded(handoff_request(since.messages(), focus, facts, tokens), budget)
+        messages = since.messages(_read_whole(budget))
+        request = _bounded(handoff_request(messages, focus, facts, tokens), budget)
     if options.redact:
         request = redactor.messages(request)
         focus = redactor.text(focus) if focus else focus
@@ -254,6 +255,13 @@ def _since_anchor(context: Context, facts: Facts, branch: list[Record]) -> Conte
     compactions = [i for i, r in enumerate(branch) if r.type == "compaction"]
     head = context.head if compactions and compactions[-1] > after else ()
     return replace(context, records=records, head=head)
+
+
+def _read_whole(budget: Budget) -> int:
+    """The longest string read whole for a request within ``budget``: a longer one makes its
+    message longer than ``_bounded`` lets through whole, and is read as its head and tail,
+    more of each than ``_bounded`` keeps (so that the request is the same)."""
+    return 4 * budget.tokens * CHARS_PER_TOKEN + 200
 
 
 def _bounded(request: list[ChatMessage], budget: Budget) -> list[ChatMessage]:

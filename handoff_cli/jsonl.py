@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections import deque
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -42,10 +43,12 @@ def parse_line(line: bytes | memoryview) -> Any:
             raise ValueError("JSON nested too deeply") from None
 
 
-LONGEST_TEXT = 8 << 20
-"""Characters of the longest string ``parse_bounded`` keeps whole; a longer one is read as its
-first and last quarter of that (2 MiB each), which is more than any request or view uses."""
-_CHUNK = 1 << 20
+LONGEST_TEXT = 1 << 20
+"""Characters of the longest string ``parse_bounded`` keeps whole by default: more than any
+view, the built-in writer or a document uses. A request to a model reads more (as much as
+its window could take, ``context.Context.messages``)."""
+_CHUNK = 1 << 18
+"""Bytes of a long string decoded at once: orjson takes 13 times a string's size to read it."""
 # A string, whole. Possessive (Python 3.11 on), the engine keeps nothing for each escape it
 # passes: for a 100 MB text of short lines that would be a gigabyte.
 _STRING_BODY = (
@@ -60,22 +63,26 @@ def parse_bounded(
     loads: Callable[[bytes | memoryview], Any] = parse_line,
 ) -> Any:
     """``parse_line`` of ``data``, but each string longer than ``longest`` characters read as
-    its head and tail (``text.cut_text``, a ``text.CutText``): the value of a 100 MB line costs a
-    few megabytes, never the line again or four times over (a str of ASCII and one emoji).
+    its head and tail, ``longest`` characters in all: ``text.cut_text`` of it, as a
+    ``text.CutText``. The value of a 100 MB line costs a little more than ``longest``, never
+    the line again, or four times over (a str of ASCII and one emoji is four bytes a
+    character).
 
     Raises ``ValueError`` where ``parse_line`` would; a line orjson refuses (invalid UTF-8,
     lone surrogates) is parsed whole by the fallback. ``loads``: orjson's own, to refuse it.
     """
-    if len(data) <= longest:
+    keep = (longest - 100) // 2  # as cut_text keeps it: what it keeps whole, so does this
+    whole = 2 * keep + 100
+    if len(data) <= whole:
         return loads(data)
     pieces: list[bytes | memoryview] = []
     cuts: dict[str, CutText] = {}
     done = 0
     for match in _STRING.finditer(data):  # from the first quote on, in step with the strings
         start, end = match.span()
-        if end - start - 2 <= longest:  # no more characters than its bytes
+        if end - start - 2 <= whole:  # no more characters than its bytes
             continue
-        cut = _cut_string(data, start + 1, end - 1, longest)
+        cut = _cut_string(data, start + 1, end - 1, keep)
         if cut is None:
             return loads(data)
         if cut is not _WHOLE:
@@ -98,14 +105,13 @@ _WHOLE = CutText("", 0)
 """``_cut_string``'s answer for a string short enough to be read as it is."""
 
 
-def _cut_string(data: bytes | memoryview, begin: int, end: int, longest: int) -> CutText | None:
+def _cut_string(data: bytes | memoryview, begin: int, end: int, keep: int) -> CutText | None:
     """The string whose JSON text (without its quotes) is ``data[begin:end]``, decoded a
-    megabyte at a time: its head and tail, its size counted; ``_WHOLE`` if it has at most
-    ``longest`` characters; None if orjson cannot read it."""
-    keep = longest // 4
+    quarter megabyte at a time: ``cut_text(string, keep)``, its size counted; ``_WHOLE`` where that
+    is the string itself; None if orjson cannot read it."""
     head: list[str] = []
-    tail: list[str] = []
-    chars = utf8 = 0
+    tail: deque[str] = deque()
+    head_chars = tail_chars = chars = utf8 = 0
     blank = True
     while begin < end:
         piece, begin = _decoded(data, begin, min(end, begin + _CHUNK))
@@ -114,17 +120,20 @@ def _cut_string(data: bytes | memoryview, begin: int, end: int, longest: int) ->
         chars += len(piece)
         utf8 += len(piece.encode())
         blank = blank and not piece.strip()
-        if sum(map(len, head)) < keep:
+        if head_chars < keep:
             head.append(piece)
+            head_chars += len(piece)
         tail.append(piece)
-        while len(tail) > 1 and sum(map(len, tail)) - len(tail[0]) >= keep:
-            tail.pop(0)
-    if chars <= longest:
+        tail_chars += len(piece)
+        while tail_chars - len(tail[0]) >= keep:
+            tail_chars -= len(tail.popleft())
+    if chars <= 2 * keep + 100:
         return _WHOLE
-    start = "".join(head)[:keep]
+    head[-1] = head[-1][: len(head[-1]) - (head_chars - keep)]
+    tail[0] = tail[0][tail_chars - keep :]
     if blank:  # white space only: no marker, which would make it text (the agents trim it)
-        return CutText(start, utf8)
-    return CutText(start + cut_marker(chars - 2 * keep) + "".join(tail)[-keep:], utf8)
+        return CutText("".join(head), utf8)
+    return CutText("".join([*head, cut_marker(chars - 2 * keep), *tail]), utf8)
 
 
 def _decoded(data: bytes | memoryview, begin: int, stop: int) -> tuple[str | None, int]:

@@ -685,6 +685,7 @@ def _lines(file: BinaryIO, path: Path) -> Iterator[Line]:
                 size += len(more)
                 if more[-1] == _NEWLINE:
                     break
+            more = b""
         if size > MAX_LINE_BYTES:
             limit = f"{MAX_LINE_BYTES >> 20:,} MiB"
             raise SessionFileError(path, f"a line longer than {limit}: not a session file", number)

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+
+from handoff_cli import writer
 
 from .fakellm import llm_server as llm_server  # the loopback model server fixture
 
@@ -189,3 +193,78 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Itera
 @pytest.fixture
 def entries() -> Entries:
     return Entries()
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def strict_json_lines(data: bytes) -> list[Any]:
+    """Each line of ``data`` (blank ones aside) read by a strict JSON parser: orjson, which
+    takes no NaN, no Infinity and no invalid UTF-8; a line with a lone surrogate escape, which
+    JSON allows and JavaScript's ``JSON.parse`` reads but orjson refuses, by the standard
+    library's parser, as strictly. Raises on any line that is not JSON."""
+    values = []
+    for line in data.splitlines():
+        if not line.strip():
+            continue
+        try:
+            values.append(orjson.loads(line))
+        except orjson.JSONDecodeError as error:
+            if "surrogate" not in str(error):
+                raise
+            values.append(json.loads(line.decode("utf-8"), parse_constant=_no_constant))
+    return values
+
+
+NODE = shutil.which("node")
+# Each line parsed by JavaScript's JSON.parse; with "canonical", also written back by
+# JSON.stringify to exactly the same text. Prints the numbers of the lines that fail.
+_NODE_CHECK = """
+const [file, canonical] = process.argv.slice(1);
+const bad = [];
+require("fs").readFileSync(file, "utf8").split("\\n").forEach((line, index) => {
+  if (!line.trim()) return;
+  try {
+    const value = JSON.parse(line);
+    if (canonical === "1" && JSON.stringify(value) !== line) bad.push(index + 1);
+  } catch (error) {
+    bad.push(index + 1);
+  }
+});
+console.log(JSON.stringify(bad));
+"""
+
+
+def assert_strict_json(path: Path, canonical: bool = False) -> list[Any]:
+    """Every line of the file at ``path`` is JSON to a strict parser (``strict_json_lines``)
+    and, where node is installed, to JavaScript's ``JSON.parse``; with ``canonical``, each
+    line is also what ``JSON.stringify`` writes of the value it reads. Returns the values."""
+    values = strict_json_lines(path.read_bytes())
+    if NODE is not None:
+        checked = subprocess.run(
+            [NODE, "-e", _NODE_CHECK, str(path), "1" if canonical else "0"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        )
+        assert json.loads(checked.stdout) == [], f"{path}: lines node refuses: {checked.stdout}"
+    return values
+
+
+@pytest.fixture(autouse=True)
+def _written_json_is_strict(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever a test has the program write in this process (new sessions, rewritten old
+    ones, appended lines) is checked, once written, to be JSON a strict parser reads."""
+
+    def checked(write: Callable[..., Any]) -> Callable[..., Any]:
+        def write_checked(fd: int, data: bytes, *rest: Any) -> Any:
+            done = write(fd, data, *rest)
+            strict_json_lines(data)
+            return done
+
+        return write_checked
+
+    monkeypatch.setattr(writer, "_write_all", checked(writer._write_all))
+    monkeypatch.setattr(writer, "_append_all", checked(writer._append_all))
