@@ -15,7 +15,7 @@ import gc
 import os
 import re
 import stat
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -555,55 +555,56 @@ def _split_entry(raw: bytes | memoryview, longest: int | None) -> Entry | None:
     }
 
 
-class _Shared:
-    """Values many records hold alike, held once: a parent's id is its parent's own id, and
-    equal facts are one tuple (most assistant turns have the same); for a file of many short
-    lines, that is a third of what its records cost."""
-
-    __slots__ = ("by_id", "facts")
-
-    def __init__(self, by_id: dict[str, Record]) -> None:
-        self.by_id = by_id
-        self.facts: dict[MessageFacts, MessageFacts] = {}
-
-    def parent(self, parent_id: str | None) -> str | None:
-        known = self.by_id.get(parent_id) if parent_id is not None else None
-        return known.id if known is not None else parent_id
-
-    def fact(self, facts: MessageFacts) -> MessageFacts:
-        if facts.tool_call_ids or facts.answers is not None:
-            return facts  # its own ids: like no other
-        return self.facts.setdefault(facts, facts)
-
-
-def _message_record(raw: bytes, start: int, source: Source, shared: _Shared) -> Record | None:
+def _message_record(
+    raw: bytes,
+    start: int,
+    source: Source,
+    by_id: dict[str, Record],
+    alike: dict[MessageFacts, MessageFacts],
+) -> Record | None:
     """A canonical version-3 message line as a record, split without parsing it whole; None
     for any other line.
 
     The message is parsed here once, for its facts and to know it is valid, and then
     dropped; its text is where it is in the file. A long one is parsed with its longest
     strings read in part (``jsonl.parse_bounded``), so that the line is never held twice.
+    What many records hold alike is held once (for a file of many short lines, a third of
+    what its records cost): a parent's id is the parent's own, and equal facts of assistant
+    turns (most have the same) are one tuple, in ``alike``.
     """
     split = _message_span(raw)
     if split is None:
         return None
     match, begin, end = split
+    view = memoryview(raw)[begin:end]
     try:
-        message = parse_bounded(memoryview(raw)[begin:end], loads=orjson.loads)
+        if end - begin <= LONGEST_TEXT:
+            message = orjson.loads(view)
+        else:
+            message = parse_bounded(view, loads=orjson.loads)
     except orjson.JSONDecodeError:
         return None  # invalid UTF-8, lone surrogates, or more keys: the long way decides
     entry_id, parent_id, _ = match.groups()
+    parent = None
+    if parent_id is not None:
+        parent = parent_id.decode()
+        known = by_id.get(parent)
+        if known is not None:
+            parent = known.id
+    facts = message_facts(message)
+    if facts.role == "assistant" and not facts.tool_call_ids:
+        facts = alike.setdefault(facts, facts)
     # Built as a plain tuple: once per message line, and twice as fast as through __new__.
     return _new_record(
         Record,
         (
             entry_id.decode(),
-            shared.parent(parent_id.decode() if parent_id is not None else None),
+            parent,
             "message",
             start,
             len(raw),
             None,
-            shared.fact(message_facts(message)),
+            facts,
             IN_LINE,
             None,
             begin,
@@ -671,31 +672,40 @@ def _lines(file: BinaryIO, path: Path) -> Iterator[Line]:
     A line longer than ``LONG_LINE`` is read once more, whole, by its offset: a buffered
     reader builds a long line from its parts and holds it twice while it does.
     """
-    fd = file.fileno()
     piece = min(LONG_LINE, MAX_LINE_BYTES + 1)
     readline = partial(file.readline, piece)
-    number = offset = 0
-    while raw := readline():
-        number += 1
+    offset = 0
+    for number, raw in enumerate(iter(readline, b""), 1):
         size = len(raw)
-        long = size == piece and raw[-1] != _NEWLINE
-        if long:
+        if size == piece:  # as long as a piece: longer, perhaps, or too long
+            ends = raw[-1] == _NEWLINE
             raw = b""
-            while size <= MAX_LINE_BYTES and (more := readline()):  # none of the rest kept
-                size += len(more)
-                if more[-1] == _NEWLINE:
-                    break
-            more = b""
-        if size > MAX_LINE_BYTES:
-            limit = f"{MAX_LINE_BYTES >> 20:,} MiB"
-            raise SessionFileError(path, f"a line longer than {limit}: not a session file", number)
-        if long:
-            try:
-                raw = os.pread(fd, size, offset)
-            except OSError as error:
-                raise SessionFileError(path, os_reason(error)) from None
+            raw, size = _whole_line(file, readline, number, offset, size, ends, path)
         yield number, offset, raw
         offset += size
+
+
+def _whole_line(
+    file: BinaryIO,
+    readline: Callable[[], bytes],
+    number: int,
+    offset: int,
+    size: int,
+    ends: bool,
+    path: Path,
+) -> tuple[bytes, int]:
+    """The line at ``offset`` whose first ``size`` bytes were read (ending it if ``ends``):
+    the rest read past, none of it kept, then the line read whole by its offset."""
+    while not ends and size <= MAX_LINE_BYTES and (more := readline()):
+        size += len(more)
+        ends = more[-1] == _NEWLINE
+    if size > MAX_LINE_BYTES:
+        limit = f"{MAX_LINE_BYTES >> 20:,} MiB"
+        raise SessionFileError(path, f"a line longer than {limit}: not a session file", number)
+    try:
+        return os.pread(file.fileno(), size, offset), size
+    except OSError as error:
+        raise SessionFileError(path, os_reason(error)) from None
 
 
 Line = tuple[int, int, bytes]
@@ -784,11 +794,11 @@ def _read_entries(source: Source, version: int, lines: Iterator[Line]) -> _Body:
     skipped: list[int] = []
     duplicates: list[str] = []
     fast = version >= CURRENT_VERSION
-    shared = _Shared(by_id)
+    alike: dict[MessageFacts, MessageFacts] = {}
     version_1 = _Version1Ids() if version < 2 else None
     ordinal = 0  # parsed values after the header, as version 1's firstKeptEntryIndex counts them
     for number, start, raw in lines:
-        record = _message_record(raw, start, source, shared) if fast else None
+        record = _message_record(raw, start, source, by_id, alike) if fast else None
         if record is None:
             try:
                 value = parse_line(raw)
