@@ -269,7 +269,7 @@ class Session:
         """``entries``, but an entry written as the agents write one is passed on as the JSON
         it is in the file, never parsed: ``show --json`` of a 100 MB line holds it once."""
         for record in records:
-            if record.entry is None and record.kept is None:
+            if record.written_stamp is IN_LINE:  # loaded by the fast path: read as it is
                 yield Verbatim(self._line(record))
             else:
                 yield record.entry if record.entry is not None else self._read(record, None)
@@ -289,7 +289,7 @@ class Session:
     def _read(self, record: Record, longest: int | None) -> Entry:
         raw = self._line(record)
         try:
-            if record.kept is None and record.facts is not None:
+            if record.written_stamp is IN_LINE:
                 # A line as the agents write it: split as it was loaded, the message parsed
                 # alone, which is as deep as orjson reads (the whole line is one level more).
                 entry = _split_entry(raw, longest)
