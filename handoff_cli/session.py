@@ -562,8 +562,8 @@ def _message_record(
     by_id: dict[str, Record],
     alike: dict[MessageFacts, MessageFacts],
 ) -> Record | None:
-    """A canonical version-3 message line as a record, split without parsing it whole; None
-    for any other line.
+    """A message line as the agents write it (version 2 or 3, its message not one that the
+    migration changes) as a record, split without parsing it whole; None for any other line.
 
     The message is parsed here once, for its facts and to know it is valid, and then
     dropped; its text is where it is in the file. A long one is parsed with its longest
@@ -584,6 +584,8 @@ def _message_record(
             message = parse_bounded(view, loads=orjson.loads)
     except orjson.JSONDecodeError:
         return None  # invalid UTF-8, lone surrogates, or more keys: the long way decides
+    if isinstance(message, dict) and message.get("role") == "hookMessage":
+        return None  # renamed, in version 3 only if the file is older: the long way decides
     entry_id, parent_id, _ = match.groups()
     parent = None
     if parent_id is not None:
@@ -793,7 +795,7 @@ def _read_entries(source: Source, version: int, lines: Iterator[Line]) -> _Body:
     by_id: dict[str, Record] = {}
     skipped: list[int] = []
     duplicates: list[str] = []
-    fast = version >= CURRENT_VERSION
+    fast = version >= 2  # version 1 entries have no ids: each is given one, the long way
     alike: dict[MessageFacts, MessageFacts] = {}
     version_1 = _Version1Ids() if version < 2 else None
     ordinal = 0  # parsed values after the header, as version 1's firstKeptEntryIndex counts them
