@@ -47,7 +47,7 @@ from .errors import (
     UsageError,
     exit_codes_help,
 )
-from .listing import catalog, resolve_session, same_folder
+from .listing import Catalog, SessionSummary, catalog, loop_warning, resolve_session, same_folder
 from .output import (
     Reporter,
     notice,
@@ -379,6 +379,8 @@ def show(
             from .render import show_branch, show_tree
 
             family = catalog([*_roots(sessions_dirs), Root(loaded.path.parent)], missing_ok=True)
+            summary = family.at(loaded.path)
+            _warn_loops(family, [summary] if summary is not None else [])
             chosen = _choose(loaded, agent, sessions_dirs)  # its header row says whose and why
             (show_tree if tree else show_branch)(loaded, path, tip, family, chosen)
 
@@ -447,6 +449,7 @@ def list_command(
         notice(f"warning: skipped {problem.path}: {problem.reason}")
     project = Path.cwd() if here else (expand(cwd) if cwd is not None else None)
     shown = [s for s in found.sessions if project is None or same_folder(s.cwd, project)]
+    _warn_loops(found, shown)
     with reader_may_leave():
         if json_out:
             write_json_value([found.to_json(s) for s in shown])
@@ -454,6 +457,13 @@ def list_command(
             from .render import show_list, show_list_tree
 
             (show_list_tree if tree else show_list)(found, shown)
+
+
+def _warn_loops(family: Catalog, shown: list[SessionSummary]) -> None:
+    """Each loop of parents that the lineage of ``shown`` runs into, once."""
+    loops = {id(loop): loop for s in shown if (loop := family.loop_of(s)) is not None}
+    for loop in loops.values():
+        notice(loop_warning(loop))
 
 
 @app.command()
