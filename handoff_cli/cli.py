@@ -8,6 +8,7 @@ simonw/llm and sqlite-utils do it). Every error the library raises is a ``Handof
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import signal
 import sys
@@ -126,20 +127,38 @@ AgentOpt = Annotated[
 ]
 
 
+def _given(context: click.Context, parameter: click.Parameter) -> str:
+    """How an option's value was given, for its error: the flag, or the environment variable."""
+    source = context.get_parameter_source(parameter.name or "")
+    if source is ParameterSource.ENVIRONMENT and parameter.envvar:
+        return f"${parameter.envvar}"
+    return parameter.opts[0]
+
+
 def _at_least(minimum: int) -> Callable[[click.Context, click.Parameter, int | None], int | None]:
-    """A bound on an option, whose error names where the value came from: the flag, or the
-    environment variable."""
+    """A bound on an option, whose error names where the value came from."""
 
     def check(context: click.Context, parameter: click.Parameter, value: int | None) -> int | None:
         if value is not None and value < minimum:
-            source = context.get_parameter_source(parameter.name or "")
-            given = parameter.opts[0]
-            if source is ParameterSource.ENVIRONMENT and parameter.envvar:
-                given = f"${parameter.envvar}"
-            raise click.UsageError(f"{given} must be at least {minimum:,}, not {value}", context)
+            raise click.UsageError(
+                f"{_given(context, parameter)} must be at least {minimum:,}, not {value}", context
+            )
         return value
 
     return check
+
+
+def _finite(
+    context: click.Context, parameter: click.Parameter, value: float | None
+) -> float | None:
+    """The callback of every number option that takes a float: click reads ``nan``, ``inf``
+    and ``-inf`` as numbers, and ``nan`` passes every range check (a cap that never fires, a
+    timeout of "nan s")."""
+    if value is not None and not math.isfinite(value):
+        raise click.UsageError(
+            f"{_given(context, parameter)} must be a finite number, not {value}", context
+        )
+    return value
 
 
 def _version(value: bool) -> None:
@@ -206,7 +225,10 @@ ApiBaseOpt = Annotated[
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr.")]
 TimeoutOpt = Annotated[
-    float, typer.Option("--timeout", min=1, help="Seconds each answer may take, start to end.")
+    float,
+    typer.Option(
+        "--timeout", min=1, callback=_finite, help="Seconds each answer may take, start to end."
+    ),
 ]
 RetriesOpt = Annotated[
     int, typer.Option("--retries", min=0, help="Retries on rate limits and server errors.")
@@ -504,6 +526,7 @@ def rotate(
         typer.Option(
             "--max-cost",
             min=0,
+            callback=_finite,
             help="Refuse to start (exit 6) if the estimate is over this many USD; start no "
             "more handoffs once this much is spent.",
         ),
