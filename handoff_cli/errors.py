@@ -32,7 +32,10 @@ EXIT_CODES: dict[ExitCode, str] = {
         "to compact)"
     ),
     ExitCode.BAD_SESSION: "the session file is missing, unreadable or not a session file",
-    ExitCode.NO_DOCUMENT: "no usable document: empty answer, or sections missing with --strict",
+    ExitCode.NO_DOCUMENT: (
+        "no usable document: empty answer, one far over the cap without every section, or "
+        "sections missing with --strict"
+    ),
     ExitCode.OVER_BUDGET: "over budget: the estimated cost is over --max-cost, nothing started",
     ExitCode.CANCELLED: "cancelled (Ctrl-C, SIGTERM)",
 }
