@@ -12,6 +12,7 @@ import math
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -61,6 +62,7 @@ from .output import (
 )
 from .places import Root, agent_of, expand, roots
 from .session import Record, Session, load_session
+from .signals import interrupt, settle, take, unanswered
 from .tree import branch, leaf
 
 
@@ -69,6 +71,18 @@ class _Commands(DefaultGroup, TyperGroup):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, default="handoff", **kwargs)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command. An interrupt it did not turn into its own cancel becomes
+        ``Cancelled`` here (Typer would end with 130 and no word); once the command is over,
+        successful or not, signals change nothing more (``signals.settle``)."""
+        try:
+            try:
+                return super().invoke(ctx)
+            finally:
+                settle()
+        except KeyboardInterrupt:  # the one a signal raises: it settled them before raising
+            raise CancelledError("Cancelled") from None
 
 
 app = typer.Typer(
@@ -314,9 +328,6 @@ def handoff_command(
     from .core import dry_run as plan_only
     from .core import handoff, on_signal
 
-    # Ctrl-C and SIGTERM both cancel, except while the result is being written.
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
     if in_place and (no_record or out_dir is not None):
         raise UsageError("--in-place writes to the session itself: no --no-record, no --out-dir")
     options = Options(
@@ -337,6 +348,8 @@ def handoff_command(
         in_place=in_place,
     )
     try:
+        # Ctrl-C and SIGTERM both cancel, except while the result is being written.
+        take(on_signal)
         path = _find(session, sessions_dirs)
         if agent == AUTO:
             options = replace(options, folder_agent=_folder_agent(path, sessions_dirs))
@@ -380,6 +393,7 @@ def show(
 ) -> None:
     """Show a session: its current branch (or --tree), the context the agent would send, or
     its handoff document."""
+    take(interrupt)
     if document and context:
         raise UsageError("--document and --context show different things: give one")
     if tree and (json_out or context or document):
@@ -457,6 +471,7 @@ def list_command(
     sessions_dirs: SessionsDirs = None,
 ) -> None:
     """List the sessions, newest first (with --tree: chains, oldest first)."""
+    take(interrupt)
     if tree and json_out:
         raise UsageError("--tree draws the chains for people; --json already has them")
     if here and cwd is not None:
@@ -549,6 +564,7 @@ def rotate(
 
     Prints `OLD_ID NEW_ID` for each session handed off (--json: a JSON object a session).
     """
+    take(interrupt)
     from .model import run as model_run
     from .render import RotateProgress, show_estimates
     from .rotate import (
@@ -638,9 +654,12 @@ def rotate(
 
 def run(args: list[str]) -> int:
     """Run the program on ``args``: the one place errors become messages and exit codes."""
+    handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
     try:
         command = typer.main.get_command(app)
         result = command.main(args=args, prog_name="handoff", standalone_mode=False)
+        if unanswered():  # a signal while --help or --version ran: no command took it
+            raise CancelledError("Cancelled")
         return result if isinstance(result, int) else ExitCode.OK
     except HandoffError as error:
         notice(str(error))
@@ -656,16 +675,20 @@ def run(args: list[str]) -> int:
     except (click.Abort, KeyboardInterrupt):
         notice("Cancelled")
         return ExitCode.CANCELLED
+    finally:
+        if threading.current_thread() is threading.main_thread():
+            for number, handler in handlers.items():  # as they were (in a test's process)
+                if handler is not None:
+                    signal.signal(number, handler)
 
 
 def main() -> None:
     """Entry point of the ``handoff`` program."""
     code = run(sys.argv[1:])
-    if "litellm" in sys.modules:
-        # Tearing down LiteLLM's module state takes about a second at exit, and a cancel must
-        # be prompt. Nothing of ours needs the teardown: every file is closed and synced.
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError, AttributeError):  # gone, or never there (>&-)
-                stream.flush()
-        os._exit(code)
-    sys.exit(code)
+    # No interpreter teardown: it puts Python's own SIGTERM back (a silent end) before the
+    # process is gone, and with LiteLLM loaded it takes about a second, where a cancel must be
+    # prompt. Nothing of ours needs it: every file is closed and synced.
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, AttributeError):  # gone, or never there (>&-)
+            stream.flush()
+    os._exit(code)

@@ -125,12 +125,13 @@ class NoDocumentError(HandoffError):
 
 
 class CancelledError(HandoffError):
-    """The user cancelled (Ctrl-C, SIGTERM) before anything was written."""
+    """The user cancelled (Ctrl-C, SIGTERM) before anything was written: ``Handoff
+    cancelled``, or for a command that hands nothing off, ``Cancelled``."""
 
     exit_code = ExitCode.CANCELLED
 
-    def __init__(self) -> None:
-        super().__init__("Handoff cancelled")
+    def __init__(self, message: str = "Handoff cancelled") -> None:
+        super().__init__(message)
 
 
 class SessionChangedError(HandoffError):
