@@ -92,7 +92,7 @@ def test_a_signal_from_the_first_instruction_on_cancels_cleanly(
     """SIGINT or SIGTERM at any moment of start-up (imports, the command line, the session,
     LiteLLM's import) or of the model's answer: the command's one line, exit 130, nothing
     written, promptly. Python alone would end the process at once on SIGTERM, without a word,
-    and turn a SIGINT within an import into a traceback."""
+    and turn a SIGINT within an import into a traceback (within orjson's, a segfault)."""
     assert CONSOLE_SCRIPT.exists(), "the console script is installed beside the interpreter"
     llm_server.default = Reply("slow " * 100, delay=0.5)  # a minute of answer, if it ever starts
     session = tmp_path / "sessions" / SOURCE.name
@@ -100,7 +100,7 @@ def test_a_signal_from_the_first_instruction_on_cancels_cleanly(
     shutil.copyfile(SOURCE, session)
     os.utime(session, (time.time() - 3600,) * 2)
     before = session.read_bytes()
-    arguments = {
+    arguments: dict[str, list[str | Path]] = {
         "handoff": [session],
         "rotate": ["rotate", session.parent, "--over-tokens", "1", "--idle", "1m"],
     }
