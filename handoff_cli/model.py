@@ -136,7 +136,8 @@ class Answer:
     output_cost_usd: float | None
     cut: bool = False
     """The answer went on past the bound it was read to (``acomplete``'s ``most_tokens``):
-    ``text`` is its start, the rest was never read, and the usage is estimated."""
+    ``text`` is its start, and the rest was never read (a usage that the provider had not sent
+    by then is estimated)."""
 
     @property
     def cost_usd(self) -> float | None:
@@ -542,7 +543,7 @@ async def _stream(
         # Whether it ended, failed, was cut or cancelled, close the connection now rather than
         # when it is collected: the rest of an answer cut short is never downloaded.
         await response.aclose()
-    if cut:  # no usage comes before the end: what was sent, and at least what was read
+    if usage is None:  # cut before the provider said: what was sent, and at least what was read
         usage = (model.count(list(messages)), rough_tokens(len(text)))
     input_tokens, output_tokens = usage
     model_name, provider, *_ = litellm.get_llm_provider(model.name)
@@ -560,7 +561,7 @@ async def _stream(
 
 
 Usage = tuple[int, int]
-"""Input and output tokens, as the provider reports them."""
+"""Input and output tokens, as the provider reports them; None where it never did."""
 
 
 async def _read_stream(
@@ -569,7 +570,7 @@ async def _read_stream(
     messages: Sequence[ChatMessage],
     progress: Progress | None,
     most_chars: int | None,
-) -> tuple[str, Usage, bool]:
+) -> tuple[str, Usage | None, bool]:
     """The streamed answer's text and usage, read up to ``most_chars`` of text (then: cut)."""
     chunks = []
     pieces: list[str] = []
@@ -584,7 +585,7 @@ async def _read_stream(
         if progress is not None:
             progress(len(pieces))
         if most_chars is not None and read > most_chars:
-            return "".join(pieces), (0, 0), True
+            return "".join(pieces), None, True
     built = litellm.stream_chunk_builder(chunks, messages=list(messages))
     text = (built.choices[0].message.content or "") if built and built.choices else ""
     usage = getattr(built, "usage", None)
@@ -611,7 +612,7 @@ def _unstreamed(response: Any) -> Any | None:
 _JSON_ENVELOPE = 64 * 1024
 
 
-async def _read_plain(http: Any, most_chars: int | None) -> tuple[str, Usage, bool]:
+async def _read_plain(http: Any, most_chars: int | None) -> tuple[str, Usage | None, bool]:
     """One JSON chat completion's text and usage, the body read no further than the longest
     that can hold ``most_chars`` of text (a longer one is cut, with no text to keep)."""
     most_bytes = None if most_chars is None else most_chars * 6 + _JSON_ENVELOPE
@@ -619,7 +620,7 @@ async def _read_plain(http: Any, most_chars: int | None) -> tuple[str, Usage, bo
     async for block in http.aiter_bytes():
         body += block
         if most_bytes is not None and len(body) > most_bytes:
-            return "", (0, 0), True
+            return "", None, True
     try:
         completion = orjson.loads(body)
     except orjson.JSONDecodeError:
@@ -629,11 +630,11 @@ async def _read_plain(http: Any, most_chars: int | None) -> tuple[str, Usage, bo
         raise NoDocumentError(
             "the model's server sent JSON that is not a chat completion, where a stream was asked"
         )
-    usage = completion.get("usage") if isinstance(completion, dict) else None
-    counts = [usage.get(key) if isinstance(usage, dict) else 0 for key in _USAGE_KEYS]
-    prompt, answer = (int(n) if isinstance(n, int) and n >= 0 else 0 for n in counts)
-    cut = most_chars is not None and len(text) > most_chars
-    return text, (prompt, answer), cut
+    reported = completion.get("usage")  # a completion: a JSON object
+    counts = [reported.get(key) for key in _USAGE_KEYS] if isinstance(reported, dict) else []
+    numbers = [n for n in counts if isinstance(n, int) and n >= 0]
+    usage = (numbers[0], numbers[1]) if len(numbers) == 2 else None
+    return text, usage, most_chars is not None and len(text) > most_chars
 
 
 _USAGE_KEYS = ("prompt_tokens", "completion_tokens")

@@ -108,6 +108,6 @@ def test_a_signal_from_the_first_instruction_on_cancels_cleanly(
         code, out, err, took = cancel_at(STARTS[how], arguments[command], signum, delay, llm_server)
         case = f"{how}, {command}, {signum.name} at {delay:.2f} s: {code} {err!r}"
         assert (code, out, err.strip()) == (130, "", LINES[command]), case
-        assert took < 1.5, case
+        assert took < 2.0, case  # at most the start-up; never the answer, nor LiteLLM's import
         assert session.read_bytes() == before, case
         assert sorted(p.name for p in session.parent.iterdir()) == [session.name], case
