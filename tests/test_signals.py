@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import EXAMPLES, quick_and_stress
+from .conftest import EXAMPLES, Entries, quick_and_stress, write_session
 from .fakellm import FakeLLMServer, Reply
 
 SOURCE = next(EXAMPLES.glob("-home-dev-projects-weather-cli/*.jsonl"))
@@ -24,7 +24,7 @@ STARTS = {
 }
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
 # The line each command ends with when cancelled, as it says it once it runs.
-LINES = {"handoff": "Handoff cancelled", "rotate": "Cancelled"}
+LINES = {"handoff": "Handoff cancelled", "rotate": "Cancelled", "show": "Cancelled"}
 
 
 def begun(pid: int) -> bool:
@@ -41,17 +41,12 @@ def begun(pid: int) -> bool:
 
 
 def cancel_at(
-    start: list[str], args: list[str | Path], signum: int, delay: float, server: FakeLLMServer
+    start: list[str], args: list[str | Path], signum: int, delay: float
 ) -> tuple[int | None, str, str, float]:
     """Start the program, send ``signum`` ``delay`` s after its code begins: its exit code, its
     stdout and stderr, and how long it took to end after the signal."""
-    environment = {**os.environ, "HANDOFF_MODEL": "openai/test-model"}
     process = subprocess.Popen(
-        [*start, *map(str, args), "--quiet", "--api-base", server.base_url],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=environment,
+        [*start, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     deadline = time.monotonic() + 30
     while not begun(process.pid) and time.monotonic() < deadline:
@@ -63,24 +58,28 @@ def cancel_at(
     return process.returncode, out, err, time.monotonic() - sent
 
 
-def runs(delays: list[float]) -> list[tuple[str, str, signal.Signals, float]]:
+def runs(commands: list[str], delays: list[float]) -> list[tuple[str, str, signal.Signals, float]]:
     """Each way of starting, each command, each signal, at each delay."""
     return [
         (how, command, signum, delay)
         for how in STARTS
-        for command in LINES
+        for command in commands
         for signum in SIGNALS
         for delay in delays
     ]
 
 
+# `show` of a 20 MB session takes half a second: it is sent its signal at once, as it starts.
 QUICK = [
-    *runs([0.0]),  # while it starts: held until the command can cancel
+    *runs(["handoff", "rotate", "show"], [0.0]),  # while it starts: held until it can cancel
     ("console script", "handoff", signal.SIGTERM, 0.3),
     ("python -m", "handoff", signal.SIGINT, 0.3),
     ("python -m", "rotate", signal.SIGTERM, 0.3),
 ]
-STRESS = runs([n / 20 for n in range(11)])  # 0 to 0.5 s, every 50 ms
+STRESS = [
+    *runs(["handoff", "rotate"], [n / 20 for n in range(11)]),  # 0 to 0.5 s, every 50 ms
+    *runs(["show"], [0.0]),
+]
 
 
 @pytest.mark.parametrize("cases", quick_and_stress(QUICK, STRESS))
@@ -100,12 +99,19 @@ def test_a_signal_from_the_first_instruction_on_cancels_cleanly(
     shutil.copyfile(SOURCE, session)
     os.utime(session, (time.time() - 3600,) * 2)
     before = session.read_bytes()
+    entries = Entries()
+    for turn in range(1000):
+        entries.user(f"step {turn} " + "x" * 10_000)
+        entries.assistant("ok " * 3_000)
+    large = write_session(tmp_path / "large.jsonl", entries.items)
+    model = ["--model", "openai/test-model", "--api-base", llm_server.base_url, "--quiet"]
     arguments: dict[str, list[str | Path]] = {
-        "handoff": [session],
-        "rotate": ["rotate", session.parent, "--over-tokens", "1", "--idle", "1m"],
+        "handoff": [session, *model],
+        "rotate": ["rotate", session.parent, "--over-tokens", "1", "--idle", "1m", *model],
+        "show": ["show", large],
     }
     for how, command, signum, delay in cases:
-        code, out, err, took = cancel_at(STARTS[how], arguments[command], signum, delay, llm_server)
+        code, out, err, took = cancel_at(STARTS[how], arguments[command], signum, delay)
         case = f"{how}, {command}, {signum.name} at {delay:.2f} s: {code} {err!r}"
         assert (code, out, err.strip()) == (130, "", LINES[command]), case
         assert took < 2.0, case  # at most the start-up; never the answer, nor LiteLLM's import
