@@ -8,9 +8,11 @@ simonw/llm and sqlite-utils do it). Every error the library raises is a ``Handof
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -60,6 +62,7 @@ from .output import (
 )
 from .places import Root, agent_of, expand, roots
 from .session import Record, Session, load_session
+from .signals import interrupt, settle, take, unanswered
 from .tree import branch, leaf
 
 
@@ -68,6 +71,18 @@ class _Commands(DefaultGroup, TyperGroup):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, default="handoff", **kwargs)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command. An interrupt it did not turn into its own cancel becomes
+        ``Cancelled`` here (Typer would end with 130 and no word); once the command is over,
+        successful or not, signals change nothing more (``signals.settle``)."""
+        try:
+            try:
+                return super().invoke(ctx)
+            finally:
+                settle()
+        except KeyboardInterrupt:  # the one a signal raises: it settled them before raising
+            raise CancelledError("Cancelled") from None
 
 
 app = typer.Typer(
@@ -126,20 +141,38 @@ AgentOpt = Annotated[
 ]
 
 
+def _given(context: click.Context, parameter: click.Parameter) -> str:
+    """How an option's value was given, for its error: the flag, or the environment variable."""
+    source = context.get_parameter_source(parameter.name or "")
+    if source is ParameterSource.ENVIRONMENT and parameter.envvar:
+        return f"${parameter.envvar}"
+    return parameter.opts[0]
+
+
 def _at_least(minimum: int) -> Callable[[click.Context, click.Parameter, int | None], int | None]:
-    """A bound on an option, whose error names where the value came from: the flag, or the
-    environment variable."""
+    """A bound on an option, whose error names where the value came from."""
 
     def check(context: click.Context, parameter: click.Parameter, value: int | None) -> int | None:
         if value is not None and value < minimum:
-            source = context.get_parameter_source(parameter.name or "")
-            given = parameter.opts[0]
-            if source is ParameterSource.ENVIRONMENT and parameter.envvar:
-                given = f"${parameter.envvar}"
-            raise click.UsageError(f"{given} must be at least {minimum:,}, not {value}", context)
+            raise click.UsageError(
+                f"{_given(context, parameter)} must be at least {minimum:,}, not {value}", context
+            )
         return value
 
     return check
+
+
+def _finite(
+    context: click.Context, parameter: click.Parameter, value: float | None
+) -> float | None:
+    """The callback of every number option that takes a float: click reads ``nan``, ``inf``
+    and ``-inf`` as numbers, and ``nan`` passes every range check (a cap that never fires, a
+    timeout of "nan s")."""
+    if value is not None and not math.isfinite(value):
+        raise click.UsageError(
+            f"{_given(context, parameter)} must be a finite number, not {value}", context
+        )
+    return value
 
 
 def _version(value: bool) -> None:
@@ -206,7 +239,10 @@ ApiBaseOpt = Annotated[
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr.")]
 TimeoutOpt = Annotated[
-    float, typer.Option("--timeout", min=1, help="Seconds each answer may take, start to end.")
+    float,
+    typer.Option(
+        "--timeout", min=1, callback=_finite, help="Seconds each answer may take, start to end."
+    ),
 ]
 RetriesOpt = Annotated[
     int, typer.Option("--retries", min=0, help="Retries on rate limits and server errors.")
@@ -292,9 +328,6 @@ def handoff_command(
     from .core import dry_run as plan_only
     from .core import handoff, on_signal
 
-    # Ctrl-C and SIGTERM both cancel, except while the result is being written.
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
     if in_place and (no_record or out_dir is not None):
         raise UsageError("--in-place writes to the session itself: no --no-record, no --out-dir")
     options = Options(
@@ -315,6 +348,8 @@ def handoff_command(
         in_place=in_place,
     )
     try:
+        # Ctrl-C and SIGTERM both cancel, except while the result is being written.
+        take(on_signal)
         path = _find(session, sessions_dirs)
         if agent == AUTO:
             options = replace(options, folder_agent=_folder_agent(path, sessions_dirs))
@@ -358,6 +393,7 @@ def show(
 ) -> None:
     """Show a session: its current branch (or --tree), the context the agent would send, or
     its handoff document."""
+    take(interrupt)
     if document and context:
         raise UsageError("--document and --context show different things: give one")
     if tree and (json_out or context or document):
@@ -437,6 +473,7 @@ def list_command(
     sessions_dirs: SessionsDirs = None,
 ) -> None:
     """List the sessions, newest first (with --tree: chains, oldest first)."""
+    take(interrupt)
     if tree and json_out:
         raise UsageError("--tree draws the chains for people; --json already has them")
     if here and cwd is not None:
@@ -514,6 +551,7 @@ def rotate(
         typer.Option(
             "--max-cost",
             min=0,
+            callback=_finite,
             help="Refuse to start (exit 6) if the estimate is over this many USD; start no "
             "more handoffs once this much is spent.",
         ),
@@ -536,6 +574,7 @@ def rotate(
 
     Prints `OLD_ID NEW_ID` for each session handed off (--json: a JSON object a session).
     """
+    take(interrupt)
     from .model import run as model_run
     from .render import RotateProgress, show_estimates
     from .rotate import (
@@ -625,9 +664,12 @@ def rotate(
 
 def run(args: list[str]) -> int:
     """Run the program on ``args``: the one place errors become messages and exit codes."""
+    handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
     try:
         command = typer.main.get_command(app)
         result = command.main(args=args, prog_name="handoff", standalone_mode=False)
+        if unanswered():  # a signal while --help or --version ran: no command took it
+            raise CancelledError("Cancelled")
         return result if isinstance(result, int) else ExitCode.OK
     except HandoffError as error:
         notice(str(error))
@@ -643,16 +685,20 @@ def run(args: list[str]) -> int:
     except (click.Abort, KeyboardInterrupt):
         notice("Cancelled")
         return ExitCode.CANCELLED
+    finally:
+        if threading.current_thread() is threading.main_thread():
+            for number, handler in handlers.items():  # as they were (in a test's process)
+                if handler is not None:
+                    signal.signal(number, handler)
 
 
 def main() -> None:
     """Entry point of the ``handoff`` program."""
     code = run(sys.argv[1:])
-    if "litellm" in sys.modules:
-        # Tearing down LiteLLM's module state takes about a second at exit, and a cancel must
-        # be prompt. Nothing of ours needs the teardown: every file is closed and synced.
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError, AttributeError):  # gone, or never there (>&-)
-                stream.flush()
-        os._exit(code)
-    sys.exit(code)
+    # No interpreter teardown: it puts Python's own SIGTERM back (a silent end) before the
+    # process is gone, and with LiteLLM loaded it takes about a second, where a cancel must be
+    # prompt. Nothing of ours needs it: every file is closed and synced.
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, AttributeError):  # gone, or never there (>&-)
+            stream.flush()
+    os._exit(code)

@@ -76,6 +76,9 @@ from .writer import (
 RECORDED_API = "openai-completions"
 REPLANS = 2  # how often a provider's "too long" makes us plan again, with less room
 FOCUS_SHARE = 0.25  # the most of a request's room that --focus may take
+ANSWER_SHARE = 4
+"""An answer is read up to this many times ``--max-doc-tokens`` (and never past the model's
+window): room for a model that roughly keeps to the cap, an end for one that goes on and on."""
 
 
 @dataclass(frozen=True)
@@ -393,15 +396,25 @@ async def _generate(
     all, plan again with a quarter less room, at most twice. Then check the sections, and ask
     once for a repair if they are wrong. The answer holds the usage of every call made."""
 
+    most, why = _answer_bound(request.model, options.max_doc_tokens)
+
     async def ask(messages: list[ChatMessage]) -> Answer:
-        return await acomplete(
+        answer = await acomplete(
             messages,
             request.model,
             timeout=options.timeout,
             retries=options.retries,
             progress=reporter.streamed,
             warn=reporter.warn,
+            most_tokens=most,
         )
+        if not answer.cut:
+            return answer
+        past = f"{request.model.name}'s answer went on past {most:,} tokens ({why})"
+        if missing_sections(answer.text):
+            raise NoDocumentError(f"{past} without the required sections; stopped reading it")
+        reporter.warn(f"warning: {past}; it holds every section by then, so it is kept, cut there")
+        return replace(answer, text=f"{answer.text.rstrip()}\n\n[… cut: the answer went on]")
 
     if request.model.builtin:  # in this process: no LiteLLM, no request
         facts, focus = request.facts, request.focus
@@ -451,6 +464,14 @@ async def _generate(
             raise NoDocumentError(message)
         reporter.warn(f"warning: {message}")
     return _with_files(answer, request.facts), missing, plan
+
+
+def _answer_bound(model: Model, max_doc_tokens: int) -> tuple[int, str]:
+    """The most tokens of an answer read, and what sets it."""
+    most = ANSWER_SHARE * max_doc_tokens
+    if model.window is not None and model.window < most:
+        return model.window, "the model's window"
+    return most, f"{ANSWER_SHARE}x --max-doc-tokens"
 
 
 def _with_files(answer: Answer, facts: Facts) -> Answer:

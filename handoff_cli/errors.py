@@ -32,7 +32,10 @@ EXIT_CODES: dict[ExitCode, str] = {
         "to compact)"
     ),
     ExitCode.BAD_SESSION: "the session file is missing, unreadable or not a session file",
-    ExitCode.NO_DOCUMENT: "no usable document: empty answer, or sections missing with --strict",
+    ExitCode.NO_DOCUMENT: (
+        "no usable document: empty answer, one far over the cap without every section, or "
+        "sections missing with --strict"
+    ),
     ExitCode.OVER_BUDGET: "over budget: the estimated cost is over --max-cost, nothing started",
     ExitCode.CANCELLED: "cancelled (Ctrl-C, SIGTERM)",
 }
@@ -122,12 +125,13 @@ class NoDocumentError(HandoffError):
 
 
 class CancelledError(HandoffError):
-    """The user cancelled (Ctrl-C, SIGTERM) before anything was written."""
+    """The user cancelled (Ctrl-C, SIGTERM) before anything was written: ``Handoff
+    cancelled``, or for a command that hands nothing off, ``Cancelled``."""
 
     exit_code = ExitCode.CANCELLED
 
-    def __init__(self) -> None:
-        super().__init__("Handoff cancelled")
+    def __init__(self, message: str = "Handoff cancelled") -> None:
+        super().__init__(message)
 
 
 class SessionChangedError(HandoffError):

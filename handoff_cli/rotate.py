@@ -314,8 +314,11 @@ async def arotate(
 
 @contextlib.contextmanager
 def _signals_cancel(loop: asyncio.AbstractEventLoop, cancel: Callable[[], None]) -> Iterator[None]:
-    """Ctrl-C and SIGTERM call ``cancel`` on the loop, while it runs (main thread only)."""
+    """Ctrl-C and SIGTERM call ``cancel`` on the loop, while it runs (main thread only); then
+    the handlers from before are back (asyncio would leave Python's own, and so a silent end
+    on SIGTERM)."""
     numbers: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM)
+    before = {number: signal.getsignal(number) for number in numbers}
     try:
         for number in numbers:
             loop.add_signal_handler(number, cancel)
@@ -326,6 +329,9 @@ def _signals_cancel(loop: asyncio.AbstractEventLoop, cancel: Callable[[], None])
     finally:
         for number in numbers:
             loop.remove_signal_handler(number)
+            handler = before[number]
+            if handler is not None:
+                signal.signal(number, handler)
 
 
 async def _hand_off(candidate: Candidate, options: RotateOptions, reporter: Reporter) -> Outcome:
