@@ -424,7 +424,7 @@ def test_an_agent_appending_meanwhile_does_not_stop_a_handoff(
     tmp_path: Path, llm_server: FakeLLMServer
 ) -> None:
     path = copy(OMP_EXAMPLE, tmp_path)
-    late = b'{"type":"label","id":"aa11bb22","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z"}\n'
+    late = b'{"type":"label","id":"aa11bb22","parentId":null,"timestamp":"2026-01-01T00:00:00Z"}\n'
 
     def agent_appends(request: Any) -> Reply:
         with path.open("ab") as file:

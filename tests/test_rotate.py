@@ -15,8 +15,8 @@ import pytest
 
 from handoff_cli.config import AUTO, OMP, PI, Options, parse_duration, parse_shard
 from handoff_cli.core import handoff
-from handoff_cli.errors import HandedOffError
 from handoff_cli.document import SECTIONS
+from handoff_cli.errors import HandedOffError
 from handoff_cli.listing import catalog
 from handoff_cli.output import Reporter
 from handoff_cli.places import Root
