@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import click
 import typer
@@ -45,7 +45,6 @@ from .errors import (
     CancelledError,
     ExitCode,
     HandoffError,
-    OverBudgetError,
     UsageError,
     exit_codes_help,
 )
@@ -64,6 +63,9 @@ from .places import Root, agent_of, expand, roots
 from .session import Record, Session, load_session
 from .signals import interrupt, settle, take, unanswered
 from .tree import branch, leaf
+
+if TYPE_CHECKING:
+    from .rotate import Estimate, Outcome
 
 
 class _Commands(DefaultGroup, TyperGroup):
@@ -270,6 +272,38 @@ MaxDocTokensOpt = Annotated[
 NoRedactOpt = Annotated[
     bool, typer.Option("--no-redact", help="Send secrets as they are (not masked).")
 ]
+PriceInOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--price-in",
+        envvar="HANDOFF_PRICE_IN",
+        min=0,
+        callback=_finite,
+        help="USD per million input tokens, for a model LiteLLM has no price for (with "
+        "--price-out) [default: LiteLLM's price table].",
+    ),
+]
+PriceOutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--price-out",
+        envvar="HANDOFF_PRICE_OUT",
+        min=0,
+        callback=_finite,
+        help="USD per million output tokens (with --price-in).",
+    ),
+]
+
+
+def _prices(price_in: float | None, price_out: float | None) -> tuple[float, float] | None:
+    """USD a token in and out, from the prices per million given: both, or neither."""
+    if price_in is None and price_out is None:
+        return None
+    if price_in is None or price_out is None:
+        raise UsageError("--price-in and --price-out go together: give both")
+    return price_in / 1e6, price_out / 1e6
+
+
 InPlaceOpt = Annotated[
     bool,
     typer.Option(
@@ -318,6 +352,8 @@ def handoff_command(
     no_redact: NoRedactOpt = False,
     agent: AgentOpt = AUTO,
     in_place: InPlaceOpt = False,
+    price_in: PriceInOpt = None,
+    price_out: PriceOutOpt = None,
     sessions_dirs: SessionsDirs = None,
 ) -> None:
     """Write a handoff document for SESSION and start a new session holding only it.
@@ -346,6 +382,7 @@ def handoff_command(
         redact=not no_redact,
         agent=agent,
         in_place=in_place,
+        prices=_prices(price_in, price_out),
     )
     try:
         # Ctrl-C and SIGTERM both cancel, except while the result is being written.
@@ -568,6 +605,8 @@ def rotate(
     no_redact: NoRedactOpt = False,
     agent: AgentOpt = AUTO,
     in_place: InPlaceOpt = False,
+    price_in: PriceInOpt = None,
+    price_out: PriceOutOpt = None,
     sessions_dirs: SessionsDirs = None,
 ) -> int | None:
     """Hand off every long, idle session under the folders, each exactly once: for CI and cron.
@@ -576,16 +615,15 @@ def rotate(
     """
     take(interrupt)
     from .model import run as model_run
-    from .render import RotateProgress, show_estimates
+    from .render import RotateProgress
     from .rotate import (
         FAILED,
         HANDED_OFF,
-        Outcome,
         RotateOptions,
         arotate,
-        estimate,
+        check_budget,
+        estimate_all,
         select,
-        totals,
     )
 
     if here and cwd is not None:
@@ -610,6 +648,7 @@ def rotate(
         redact=not no_redact,
         agent=agent,
         in_place=in_place,
+        prices=_prices(price_in, price_out),
     )
     options = RotateOptions(
         handoff=handoff_options,
@@ -623,43 +662,53 @@ def rotate(
     named = [*(directories or []), *(sessions_dirs or [])] or None
     found = catalog([_with_agent(root) for root in _roots(named)])
     with RotateProgress(quiet=quiet) as progress:
-        selected, unreadable = select(found, options, time.time(), progress)
-        for outcome in unreadable:
-            progress.finished(outcome)
-        estimating = dry_run or max_cost is not None
-        estimates = [estimate(c, options) for c in selected] if estimating else []
-        total = totals(estimates)
-        if dry_run:
-            with reader_may_leave():
-                if json_out:
-                    sessions = [e.to_json() for e in estimates]
-                    write_json_value({"sessions": sessions, "total": total.to_json()})
-                else:
-                    show_estimates(estimates, total)
-        over = max_cost is not None and (total.cost_usd or 0.0) > max_cost
-        if over:
-            raise OverBudgetError(
-                f"Over budget: the estimate is ${total.cost_usd:.4f} for {total.sessions} "
-                f"sessions, over --max-cost {max_cost:g}; nothing started"
-            )
-        if dry_run:
-            return None
-        progress.begin(len(selected))
+        selected, skipped = select(found, options, time.time(), progress)
+        estimates: list[Estimate] = []
+        if dry_run or max_cost is not None:
+            estimates, unplanned = estimate_all(selected, options)
+            skipped += unplanned
+            selected = [e.candidate for e in estimates]
 
         def finished(outcome: Outcome) -> None:
             progress.finished(outcome)
             with reader_may_leave():
-                if json_out:
+                if json_out and not dry_run:
                     write_json_value(outcome.to_json())
                 elif outcome.status == HANDED_OFF:
                     write_line(f"{outcome.id} {outcome.new_id}")
 
+        for outcome in skipped:
+            finished(outcome)
+        if dry_run:
+            _show_rotation_plan(estimates, skipped, json_out)
+        check_budget(estimates, max_cost)
+        if dry_run:
+            return None
+        progress.begin(len(selected))
         by_id = {e.candidate.summary.id: e for e in estimates}
         outcomes, cancelled = model_run(arotate(selected, options, finished, progress, by_id))
-        progress.summary(outcomes, cancelled)
+        progress.summary([*skipped, *outcomes], cancelled)
     if cancelled:
         return ExitCode.CANCELLED
     return ExitCode.FAILED if any(o.status == FAILED for o in outcomes) else None
+
+
+def _show_rotation_plan(estimates: list[Estimate], skipped: list[Outcome], json_out: bool) -> None:
+    from .render import show_estimates
+    from .rotate import totals
+
+    total = totals(estimates)
+    with reader_may_leave():
+        if json_out:
+            write_json_value(
+                {
+                    "sessions": [e.to_json() for e in estimates],
+                    "skipped": [o.to_json() for o in skipped],
+                    "total": total.to_json(),
+                }
+            )
+        else:
+            show_estimates(estimates, total)
 
 
 def run(args: list[str]) -> int:

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
@@ -128,7 +130,7 @@ def summarize(path: Path, agent: str | None = None, key: str | None = None) -> S
         size=status.st_size,
         modified=status.st_mtime,
         starts_from_handoff=starts_from_handoff,
-        ends_with_handoff=_ends_with_handoff(scan.tail),
+        ends_with_handoff=ends_with_handoff(scan.tail),
         agent=agent,
         first_request=session_title(None, {}, None, first_request),
         entries=max(0, scan.newlines - (2 if found.title_slot is not None else 1)),
@@ -204,7 +206,7 @@ def _is_handoff_start(entry: Any) -> bool:
     )
 
 
-def _ends_with_handoff(tail: bytes) -> bool:
+def ends_with_handoff(tail: bytes) -> bool:
     """Whether the leaf is a recorded handoff: our exchange (the handoff prompt, then the
     answer), or oh-my-pi's own in-place handoff (a compaction of method ``handoff``)."""
     lines = [line for line in tail.rsplit(b"\n", 4)[1:] if line.strip()][-2:]
@@ -506,3 +508,55 @@ def resolve_session(spec: str, where: Path | Sequence[Root], cwd: Path | None = 
     if path.exists() or os.sep in spec or spec.endswith(".jsonl"):
         return path
     return catalog(roots, missing_ok=True).find(spec, cwd).path
+
+
+# A session file's name as the agents make it: its header's timestamp, then its id.
+_TIMED_NAME = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z)_.+\.jsonl")
+
+
+def handoff_children(folder: Path, parent: Path, parent_id: str, since_ms: int) -> list[Path]:
+    """The sessions in ``folder`` (not below it) that start from a handoff of the session at
+    ``parent`` (its path, resolved, or its id) and were made at ``since_ms`` or later: a handoff
+    of it that is newer than its last entry. Only files that can be that new are opened, and
+    only their first lines are read."""
+    since = iso_name_stamp(since_ms)
+    found = []
+    try:
+        names = [entry for entry in os.scandir(folder) if entry.name.endswith(".jsonl")]
+    except OSError:
+        return []
+    for entry in names:
+        timed = _TIMED_NAME.fullmatch(entry.name)
+        try:
+            if timed is not None:
+                if timed.group(1) < since:
+                    continue
+            elif entry.stat().st_mtime * 1000 < since_ms:
+                continue
+            head = _handoff_head(Path(entry.path))
+        except (OSError, SessionFileError):
+            continue
+        if head is not None and (head == parent_id or _key(head) == _key(parent)):
+            found.append(Path(entry.path))
+    return found
+
+
+def iso_name_stamp(ms: int) -> str:
+    """Unix milliseconds as a session file's name spells its time."""
+    moment = datetime.fromtimestamp(max(0, ms) / 1000, timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H-%M-%S-") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def _handoff_head(path: Path) -> str | None:
+    """The parent a session names, if it starts from a handoff document; else None."""
+    with open_regular(path) as file:
+        head = file.read(HEAD_BYTES)
+    lines = numbered(io.BytesIO(head))
+    found = read_head(path, lines)
+    for _, _, raw in lines:
+        try:
+            first = parse_line(raw)
+        except ValueError:
+            continue
+        return parent_session(found.header) if _is_handoff_start(first) else None
+    return None

@@ -118,6 +118,8 @@ class Model:
     """Environment variables its provider needs and does not have here."""
     count: Counter = field(default=rough_count, repr=False, compare=False)
     """Counts the tokens of messages as the provider will (near enough)."""
+    prices: tuple[float, float] | None = None
+    """USD a token in and out, as the user gave them; None: LiteLLM's table decides."""
 
 
 BUILTIN = Model(EXTRACTIVE, builtin=True)
@@ -147,20 +149,29 @@ class Answer:
 
 
 def price(model: Model, input_tokens: int, output_tokens: int) -> float | None:
-    """What ``model`` charges for so many tokens, by LiteLLM's price table; None if unknown."""
+    """What ``model`` charges for so many tokens; None if unknown."""
+    paid_in, paid_out = costs(model, input_tokens, output_tokens)
+    return None if paid_in is None or paid_out is None else paid_in + paid_out
+
+
+def costs(model: Model, input_tokens: int, output_tokens: int) -> tuple[float | None, float | None]:
+    """What ``model`` charges for so many tokens in and out: at the prices the user gave, else
+    by LiteLLM's price table; None where it is unknown."""
     if model.builtin:
-        return 0.0
+        return 0.0, 0.0
+    if model.prices is not None:
+        return input_tokens * model.prices[0], output_tokens * model.prices[1]
     found = _table_info(model.name)
     if found is not None and found.input_price is not None and found.output_price is not None:
-        return float(input_tokens) * found.input_price + float(output_tokens) * found.output_price
+        return float(input_tokens) * found.input_price, float(output_tokens) * found.output_price
     litellm = _import_litellm()
     try:
-        cost_in, cost_out = litellm.cost_per_token(
+        paid_in, paid_out = litellm.cost_per_token(
             model=model.name, prompt_tokens=input_tokens, completion_tokens=output_tokens
         )
     except Exception:  # LiteLLM cannot price every model (local ones, new ones)
-        return None
-    return float(cost_in + cost_out)
+        return None, None
+    return float(paid_in), float(paid_out)
 
 
 def litellm_name(session_model: str) -> str:
@@ -186,6 +197,7 @@ def resolve_model(
     api_key: str | None = None,
     api_base: str | None = None,
     context_window: int | None = None,
+    prices: tuple[float, float] | None = None,
     warn: Callable[[str], None] = lambda text: None,
 ) -> Model:
     """The model to use: ``requested`` if given (it never falls back); else the session's own
@@ -233,6 +245,7 @@ def resolve_model(
         max_output=max_output,
         missing_keys=tuple(missing),
         count=_token_counter(name),
+        prices=prices,
     )
 
 
@@ -547,12 +560,7 @@ async def _stream(
         usage = (model.count(list(messages)), rough_tokens(len(text)))
     input_tokens, output_tokens = usage
     model_name, provider, *_ = litellm.get_llm_provider(model.name)
-    try:
-        input_cost, output_cost = litellm.cost_per_token(
-            model=model.name, prompt_tokens=input_tokens, completion_tokens=output_tokens
-        )
-    except Exception:  # LiteLLM cannot price every model (local ones, new ones)
-        input_cost = output_cost = None
+    input_cost, output_cost = costs(model, input_tokens, output_tokens)
     if cut and most_chars is not None:
         text = _cut(text, most_chars)
     return Answer(
