@@ -1,16 +1,14 @@
 """Hand a pi / oh-my-pi coding-agent session over to a fresh one."""
 
-import sys
-
 __version__ = "0.1.0"
 
 
 def main() -> None:
-    """The ``handoff`` program. A Ctrl-C while the command line's own modules are still being
-    imported cancels as cleanly as one later on."""
-    try:
-        from .cli import main as run_program
-    except KeyboardInterrupt:
-        print("Cancelled", file=sys.stderr)
-        sys.exit(130)
+    """The ``handoff`` program. Its first act takes SIGINT and SIGTERM, so that either one,
+    however early it comes, ends it as cleanly as later on (``signals``)."""
+    from .signals import hold
+
+    hold()
+    from .cli import main as run_program
+
     run_program()

@@ -8,14 +8,16 @@ simonw/llm and sqlite-utils do it). Every error the library raises is a ``Handof
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import click
 import typer
@@ -43,11 +45,10 @@ from .errors import (
     CancelledError,
     ExitCode,
     HandoffError,
-    OverBudgetError,
     UsageError,
     exit_codes_help,
 )
-from .listing import catalog, resolve_session, same_folder
+from .listing import Catalog, SessionSummary, catalog, loop_warning, resolve_session, same_folder
 from .output import (
     Reporter,
     notice,
@@ -60,7 +61,11 @@ from .output import (
 )
 from .places import Root, agent_of, expand, roots
 from .session import Record, Session, load_session
+from .signals import interrupt, settle, take, unanswered
 from .tree import branch, leaf
+
+if TYPE_CHECKING:
+    from .rotate import Estimate, Outcome
 
 
 class _Commands(DefaultGroup, TyperGroup):
@@ -68,6 +73,18 @@ class _Commands(DefaultGroup, TyperGroup):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, default="handoff", **kwargs)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command. An interrupt it did not turn into its own cancel becomes
+        ``Cancelled`` here (Typer would end with 130 and no word); once the command is over,
+        successful or not, signals change nothing more (``signals.settle``)."""
+        try:
+            try:
+                return super().invoke(ctx)
+            finally:
+                settle()
+        except KeyboardInterrupt:  # the one a signal raises: it settled them before raising
+            raise CancelledError("Cancelled") from None
 
 
 app = typer.Typer(
@@ -126,20 +143,38 @@ AgentOpt = Annotated[
 ]
 
 
+def _given(context: click.Context, parameter: click.Parameter) -> str:
+    """How an option's value was given, for its error: the flag, or the environment variable."""
+    source = context.get_parameter_source(parameter.name or "")
+    if source is ParameterSource.ENVIRONMENT and parameter.envvar:
+        return f"${parameter.envvar}"
+    return parameter.opts[0]
+
+
 def _at_least(minimum: int) -> Callable[[click.Context, click.Parameter, int | None], int | None]:
-    """A bound on an option, whose error names where the value came from: the flag, or the
-    environment variable."""
+    """A bound on an option, whose error names where the value came from."""
 
     def check(context: click.Context, parameter: click.Parameter, value: int | None) -> int | None:
         if value is not None and value < minimum:
-            source = context.get_parameter_source(parameter.name or "")
-            given = parameter.opts[0]
-            if source is ParameterSource.ENVIRONMENT and parameter.envvar:
-                given = f"${parameter.envvar}"
-            raise click.UsageError(f"{given} must be at least {minimum:,}, not {value}", context)
+            raise click.UsageError(
+                f"{_given(context, parameter)} must be at least {minimum:,}, not {value}", context
+            )
         return value
 
     return check
+
+
+def _finite(
+    context: click.Context, parameter: click.Parameter, value: float | None
+) -> float | None:
+    """The callback of every number option that takes a float: click reads ``nan``, ``inf``
+    and ``-inf`` as numbers, and ``nan`` passes every range check (a cap that never fires, a
+    timeout of "nan s")."""
+    if value is not None and not math.isfinite(value):
+        raise click.UsageError(
+            f"{_given(context, parameter)} must be a finite number, not {value}", context
+        )
+    return value
 
 
 def _version(value: bool) -> None:
@@ -206,7 +241,10 @@ ApiBaseOpt = Annotated[
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr.")]
 TimeoutOpt = Annotated[
-    float, typer.Option("--timeout", min=1, help="Seconds each answer may take, start to end.")
+    float,
+    typer.Option(
+        "--timeout", min=1, callback=_finite, help="Seconds each answer may take, start to end."
+    ),
 ]
 RetriesOpt = Annotated[
     int, typer.Option("--retries", min=0, help="Retries on rate limits and server errors.")
@@ -234,6 +272,38 @@ MaxDocTokensOpt = Annotated[
 NoRedactOpt = Annotated[
     bool, typer.Option("--no-redact", help="Send secrets as they are (not masked).")
 ]
+PriceInOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--price-in",
+        envvar="HANDOFF_PRICE_IN",
+        min=0,
+        callback=_finite,
+        help="USD per million input tokens, for a model LiteLLM has no price for (with "
+        "--price-out) [default: LiteLLM's price table].",
+    ),
+]
+PriceOutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--price-out",
+        envvar="HANDOFF_PRICE_OUT",
+        min=0,
+        callback=_finite,
+        help="USD per million output tokens (with --price-in).",
+    ),
+]
+
+
+def _prices(price_in: float | None, price_out: float | None) -> tuple[float, float] | None:
+    """USD a token in and out, from the prices per million given: both, or neither."""
+    if price_in is None and price_out is None:
+        return None
+    if price_in is None or price_out is None:
+        raise UsageError("--price-in and --price-out go together: give both")
+    return price_in / 1e6, price_out / 1e6
+
+
 InPlaceOpt = Annotated[
     bool,
     typer.Option(
@@ -282,6 +352,8 @@ def handoff_command(
     no_redact: NoRedactOpt = False,
     agent: AgentOpt = AUTO,
     in_place: InPlaceOpt = False,
+    price_in: PriceInOpt = None,
+    price_out: PriceOutOpt = None,
     sessions_dirs: SessionsDirs = None,
 ) -> None:
     """Write a handoff document for SESSION and start a new session holding only it.
@@ -292,9 +364,6 @@ def handoff_command(
     from .core import dry_run as plan_only
     from .core import handoff, on_signal
 
-    # Ctrl-C and SIGTERM both cancel, except while the result is being written.
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
     if in_place and (no_record or out_dir is not None):
         raise UsageError("--in-place writes to the session itself: no --no-record, no --out-dir")
     options = Options(
@@ -313,8 +382,11 @@ def handoff_command(
         redact=not no_redact,
         agent=agent,
         in_place=in_place,
+        prices=_prices(price_in, price_out),
     )
     try:
+        # Ctrl-C and SIGTERM both cancel, except while the result is being written.
+        take(on_signal)
         path = _find(session, sessions_dirs)
         if agent == AUTO:
             options = replace(options, folder_agent=_folder_agent(path, sessions_dirs))
@@ -358,6 +430,7 @@ def show(
 ) -> None:
     """Show a session: its current branch (or --tree), the context the agent would send, or
     its handoff document."""
+    take(interrupt)
     if document and context:
         raise UsageError("--document and --context show different things: give one")
     if tree and (json_out or context or document):
@@ -379,6 +452,8 @@ def show(
             from .render import show_branch, show_tree
 
             family = catalog([*_roots(sessions_dirs), Root(loaded.path.parent)], missing_ok=True)
+            summary = family.at(loaded.path)
+            _warn_loops(family, [summary] if summary is not None else [])
             chosen = _choose(loaded, agent, sessions_dirs)  # its header row says whose and why
             (show_tree if tree else show_branch)(loaded, path, tip, family, chosen)
 
@@ -435,6 +510,7 @@ def list_command(
     sessions_dirs: SessionsDirs = None,
 ) -> None:
     """List the sessions, newest first (with --tree: chains, oldest first)."""
+    take(interrupt)
     if tree and json_out:
         raise UsageError("--tree draws the chains for people; --json already has them")
     if here and cwd is not None:
@@ -447,6 +523,7 @@ def list_command(
         notice(f"warning: skipped {problem.path}: {problem.reason}")
     project = Path.cwd() if here else (expand(cwd) if cwd is not None else None)
     shown = [s for s in found.sessions if project is None or same_folder(s.cwd, project)]
+    _warn_loops(found, shown)
     with reader_may_leave():
         if json_out:
             write_json_value([found.to_json(s) for s in shown])
@@ -454,6 +531,13 @@ def list_command(
             from .render import show_list, show_list_tree
 
             (show_list_tree if tree else show_list)(found, shown)
+
+
+def _warn_loops(family: Catalog, shown: list[SessionSummary]) -> None:
+    """Each loop of parents that the lineage of ``shown`` runs into, once."""
+    loops = {id(loop): loop for s in shown if (loop := family.loop_of(s)) is not None}
+    for loop in loops.values():
+        notice(loop_warning(loop))
 
 
 @app.command()
@@ -504,6 +588,7 @@ def rotate(
         typer.Option(
             "--max-cost",
             min=0,
+            callback=_finite,
             help="Refuse to start (exit 6) if the estimate is over this many USD; start no "
             "more handoffs once this much is spent.",
         ),
@@ -520,23 +605,25 @@ def rotate(
     no_redact: NoRedactOpt = False,
     agent: AgentOpt = AUTO,
     in_place: InPlaceOpt = False,
+    price_in: PriceInOpt = None,
+    price_out: PriceOutOpt = None,
     sessions_dirs: SessionsDirs = None,
 ) -> int | None:
     """Hand off every long, idle session under the folders, each exactly once: for CI and cron.
 
     Prints `OLD_ID NEW_ID` for each session handed off (--json: a JSON object a session).
     """
+    take(interrupt)
     from .model import run as model_run
-    from .render import RotateProgress, show_estimates
+    from .render import RotateProgress
     from .rotate import (
         FAILED,
         HANDED_OFF,
-        Outcome,
         RotateOptions,
         arotate,
-        estimate,
+        check_budget,
+        estimate_all,
         select,
-        totals,
     )
 
     if here and cwd is not None:
@@ -561,6 +648,7 @@ def rotate(
         redact=not no_redact,
         agent=agent,
         in_place=in_place,
+        prices=_prices(price_in, price_out),
     )
     options = RotateOptions(
         handoff=handoff_options,
@@ -574,50 +662,63 @@ def rotate(
     named = [*(directories or []), *(sessions_dirs or [])] or None
     found = catalog([_with_agent(root) for root in _roots(named)])
     with RotateProgress(quiet=quiet) as progress:
-        selected, unreadable = select(found, options, time.time(), progress)
-        for outcome in unreadable:
-            progress.finished(outcome)
-        estimating = dry_run or max_cost is not None
-        estimates = [estimate(c, options) for c in selected] if estimating else []
-        total = totals(estimates)
-        if dry_run:
-            with reader_may_leave():
-                if json_out:
-                    sessions = [e.to_json() for e in estimates]
-                    write_json_value({"sessions": sessions, "total": total.to_json()})
-                else:
-                    show_estimates(estimates, total)
-        over = max_cost is not None and (total.cost_usd or 0.0) > max_cost
-        if over:
-            raise OverBudgetError(
-                f"Over budget: the estimate is ${total.cost_usd:.4f} for {total.sessions} "
-                f"sessions, over --max-cost {max_cost:g}; nothing started"
-            )
-        if dry_run:
-            return None
-        progress.begin(len(selected))
+        selected, skipped = select(found, options, time.time(), progress)
+        estimates: list[Estimate] = []
+        if dry_run or max_cost is not None:
+            estimates, unplanned = estimate_all(selected, options)
+            skipped += unplanned
+            selected = [e.candidate for e in estimates]
 
         def finished(outcome: Outcome) -> None:
             progress.finished(outcome)
             with reader_may_leave():
-                if json_out:
+                if json_out and not dry_run:
                     write_json_value(outcome.to_json())
                 elif outcome.status == HANDED_OFF:
                     write_line(f"{outcome.id} {outcome.new_id}")
 
+        for outcome in skipped:
+            finished(outcome)
+        if dry_run:
+            _show_rotation_plan(estimates, skipped, json_out)
+        check_budget(estimates, max_cost)
+        if dry_run:
+            return None
+        progress.begin(len(selected))
         by_id = {e.candidate.summary.id: e for e in estimates}
         outcomes, cancelled = model_run(arotate(selected, options, finished, progress, by_id))
-        progress.summary(outcomes, cancelled)
+        progress.summary([*skipped, *outcomes], cancelled)
     if cancelled:
         return ExitCode.CANCELLED
     return ExitCode.FAILED if any(o.status == FAILED for o in outcomes) else None
 
 
+def _show_rotation_plan(estimates: list[Estimate], skipped: list[Outcome], json_out: bool) -> None:
+    from .render import show_estimates
+    from .rotate import totals
+
+    total = totals(estimates)
+    with reader_may_leave():
+        if json_out:
+            write_json_value(
+                {
+                    "sessions": [e.to_json() for e in estimates],
+                    "skipped": [o.to_json() for o in skipped],
+                    "total": total.to_json(),
+                }
+            )
+        else:
+            show_estimates(estimates, total)
+
+
 def run(args: list[str]) -> int:
     """Run the program on ``args``: the one place errors become messages and exit codes."""
+    handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
     try:
         command = typer.main.get_command(app)
         result = command.main(args=args, prog_name="handoff", standalone_mode=False)
+        if unanswered():  # a signal while --help or --version ran: no command took it
+            raise CancelledError("Cancelled")
         return result if isinstance(result, int) else ExitCode.OK
     except HandoffError as error:
         notice(str(error))
@@ -633,16 +734,20 @@ def run(args: list[str]) -> int:
     except (click.Abort, KeyboardInterrupt):
         notice("Cancelled")
         return ExitCode.CANCELLED
+    finally:
+        if threading.current_thread() is threading.main_thread():
+            for number, handler in handlers.items():  # as they were (in a test's process)
+                if handler is not None:
+                    signal.signal(number, handler)
 
 
 def main() -> None:
     """Entry point of the ``handoff`` program."""
     code = run(sys.argv[1:])
-    if "litellm" in sys.modules:
-        # Tearing down LiteLLM's module state takes about a second at exit, and a cancel must
-        # be prompt. Nothing of ours needs the teardown: every file is closed and synced.
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError, AttributeError):  # gone, or never there (>&-)
-                stream.flush()
-        os._exit(code)
-    sys.exit(code)
+    # No interpreter teardown: it puts Python's own SIGTERM back (a silent end) before the
+    # process is gone, and with LiteLLM loaded it takes about a second, where a cancel must be
+    # prompt. Nothing of ours needs it: every file is closed and synced.
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, AttributeError):  # gone, or never there (>&-)
+            stream.flush()
+    os._exit(code)

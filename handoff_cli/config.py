@@ -85,6 +85,9 @@ class Options:
     in_place: bool = False
     """Hand off as oh-my-pi's own ``/handoff`` does: a compaction entry in the same session,
     the document its summary, instead of a new session and the recorded exchange."""
+    prices: tuple[float, float] | None = None
+    """USD per token in and out (``--price-in`` / ``--price-out``, given per million); None:
+    LiteLLM's price table."""
     folder_agent: str | None = None
     """With ``auto``: the agent whose sessions folder holds the file, if any (the CLI knows the
     folders); else the content decides."""

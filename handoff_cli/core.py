@@ -11,8 +11,9 @@ itself, as oh-my-pi's own ``/handoff`` writes it (``compaction``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
@@ -26,14 +27,17 @@ from .document import files_block, missing_sections, with_files, wrap_document
 from .errors import (
     AlreadyCompactedError,
     CancelledError,
+    HandedOffError,
+    InPlaceRefusedError,
     ModelError,
     NoDocumentError,
     NothingToHandOffError,
     SessionChangedError,
-    UsageError,
     WriteError,
 )
 from .facts import Facts, facts_of
+from .js import js_time
+from .listing import TAIL_BYTES, ends_with_handoff, handoff_children
 from .model import (
     Answer,
     ContextTooLongError,
@@ -59,14 +63,14 @@ from .redact import Redactor
 from .session import CURRENT_VERSION, Entry, Record, Session, load_session
 from .tree import branch, leaf
 from .writer import (
-    ChangedError,
-    append_entries,
+    Locked,
     iso_timestamp,
+    locked,
     migrated_bytes,
     millis,
     new_entry_id,
     new_session_bytes,
-    rewrite_session,
+    remove_stale_temporaries,
     session_file_name,
     uuid7,
     write_new_session,
@@ -76,6 +80,9 @@ from .writer import (
 RECORDED_API = "openai-completions"
 REPLANS = 2  # how often a provider's "too long" makes us plan again, with less room
 FOCUS_SHARE = 0.25  # the most of a request's room that --focus may take
+ANSWER_SHARE = 4
+"""An answer is read up to this many times ``--max-doc-tokens`` (and never past the model's
+window): room for a model that roughly keeps to the cap, an end for one that goes on and on."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +106,8 @@ class Request:
     """The entries from the root to the leaf handed off."""
     cut: Cut | None = None
     """In place: where the compaction cuts the branch."""
+    leaf_line: bytes = field(default=b"", repr=False)
+    """The leaf's line as it was read: at commit, the file must still hold it there."""
 
 
 @dataclass(frozen=True)
@@ -186,23 +195,15 @@ def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> R
     session = load_session(path)
     reporter = reporter or Reporter()
     reporter.loaded(session)
+    if options.exclusive and ends_with_handoff(_tail_as_read(session)):
+        raise HandedOffError()
     tip = leaf(session, options.leaf_id)
     path_records = branch(session, tip)
-    if tip is None or sum(1 for r in path_records if r.type == "message") < 2:
-        raise NothingToHandOffError()
     chosen = choose_agent(session, options.agent, options.folder_agent)
+    where = guard(path_records, chosen.agent, options.in_place)
     if chosen.note:
         reporter.warn(chosen.note)
-    where = None
-    if options.in_place:
-        if chosen.agent == PI:
-            raise UsageError(
-                "--in-place writes oh-my-pi's compaction entry; this session is read by pi's "
-                "rules (--agent omp to hand it off in place anyway)"
-            )
-        where = cut(path_records)
-        if where is None:
-            raise AlreadyCompactedError()
+    assert tip is not None, "the guard leaves no empty branch"
     context = build_context(path_records, chosen.agent)
     facts = facts_of(session, path_records)
     model = resolve_model(
@@ -211,6 +212,7 @@ def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> R
         api_key=options.api_key,
         api_base=options.api_base,
         context_window=options.context_window,
+        prices=options.prices,
         warn=reporter.warn,
     )
     focus = _fitted_focus(options.focus, model, reporter)
@@ -243,7 +245,40 @@ def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> R
         redactor.count,
         path_records,
         where,
+        _line_as_read(session, tip),
     )
+
+
+def guard(records: list[Record], agent: str, in_place: bool) -> Cut | None:
+    """Whether the branch ``records`` can be handed off (else the error that says why); in
+    place, where the compaction cuts it."""
+    if sum(1 for r in records if r.type == "message") < 2:
+        raise NothingToHandOffError()
+    if not in_place:
+        return None
+    if agent == PI:
+        raise InPlaceRefusedError(
+            "--in-place writes oh-my-pi's compaction entry; this session is read by pi's "
+            "rules (--agent omp to hand it off in place anyway)"
+        )
+    where = cut(records)
+    if where is None:
+        raise AlreadyCompactedError()
+    return where
+
+
+def _tail_as_read(session: Session) -> bytes:
+    """The end of the file as it was read: its leaf, and the entry before it."""
+    size = session.read_as.st_size if session.read_as else 0
+    with session.path.open("rb") as file:
+        file.seek(max(0, size - TAIL_BYTES))
+        return file.read(min(size, TAIL_BYTES))
+
+
+def _line_as_read(session: Session, record: Record) -> bytes:
+    with session.path.open("rb") as file:
+        file.seek(record.offset)
+        return file.read(record.length)
 
 
 def _since_anchor(context: Context, facts: Facts, branch: list[Record]) -> Context:
@@ -401,15 +436,25 @@ async def _generate(
     all, plan again with a quarter less room, at most twice. Then check the sections, and ask
     once for a repair if they are wrong. The answer holds the usage of every call made."""
 
+    most, why = _answer_bound(request.model, options.max_doc_tokens)
+
     async def ask(messages: list[ChatMessage]) -> Answer:
-        return await acomplete(
+        answer = await acomplete(
             messages,
             request.model,
             timeout=options.timeout,
             retries=options.retries,
             progress=reporter.streamed,
             warn=reporter.warn,
+            most_tokens=most,
         )
+        if not answer.cut:
+            return answer
+        past = f"{request.model.name}'s answer went on past {most:,} tokens ({why})"
+        if missing_sections(answer.text):
+            raise NoDocumentError(f"{past} without the required sections; stopped reading it")
+        reporter.warn(f"warning: {past}; it holds every section by then, so it is kept, cut there")
+        return replace(answer, text=f"{answer.text.rstrip()}\n\n[… cut: the answer went on]")
 
     if request.model.builtin:  # in this process: no LiteLLM, no request
         facts, focus = request.facts, request.focus
@@ -461,6 +506,14 @@ async def _generate(
     return _with_files(answer, request.facts), missing, plan
 
 
+def _answer_bound(model: Model, max_doc_tokens: int) -> tuple[int, str]:
+    """The most tokens of an answer read, and what sets it."""
+    most = ANSWER_SHARE * max_doc_tokens
+    if model.window is not None and model.window < most:
+        return model.window, "the model's window"
+    return most, f"{ANSWER_SHARE}x --max-doc-tokens"
+
+
 def _with_files(answer: Answer, facts: Facts) -> Answer:
     """The document with the ``<files>`` block at its end, as oh-my-pi ends its handoff
     summaries: the block the model wrote, if any, replaced by the exact one."""
@@ -503,7 +556,8 @@ def _combined(first: Answer, second: Answer, text: str) -> Answer:
 
 
 def _commit(request: Request, options: Options, answer: Answer, source: Path) -> tuple[str, Path]:
-    """Write the new session, then record the exchange in the old one (or undo the first)."""
+    """Write the new session, then record the exchange in the old one; both under the old
+    one's lock, once it is found to be the file that was read (else nothing is written)."""
     session = request.session
     new_id = uuid7()
     created = iso_timestamp()
@@ -531,20 +585,27 @@ def _commit(request: Request, options: Options, answer: Answer, source: Path) ->
     if pi:
         del entry["attribution"]
     folder = options.out_dir or source.resolve().parent
+    target = folder / session_file_name(created, new_id)
     data = new_session_bytes(header, [entry], title_slot=session.title_slot is not None and not pi)
-    try:
-        new_path = write_new_session(folder, session_file_name(created, new_id), data)
-    except OSError as error:
-        raise WriteError(folder / session_file_name(created, new_id), error) from None
-    if options.record:
-        # Written through a symlink only once resolved: the real file gets the lines.
-        old = source.resolve()
+    if not options.record:
+        return new_id, _write_new(target, data)
+    # Written through a symlink only once resolved: the real file gets the lines.
+    old = source.resolve()
+    with _holding(request, old, options.exclusive, folder) as held:
+        new_path = _write_new(target, data)
         try:
-            _append(session, old, _exchange(request, answer), options.exclusive)
+            _append(held, _exchange(request, answer))
         except BaseException:
             new_path.unlink(missing_ok=True)
             raise
     return new_id, new_path
+
+
+def _write_new(target: Path, data: bytes) -> Path:
+    try:
+        return write_new_session(target.parent, target.name, data)
+    except OSError as error:
+        raise WriteError(target, error) from None
 
 
 def _commit_in_place(
@@ -558,7 +619,8 @@ def _commit_in_place(
     )
     entry = with_tokens_after(request.branch, entry)
     old = source.resolve()
-    _append(session, old, [entry], options.exclusive)
+    with _holding(request, old, options.exclusive, old.parent) as held:
+        _append(held, [entry])
     return InPlace(
         entry_id=entry["id"],
         first_kept_entry_id=where.first_kept_entry_id,
@@ -567,21 +629,69 @@ def _commit_in_place(
     )
 
 
-def _append(session: Session, path: Path, entries: list[Entry], exclusive: bool) -> None:
-    """Append ``entries`` to the session's file (resolved), rewritten at version 3 first when
-    older; with ``exclusive``, only if it is still as it was read (else
-    ``SessionChangedError``)."""
-    unchanged = session.read_as if exclusive else None
+@contextlib.contextmanager
+def _holding(request: Request, path: Path, exclusive: bool, folder: Path) -> Iterator[Locked]:
+    """The session's file (resolved) under its lock, once it is found to be the file that was
+    read and, for an old version, rewritten at version 3 as the agents do before they append
+    to one. With ``exclusive`` (rotation), ``HandedOffError`` if another run handed it off
+    meanwhile, and ``SessionChangedError`` if anything was added since it was read."""
+    session = request.session
+    remove_stale_temporaries(path.parent)  # a killed run's, beside the file (ours only)
+    with contextlib.ExitStack() as stack:
+        try:
+            held = stack.enter_context(locked(path))
+        except FileNotFoundError:
+            raise SessionChangedError(path, "it is gone") from None
+        except OSError as error:
+            raise WriteError(path, error) from None
+        try:
+            if exclusive:
+                _not_handed_off(held, session, folder)
+            _unchanged(held, request, strictly=exclusive or session.version < CURRENT_VERSION)
+            if session.version < CURRENT_VERSION:
+                held.replace(migrated_bytes(session))
+        except OSError as error:
+            raise WriteError(path, error) from None
+        yield held
+
+
+def _not_handed_off(held: Locked, session: Session, folder: Path) -> None:
+    """Rotation's exactly-once rule, decided on the file as it is under the lock: its leaf is
+    no recorded handoff, and no handoff of it newer than its last entry exists."""
+    if ends_with_handoff(held.tail(TAIL_BYTES)):
+        raise HandedOffError()
+    last = js_time(session.records[-1].stamp) if session.records else None
+    since = last if last is not None else int(held.status().st_mtime * 1000)
+    for place in dict.fromkeys((folder, held.path.parent)):
+        if handoff_children(place, held.path, session.id, since):
+            raise HandedOffError()
+
+
+def _unchanged(held: Locked, request: Request, strictly: bool) -> None:
+    """The file under the lock is the one read: the same file, no shorter, the leaf's line
+    still where it was; ``strictly``, nothing added either (and, for a rewrite, not even
+    touched)."""
+    read_as = request.session.read_as
+    assert read_as is not None, "a loaded session knows how it was read"
+    now = held.status()
+    tip = request.session.by_id[request.leaf_id]
+    if now.st_ino != read_as.st_ino:
+        raise SessionChangedError(held.path, "it was replaced")
+    if now.st_size < read_as.st_size:
+        raise SessionChangedError(held.path, "it was cut short")
+    if held.read(tip.offset, tip.length) != request.leaf_line:
+        raise SessionChangedError(held.path, "its entries were rewritten")
+    if strictly and now.st_size != read_as.st_size:
+        raise SessionChangedError(held.path, "it was written to")
+    if request.session.version < CURRENT_VERSION and now.st_mtime_ns != read_as.st_mtime_ns:
+        raise SessionChangedError(held.path, "it was written to")
+
+
+def _append(held: Locked, entries: list[Entry]) -> None:
     try:
-        if session.version < CURRENT_VERSION and session.read_as is not None:
-            # The agents rewrite an old file, migrated, before they append to it.
-            rewritten = rewrite_session(path, migrated_bytes(session), session.read_as)
-            unchanged = rewritten if unchanged else None
-        append_entries(path, entries, unchanged)
-    except ChangedError:
-        raise SessionChangedError(path) from None
+        held.append(entries)
     except OSError as error:
-        raise WriteError(path, error) from None
+        raise WriteError(held.path, error) from None
 
 
 def _exchange(request: Request, answer: Answer) -> list[Entry]:

@@ -31,8 +31,14 @@ EXIT_CODES: dict[ExitCode, str] = {
         "nothing to hand off: fewer than two messages on the branch (or, --in-place, nothing "
         "to compact)"
     ),
-    ExitCode.BAD_SESSION: "the session file is missing, unreadable or not a session file",
-    ExitCode.NO_DOCUMENT: "no usable document: empty answer, or sections missing with --strict",
+    ExitCode.BAD_SESSION: (
+        "the session file is missing, unreadable or not a session file, or it changed while "
+        "the handoff ran"
+    ),
+    ExitCode.NO_DOCUMENT: (
+        "no usable document: empty answer, one far over the cap without every section, or "
+        "sections missing with --strict"
+    ),
     ExitCode.OVER_BUDGET: "over budget: the estimated cost is over --max-cost, nothing started",
     ExitCode.CANCELLED: "cancelled (Ctrl-C, SIGTERM)",
 }
@@ -122,23 +128,41 @@ class NoDocumentError(HandoffError):
 
 
 class CancelledError(HandoffError):
-    """The user cancelled (Ctrl-C, SIGTERM) before anything was written."""
+    """The user cancelled (Ctrl-C, SIGTERM) before anything was written: ``Handoff
+    cancelled``, or for a command that hands nothing off, ``Cancelled``."""
 
     exit_code = ExitCode.CANCELLED
 
+    def __init__(self, message: str = "Handoff cancelled") -> None:
+        super().__init__(message)
+
+
+class HandedOffError(NothingToHandOffError):
+    """Rotation found the session handed off by another run (its leaf is a recorded handoff
+    or a compaction of one, or a handoff session newer than its last entry starts from it)."""
+
     def __init__(self) -> None:
-        super().__init__("Handoff cancelled")
+        HandoffError.__init__(self, "Nothing to hand off (handed off by another run)")
+
+
+class InPlaceRefusedError(UsageError):
+    """``--in-place`` on a session read by rules that have no in-place handoff."""
 
 
 class SessionChangedError(HandoffError):
-    """The session changed while it was handed off (another run handed it off, or the agent
-    wrote to it): the exchange was not recorded, and the new session was taken back."""
+    """The session file is no longer the one read (emptied, cut short, replaced, rewritten),
+    or, where nothing may come between, something was added to it: nothing was written, and
+    a new session made for it was taken back."""
 
-    exit_code = ExitCode.FAILED
+    exit_code = ExitCode.BAD_SESSION
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, detail: str) -> None:
         self.path = str(path)
-        super().__init__(f"Handoff failed: {path} changed while it was handed off; nothing written")
+        self.detail = detail
+        super().__init__(
+            f"Handoff failed: {path}: the session changed while the handoff ran ({detail}); "
+            "nothing written"
+        )
 
 
 class OverBudgetError(HandoffError):

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
@@ -24,7 +26,7 @@ from .errors import SessionFileError, UsageError, os_reason
 from .jsonl import parse_line
 from .places import Root, expand
 from .session import numbered, open_regular, parent_session, read_head, session_title
-from .text import text_of
+from .text import text_of, visible
 
 HEAD_BYTES = 64 * 1024
 """How much of the start of each file is read as lines: the header and the first exchange."""
@@ -128,7 +130,7 @@ def summarize(path: Path, agent: str | None = None, key: str | None = None) -> S
         size=status.st_size,
         modified=status.st_mtime,
         starts_from_handoff=starts_from_handoff,
-        ends_with_handoff=_ends_with_handoff(scan.tail),
+        ends_with_handoff=ends_with_handoff(scan.tail),
         agent=agent,
         first_request=session_title(None, {}, None, first_request),
         entries=max(0, scan.newlines - (2 if found.title_slot is not None else 1)),
@@ -204,7 +206,7 @@ def _is_handoff_start(entry: Any) -> bool:
     )
 
 
-def _ends_with_handoff(tail: bytes) -> bool:
+def ends_with_handoff(tail: bytes) -> bool:
     """Whether the leaf is a recorded handoff: our exchange (the handoff prompt, then the
     answer), or oh-my-pi's own in-place handoff (a compaction of method ``handoff``)."""
     lines = [line for line in tail.rsplit(b"\n", 4)[1:] if line.strip()][-2:]
@@ -255,39 +257,98 @@ def session_files(directory: Path) -> Iterator[tuple[Path, str]]:
 
 @dataclass
 class Catalog:
-    """The sessions under some folders, newest first, with what links them."""
+    """The sessions under some folders, newest first, with what links them.
+
+    Lineage is a graph the headers draw, and nothing stops two sessions from naming each
+    other: each loop is cut at its oldest session, which is walked as a root (its parent is
+    still the one its header names). The walks (generations, continued titles, the tree) are
+    iterative and remembered, so any depth of chain costs time linear in the sessions."""
 
     sessions: list[SessionSummary]
     skipped: list[Skipped]
     roots: list[Root]
+    loops: list[tuple[SessionSummary, ...]] = field(default_factory=list, init=False)
+    """Each loop once, from the session where it is cut; each names the next as its parent."""
     _by_path: dict[str, SessionSummary] = field(default_factory=dict, repr=False)
     _by_id: dict[str, SessionSummary] = field(default_factory=dict, repr=False)
+    _parents: dict[str, SessionSummary | None] = field(default_factory=dict, repr=False)
     _children: dict[str, list[SessionSummary]] = field(default_factory=dict, repr=False)
+    _loop_of: dict[str, int] = field(default_factory=dict, repr=False)
+    """For each session whose chain of parents runs into a loop, that loop's index."""
+    _cut: set[str] = field(default_factory=set, repr=False)
+    _generations: dict[str, int] = field(default_factory=dict, repr=False)
+    _titles: dict[str, str | None] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         for summary in reversed(self.sessions):  # the newest of two with one id wins
             self._by_path[summary.key] = summary
             self._by_id[summary.id] = summary
         for summary in reversed(self.sessions):  # children oldest first
-            parent = self.parent(summary)
-            if parent is not None:
+            parent = self._named_parent(summary)
+            self._parents[summary.key] = parent
+            if parent is not None and parent is not summary:  # naming itself makes no child
                 self._children.setdefault(parent.key, []).append(summary)
+        self._find_loops()
+
+    def _named_parent(self, summary: SessionSummary) -> SessionSummary | None:
+        named = summary.parent_session
+        if not named:
+            return None
+        return self._by_path.get(_key(named)) or self._by_id.get(named)
+
+    def _find_loops(self) -> None:
+        """Each session has at most one parent, so following parents from every session, and
+        stopping at any session already followed, finds every loop once, in linear time."""
+        walking = -1
+        reached: dict[str, int | None] = {}  # session -> the loop its chain runs into, if any
+        for start in self.sessions:
+            walk: list[SessionSummary] = []  # up the chain, from ``start``
+            node: SessionSummary | None = start
+            while node is not None and node.key not in reached:
+                reached[node.key] = walking
+                walk.append(node)
+                node = self._parents.get(node.key)
+            loop = None if node is None else reached[node.key]
+            if node is not None and loop == walking:  # this walk closed a loop, from ``node`` on
+                members = walk[walk.index(node) :]
+                oldest = min(range(len(members)), key=lambda i: by_age(members[i]))
+                self.loops.append(tuple(members[oldest:] + members[:oldest]))
+                self._cut.add(members[oldest].key)
+                loop = len(self.loops) - 1
+            for each in walk:
+                reached[each.key] = loop
+                if loop is not None:
+                    self._loop_of[each.key] = loop
 
     def at(self, path: Path) -> SessionSummary | None:
         """The session of the file at ``path``, if it is in the catalog."""
         return self._by_path.get(_key(path))
 
     def parent(self, summary: SessionSummary) -> SessionSummary | None:
-        """The session ``summary`` came from, if it is in the catalog."""
-        named = summary.parent_session
-        if not named:
-            return None
-        found = self._by_path.get(_key(named)) or self._by_id.get(named)
-        return found if found is not summary else None
+        """The session ``summary``'s header names as its parent, if it is in the catalog
+        (perhaps ``summary`` itself, or one of its descendants: see ``loops``)."""
+        return self._parents.get(summary.key)
 
     def children(self, summary: SessionSummary) -> list[SessionSummary]:
-        """The sessions handed off or forked from ``summary``, oldest first."""
+        """The sessions whose header names ``summary`` as their parent, oldest first."""
         return self._children.get(summary.key, [])
+
+    def tree_parent(self, summary: SessionSummary) -> SessionSummary | None:
+        """Its parent in the tree that lineage is walked as: none where a loop is cut."""
+        return None if summary.key in self._cut else self._parents.get(summary.key)
+
+    def tree_children(self, summary: SessionSummary) -> list[SessionSummary]:
+        """Its children in that tree, oldest first."""
+        return [child for child in self.children(summary) if child.key not in self._cut]
+
+    def cuts_loop(self, summary: SessionSummary) -> bool:
+        """Whether a loop is cut at ``summary``: a root of the tree though it has a parent."""
+        return summary.key in self._cut
+
+    def loop_of(self, summary: SessionSummary) -> tuple[SessionSummary, ...] | None:
+        """The loop that ``summary`` is in, or that its chain of parents runs into."""
+        index = self._loop_of.get(summary.key)
+        return None if index is None else self.loops[index]
 
     def handed_off(self, summary: SessionSummary) -> bool:
         """A child starts from a handoff document, or the exchange is recorded at its leaf."""
@@ -296,24 +357,34 @@ class Catalog:
         )
 
     def generation(self, summary: SessionSummary) -> int:
-        """How many handoffs lie up the chain to ``summary``."""
-        count, seen, node = 0, {summary.key}, summary
-        while (parent := self.parent(node)) is not None and parent.key not in seen:
-            count += node.starts_from_handoff
-            seen.add(parent.key)
+        """How many handoffs lie up the chain to ``summary`` (up to where its loop is cut)."""
+        known = self._generations
+        chain, node = [], summary  # what is left to work out, nearest first
+        while node.key not in known and (parent := self.tree_parent(node)) is not None:
+            chain.append(node)
             node = parent
+        count = known.get(node.key, 0)
+        for node in reversed(chain):
+            count += node.starts_from_handoff
+            known[node.key] = count
         return count
 
     def title(self, summary: SessionSummary) -> str | None:
         """The title shown: its own, else, for a session handed off to, its parent's, marked
         as continued (``↳ Retry with backoff``); the file is never rewritten for it."""
-        if summary.title or not summary.starts_from_handoff:
-            return summary.title
-        parent = self.parent(summary)
-        inherited = self.title(parent) if parent is not None else None
-        if inherited:
-            return CONTINUES + inherited.removeprefix(CONTINUES)
-        return summary.first_request
+        known = self._titles
+        chain: list[SessionSummary] = []  # what inherits its title, nearest first
+        node: SessionSummary | None = summary
+        while node is not None and node.key not in known:
+            if node.title or not node.starts_from_handoff:
+                break
+            chain.append(node)
+            node = self.tree_parent(node)
+        title = None if node is None else known.get(node.key, node.title)
+        for node in reversed(chain):
+            title = CONTINUES + title.removeprefix(CONTINUES) if title else node.first_request
+            known[node.key] = title
+        return title
 
     def to_json(self, summary: SessionSummary) -> dict[str, Any]:
         parent = self.parent(summary)
@@ -374,6 +445,23 @@ def _key(path: Path | str) -> str:
     return os.path.realpath(path)
 
 
+def by_age(summary: SessionSummary) -> tuple[str, str]:
+    """The order of ``list --tree`` and of a loop's sessions: oldest first."""
+    return summary.timestamp, str(summary.path)
+
+
+def loop_warning(loop: Sequence[SessionSummary]) -> str:
+    """The line that reports a loop: its sessions, each naming the next as its parent, their
+    ids safe to print."""
+    ids = [visible(summary.id) for summary in loop]
+    if len(ids) == 1:
+        return f"warning: session {ids[0]} names itself as its parent; taken as a root"
+    return (
+        f"warning: sessions name each other as parents in a loop: {' → '.join([*ids, ids[0]])}; "
+        f"{ids[0]}, the oldest, is taken as its root"
+    )
+
+
 def _is_path(named: str) -> bool:
     return os.sep in named or named.endswith(".jsonl")
 
@@ -400,7 +488,7 @@ def catalog(where: Path | Sequence[Root], missing_ok: bool = False) -> Catalog:
                 sessions.append(summarize(path, root.agent, key))
             except SessionFileError as error:
                 skipped.append(Skipped(path, error.reason))
-    sessions.sort(key=lambda s: (s.timestamp, str(s.path)), reverse=True)
+    sessions.sort(key=by_age, reverse=True)
     return Catalog(sessions, skipped, roots)
 
 
@@ -420,3 +508,55 @@ def resolve_session(spec: str, where: Path | Sequence[Root], cwd: Path | None = 
     if path.exists() or os.sep in spec or spec.endswith(".jsonl"):
         return path
     return catalog(roots, missing_ok=True).find(spec, cwd).path
+
+
+# A session file's name as the agents make it: its header's timestamp, then its id.
+_TIMED_NAME = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z)_.+\.jsonl")
+
+
+def handoff_children(folder: Path, parent: Path, parent_id: str, since_ms: int) -> list[Path]:
+    """The sessions in ``folder`` (not below it) that start from a handoff of the session at
+    ``parent`` (its path, resolved, or its id) and were made at ``since_ms`` or later: a handoff
+    of it that is newer than its last entry. Only files that can be that new are opened, and
+    only their first lines are read."""
+    since = iso_name_stamp(since_ms)
+    found = []
+    try:
+        names = [entry for entry in os.scandir(folder) if entry.name.endswith(".jsonl")]
+    except OSError:
+        return []
+    for entry in names:
+        timed = _TIMED_NAME.fullmatch(entry.name)
+        try:
+            if timed is not None:
+                if timed.group(1) < since:
+                    continue
+            elif entry.stat().st_mtime * 1000 < since_ms:
+                continue
+            head = _handoff_head(Path(entry.path))
+        except (OSError, SessionFileError):
+            continue
+        if head is not None and (head == parent_id or _key(head) == _key(parent)):
+            found.append(Path(entry.path))
+    return found
+
+
+def iso_name_stamp(ms: int) -> str:
+    """Unix milliseconds as a session file's name spells its time."""
+    moment = datetime.fromtimestamp(max(0, ms) / 1000, timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H-%M-%S-") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def _handoff_head(path: Path) -> str | None:
+    """The parent a session names, if it starts from a handoff document; else None."""
+    with open_regular(path) as file:
+        head = file.read(HEAD_BYTES)
+    lines = numbered(io.BytesIO(head))
+    found = read_head(path, lines)
+    for _, _, raw in lines:
+        try:
+            first = parse_line(raw)
+        except ValueError:
+            continue
+        return parent_session(found.header) if _is_handoff_start(first) else None
+    return None

@@ -27,13 +27,15 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, TypeVar
 
+import orjson
+
 from . import model_table, tokens
 from .config import DEFAULT_DOCUMENT_TOKENS
-from .errors import ModelError, UsageError
+from .errors import ModelError, NoDocumentError, UsageError
 from .extractive import write_document
 from .facts import Facts, facts_of_chat
 from .jsonl import dumps
-from .plan import DEFAULT_WINDOW, Counter, rough_tokens
+from .plan import CHARS_PER_TOKEN, DEFAULT_WINDOW, Counter, rough_tokens
 from .prompt import ChatMessage
 from .redact import Redactor
 
@@ -116,6 +118,8 @@ class Model:
     """Environment variables its provider needs and does not have here."""
     count: Counter = field(default=rough_count, repr=False, compare=False)
     """Counts the tokens of messages as the provider will (near enough)."""
+    prices: tuple[float, float] | None = None
+    """USD a token in and out, as the user gave them; None: LiteLLM's table decides."""
 
 
 BUILTIN = Model(EXTRACTIVE, builtin=True)
@@ -132,6 +136,10 @@ class Answer:
     output_tokens: int
     input_cost_usd: float | None
     output_cost_usd: float | None
+    cut: bool = False
+    """The answer went on past the bound it was read to (``acomplete``'s ``most_tokens``):
+    ``text`` is its start, and the rest was never read (a usage that the provider had not sent
+    by then is estimated)."""
 
     @property
     def cost_usd(self) -> float | None:
@@ -141,20 +149,29 @@ class Answer:
 
 
 def price(model: Model, input_tokens: int, output_tokens: int) -> float | None:
-    """What ``model`` charges for so many tokens, by LiteLLM's price table; None if unknown."""
+    """What ``model`` charges for so many tokens; None if unknown."""
+    paid_in, paid_out = costs(model, input_tokens, output_tokens)
+    return None if paid_in is None or paid_out is None else paid_in + paid_out
+
+
+def costs(model: Model, input_tokens: int, output_tokens: int) -> tuple[float | None, float | None]:
+    """What ``model`` charges for so many tokens in and out: at the prices the user gave, else
+    by LiteLLM's price table; None where it is unknown."""
     if model.builtin:
-        return 0.0
+        return 0.0, 0.0
+    if model.prices is not None:
+        return input_tokens * model.prices[0], output_tokens * model.prices[1]
     found = _table_info(model.name)
     if found is not None and found.input_price is not None and found.output_price is not None:
-        return float(input_tokens) * found.input_price + float(output_tokens) * found.output_price
+        return float(input_tokens) * found.input_price, float(output_tokens) * found.output_price
     litellm = _import_litellm()
     try:
-        cost_in, cost_out = litellm.cost_per_token(
+        paid_in, paid_out = litellm.cost_per_token(
             model=model.name, prompt_tokens=input_tokens, completion_tokens=output_tokens
         )
     except Exception:  # LiteLLM cannot price every model (local ones, new ones)
-        return None
-    return float(cost_in + cost_out)
+        return None, None
+    return float(paid_in), float(paid_out)
 
 
 def litellm_name(session_model: str) -> str:
@@ -180,6 +197,7 @@ def resolve_model(
     api_key: str | None = None,
     api_base: str | None = None,
     context_window: int | None = None,
+    prices: tuple[float, float] | None = None,
     warn: Callable[[str], None] = lambda text: None,
 ) -> Model:
     """The model to use: ``requested`` if given (it never falls back); else the session's own
@@ -227,6 +245,7 @@ def resolve_model(
         max_output=max_output,
         missing_keys=tuple(missing),
         count=_token_counter(name),
+        prices=prices,
     )
 
 
@@ -451,16 +470,21 @@ async def acomplete(
     progress: Progress | None = None,
     warn: Callable[[str], None] = lambda text: None,
     metadata: dict[str, Any] | None = None,
+    most_tokens: int | None = None,
 ) -> Answer:
     """Stream the model's answer to ``messages``. ``timeout`` is a deadline for each attempt
     as a whole, however the answer trickles in. What is worth retrying is retried, and said
-    through ``warn``; a timeout is not (waiting as long again rarely helps)."""
+    through ``warn``; a timeout is not (waiting as long again rarely helps). With
+    ``most_tokens``, no more of the answer is read than about that many tokens (of text, at
+    ``CHARS_PER_TOKEN`` a token): past it the connection is closed and the answer comes back
+    ``cut``. A server that ignores ``stream`` and answers one JSON completion is read as well."""
     litellm = _import_litellm()
     import openai
 
+    most_chars = None if most_tokens is None else most_tokens * CHARS_PER_TOKEN
     for attempt in range(retries + 1):
         try:
-            streamed = _stream(litellm, messages, model, progress, metadata)
+            streamed = _stream(litellm, messages, model, progress, metadata, most_chars)
             return await asyncio.wait_for(streamed, timeout)
         except asyncio.TimeoutError:
             raise ModelError(f"{model.name}: no answer within {timeout:g} s") from None
@@ -508,6 +532,7 @@ async def _stream(
     model: Model,
     progress: Progress | None,
     metadata: dict[str, Any] | None = None,
+    most_chars: int | None = None,
 ) -> Answer:
     response = await litellm.acompletion(
         model=model.name,
@@ -519,31 +544,131 @@ async def _stream(
         api_base=model.api_base,
         metadata=metadata,
     )
-    chunks = []
-    pieces = 0
     try:
-        async for chunk in response:
-            chunks.append(chunk)
-            if chunk.choices and chunk.choices[0].delta.content:
-                pieces += 1
-                if progress is not None:
-                    progress(pieces)
+        plain = _unstreamed(response)
+        if plain is not None:
+            text, usage, cut = await _read_plain(plain, most_chars)
+            if progress is not None:
+                progress(1)
+        else:
+            text, usage, cut = await _read_stream(litellm, response, messages, progress, most_chars)
     finally:
-        # On cancel or error, close the connection now rather than when it is collected.
+        # Whether it ended, failed, was cut or cancelled, close the connection now rather than
+        # when it is collected: the rest of an answer cut short is never downloaded.
         await response.aclose()
+    if usage is None:  # cut before the provider said: what was sent, and at least what was read
+        usage = (model.count(list(messages)), rough_tokens(len(text)))
+    input_tokens, output_tokens = usage
+    model_name, provider, *_ = litellm.get_llm_provider(model.name)
+    input_cost, output_cost = costs(model, input_tokens, output_tokens)
+    if cut and most_chars is not None:
+        text = _cut(text, most_chars)
+    return Answer(
+        text, provider, model_name, input_tokens, output_tokens, input_cost, output_cost, cut
+    )
+
+
+Usage = tuple[int, int]
+"""Input and output tokens, as the provider reports them; None where it never did."""
+
+
+async def _read_stream(
+    litellm: ModuleType,
+    response: Any,
+    messages: Sequence[ChatMessage],
+    progress: Progress | None,
+    most_chars: int | None,
+) -> tuple[str, Usage | None, bool]:
+    """The streamed answer's text and usage, read up to ``most_chars`` of text (then: cut)."""
+    chunks = []
+    pieces: list[str] = []
+    read = 0
+    async for chunk in response:
+        chunks.append(chunk)
+        content = chunk.choices[0].delta.content if chunk.choices else None
+        if not content:
+            continue
+        pieces.append(content)
+        read += len(content)
+        if progress is not None:
+            progress(len(pieces))
+        if most_chars is not None and read > most_chars:
+            return "".join(pieces), None, True
     built = litellm.stream_chunk_builder(chunks, messages=list(messages))
     text = (built.choices[0].message.content or "") if built and built.choices else ""
     usage = getattr(built, "usage", None)
-    input_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-    output_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
-    model_name, provider, *_ = litellm.get_llm_provider(model.name)
+    counts = (getattr(usage, "prompt_tokens", 0), getattr(usage, "completion_tokens", 0))
+    return text, (int(counts[0] or 0), int(counts[1] or 0)), False
+
+
+def _unstreamed(response: Any) -> Any | None:
+    """The HTTP response under LiteLLM's stream when the server ignored ``stream`` and sent
+    one JSON document (``Content-Type: application/json``), else None. LiteLLM's OpenAI path
+    hands any body to the OpenAI client's event-stream decoder, which finds no ``data:`` line
+    in a JSON document and yields nothing: the answer would come out empty. Only that path
+    has the response to look at; other providers' streams are read as streams."""
+    http = getattr(getattr(response, "completion_stream", None), "response", None)
+    headers = getattr(http, "headers", None)
+    if headers is None:
+        return None
+    kind = str(headers.get("content-type", "")).split(";")[0].strip().lower()
+    return http if kind == "application/json" or kind.endswith("+json") else None
+
+
+# A character of text takes at most 6 bytes in JSON (``\uXXXX``); the rest of a completion
+# (ids, usage, a refusal, log-probabilities) stays well under this.
+_JSON_ENVELOPE = 64 * 1024
+
+
+async def _read_plain(http: Any, most_chars: int | None) -> tuple[str, Usage | None, bool]:
+    """One JSON chat completion's text and usage, the body read no further than the longest
+    that can hold ``most_chars`` of text (a longer one is cut, with no text to keep)."""
+    most_bytes = None if most_chars is None else most_chars * 6 + _JSON_ENVELOPE
+    body = bytearray()
+    async for block in http.aiter_bytes():
+        body += block
+        if most_bytes is not None and len(body) > most_bytes:
+            return "", None, True
     try:
-        input_cost, output_cost = litellm.cost_per_token(
-            model=model.name, prompt_tokens=input_tokens, completion_tokens=output_tokens
+        completion = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        completion = None
+    text = _completion_text(completion)
+    if text is None:
+        raise NoDocumentError(
+            "the model's server sent JSON that is not a chat completion, where a stream was asked"
         )
-    except Exception:  # LiteLLM cannot price every model (local ones, new ones)
-        input_cost = output_cost = None
-    return Answer(text, provider, model_name, input_tokens, output_tokens, input_cost, output_cost)
+    reported = completion.get("usage")  # a completion: a JSON object
+    counts = [reported.get(key) for key in _USAGE_KEYS] if isinstance(reported, dict) else []
+    numbers = [n for n in counts if isinstance(n, int) and n >= 0]
+    usage = (numbers[0], numbers[1]) if len(numbers) == 2 else None
+    return text, usage, most_chars is not None and len(text) > most_chars
+
+
+_USAGE_KEYS = ("prompt_tokens", "completion_tokens")
+
+
+def _completion_text(completion: Any) -> str | None:
+    """The text of a chat completion's first choice (a string, or a list of text parts), or
+    None when it is no chat completion."""
+    choices = completion.get("choices") if isinstance(completion, dict) else None
+    first = choices[0] if isinstance(choices, list) and choices else None
+    message = first.get("message") if isinstance(first, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [part.get("text") for part in content if isinstance(part, dict)]
+        return "".join(text for text in texts if isinstance(text, str))
+    return "" if isinstance(message, dict) and content is None else None
+
+
+def _cut(text: str, chars: int) -> str:
+    """``text`` cut to ``chars``, at its last line break before that when one is in the second
+    half: a document cut at a line's end reads as one cut, not as one garbled."""
+    head = text[:chars]
+    end = head.rfind("\n")
+    return head[:end] if end >= chars // 2 else head
 
 
 def _retryable(error: Exception) -> bool:

@@ -27,7 +27,7 @@ from .agents import NAMES, Choice
 from .context import FAILED_STOP_REASONS, Context, Message
 from .js import UNDEFINED
 from .jsonl import LONGEST_TEXT, dumps
-from .listing import Catalog, SessionSummary
+from .listing import Catalog, SessionSummary, by_age
 from .output import Reporter
 from .session import Entry, Record, Session
 from .text import one_line, text_of, visible
@@ -376,27 +376,38 @@ def show_list(family: Catalog, sessions: Iterable[SessionSummary]) -> None:
 
 
 def show_list_tree(family: Catalog, sessions: Iterable[SessionSummary]) -> None:
-    """The chains: each root session, oldest first, with its handoffs and forks beneath."""
+    """The chains: each root session, oldest first, with its handoffs (``⇢``) and forks (``⑂``)
+    beneath, newest last. An only child stays in its parent's column, so a chain of handoffs
+    reads down one column however long it is; a session where a loop of parents is cut is a
+    root, marked ``⟲``. Drawn from a stack, not by recursion."""
     console = _View()
     shown = list(sessions)
-    keys = {str(s.path) for s in shown}
+    keys = {s.key for s in shown}
 
     def beneath(summary: SessionSummary) -> list[SessionSummary]:
-        return [c for c in family.children(summary) if str(c.path) in keys]
+        return [c for c in family.tree_children(summary) if c.key in keys]
 
-    def draw(summary: SessionSummary, prefix: str, last: bool, depth: int) -> None:
-        branch = "" if depth == 0 else ("└─ " if last else "├─ ")
-        kind = "" if depth == 0 else ("⇢ " if summary.starts_from_handoff else "⑂ ")
+    def is_root(summary: SessionSummary) -> bool:
+        parent = family.tree_parent(summary)
+        return parent is None or parent.key not in keys
+
+    roots = sorted(filter(is_root, shown), key=by_age)
+    # Each: a session, the columns before it, its branch ("" for a root or an only child).
+    stack = [(root, "", "") for root in reversed(roots)]
+    while stack:
+        summary, prefix, branch = stack.pop()
+        if is_root(summary):
+            kind = "⟲ " if family.cuts_loop(summary) else ""
+        else:
+            kind = "⇢ " if summary.starts_from_handoff else "⑂ "
         console.print(_list_line(family, summary, prefix + branch + kind))
         below = beneath(summary)
-        inner = prefix + ("" if depth == 0 else ("   " if last else "│  "))
-        for index, child in enumerate(below):
-            draw(child, inner, index == len(below) - 1, depth + 1)
-
-    parents = {str(c.path) for s in shown for c in beneath(s)}
-    for summary in sorted(shown, key=lambda s: (s.timestamp, str(s.path))):
-        if str(summary.path) not in parents:
-            draw(summary, "", True, 0)
+        inner = prefix + {"├─ ": "│  ", "└─ ": "   "}.get(branch, "")
+        if len(below) == 1:
+            stack.append((below[0], inner, ""))
+        else:
+            last = len(below) - 1
+            stack += [(c, inner, "└─ " if i == last else "├─ ") for i, c in enumerate(below)][::-1]
 
 
 def show_markdown(text: str) -> None:

@@ -25,11 +25,18 @@ from pathlib import Path
 from typing import Any
 
 from .agents import choose_agent
-from .compaction import cut
-from .config import DEFAULT_JOBS, PI, Options
+from .config import DEFAULT_JOBS, Options
 from .context import build_context
-from .core import ahandoff, dry_run
-from .errors import CancelledError, HandoffError, SessionChangedError
+from .core import ahandoff, dry_run, guard
+from .errors import (
+    CancelledError,
+    HandedOffError,
+    HandoffError,
+    InPlaceRefusedError,
+    NothingToHandOffError,
+    OverBudgetError,
+    SessionChangedError,
+)
 from .js import js_time
 from .listing import Catalog, SessionSummary, same_folder
 from .model import Model, price, resolve_model
@@ -163,17 +170,13 @@ def select(
             session = load_session(summary.path)
             agent = choose_agent(session, options.handoff.agent, summary.agent).agent
             records = branch(session, leaf(session))
+            guard(records, agent, options.handoff.in_place)
             context = build_context(records, agent)
+        except (NothingToHandOffError, InPlaceRefusedError):
+            continue  # too little to hand off, compacted already, or no in-place handoff
         except HandoffError as error:
             unreadable.append(Outcome(summary.id, summary.path, SKIPPED, str(error)))
             continue
-        if options.handoff.in_place:
-            if agent == PI:
-                reason = "read by pi's rules: --in-place writes oh-my-pi's compaction entry"
-                unreadable.append(Outcome(summary.id, summary.path, SKIPPED, reason))
-                continue
-            if cut(records) is None:
-                continue  # compacted already, or all of it would be kept: nothing to do
         if context.model not in models:
             models[context.model] = _model(options.handoff, context.model, reporter)
         model = models[context.model]
@@ -202,6 +205,7 @@ def _model(handoff: Options, session_model: str | None, reporter: Reporter) -> M
         api_key=handoff.api_key,
         api_base=handoff.api_base,
         context_window=handoff.context_window,
+        prices=handoff.prices,
         warn=reporter.warn,
     )
 
@@ -233,6 +237,25 @@ def estimate(candidate: Candidate, options: RotateOptions) -> Estimate:
     )
 
 
+def estimate_all(
+    candidates: list[Candidate], options: RotateOptions
+) -> tuple[list[Estimate], list[Outcome]]:
+    """The estimates of ``candidates``; one whose handoff cannot be planned is no estimate but
+    a skipped outcome saying why: one session never stops the others' plans."""
+    estimates: list[Estimate] = []
+    unplanned: list[Outcome] = []
+    for candidate in candidates:
+        try:
+            estimates.append(estimate(candidate, options))
+        except HandoffError as error:
+            summary = candidate.summary
+            reason = str(error)
+            unplanned.append(
+                Outcome(summary.id, summary.path, SKIPPED, reason, tokens=candidate.tokens)
+            )
+    return estimates, unplanned
+
+
 @dataclass(frozen=True)
 class Totals:
     sessions: int
@@ -258,6 +281,25 @@ def totals(estimates: list[Estimate]) -> Totals:
         sum(e.output_tokens for e in estimates),
         None if None in costs else sum(c for c in costs if c is not None),
     )
+
+
+def check_budget(estimates: list[Estimate], max_cost: float | None) -> None:
+    """``OverBudgetError`` unless the estimates are known to cost at most ``max_cost``: a cap
+    that cannot be checked (a model with no known price) refuses too."""
+    if max_cost is None:
+        return
+    unpriced = sorted({e.candidate.model.name for e in estimates if e.cost_usd is None})
+    if unpriced:
+        raise OverBudgetError(
+            f"--max-cost cannot be checked: no price is known for {', '.join(unpriced)}; give "
+            "--price-in and --price-out (USD per million tokens); nothing started"
+        )
+    total = totals(estimates)
+    if (total.cost_usd or 0.0) > max_cost:
+        raise OverBudgetError(
+            f"Over budget: the estimate is ${total.cost_usd:.4f} for {total.sessions} "
+            f"sessions, over --max-cost {max_cost:g}; nothing started"
+        )
 
 
 Finished = Callable[[Outcome], None]
@@ -314,8 +356,11 @@ async def arotate(
 
 @contextlib.contextmanager
 def _signals_cancel(loop: asyncio.AbstractEventLoop, cancel: Callable[[], None]) -> Iterator[None]:
-    """Ctrl-C and SIGTERM call ``cancel`` on the loop, while it runs (main thread only)."""
+    """Ctrl-C and SIGTERM call ``cancel`` on the loop, while it runs (main thread only); then
+    the handlers from before are back (asyncio would leave Python's own, and so a silent end
+    on SIGTERM)."""
     numbers: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM)
+    before = {number: signal.getsignal(number) for number in numbers}
     try:
         for number in numbers:
             loop.add_signal_handler(number, cancel)
@@ -326,6 +371,9 @@ def _signals_cancel(loop: asyncio.AbstractEventLoop, cancel: Callable[[], None])
     finally:
         for number in numbers:
             loop.remove_signal_handler(number)
+            handler = before[number]
+            if handler is not None:
+                signal.signal(number, handler)
 
 
 async def _hand_off(candidate: Candidate, options: RotateOptions, reporter: Reporter) -> Outcome:
@@ -342,9 +390,15 @@ async def _hand_off(candidate: Candidate, options: RotateOptions, reporter: Repo
         result = await ahandoff(summary.path, handoff, _Quiet(reporter, summary.id))
     except CancelledError:
         return Outcome(summary.id, summary.path, SKIPPED, "cancelled", tokens=candidate.tokens)
-    except SessionChangedError:
-        reason = "it changed while it was handed off (another run, or the agent): not recorded"
+    except HandedOffError:
+        reason = "handed off by another run"
         return Outcome(summary.id, summary.path, SKIPPED, reason, tokens=candidate.tokens)
+    except SessionChangedError as error:
+        # Not this run's to hand off any more: the agent, or a person, got there first.
+        reason = f"it changed while it was handed off ({error.detail}): nothing written"
+        return Outcome(summary.id, summary.path, SKIPPED, reason, tokens=candidate.tokens)
+    except NothingToHandOffError as error:
+        return Outcome(summary.id, summary.path, SKIPPED, str(error), tokens=candidate.tokens)
     except HandoffError as error:
         return Outcome(
             summary.id,

@@ -1,30 +1,30 @@
 """Writing sessions, the last step of the data's way.
 
-Three operations, all built so that no reader ever sees half a line or half a file and no
+Every operation is built so that no reader ever sees half a line or half a file and no
 session is ever damaged (docs/session-format.md §8):
 
-- ``append_entries``: whole lines, in one write, to a file opened for append, under an
-  exclusive advisory lock; a file left without its final newline by a crash is repaired by
-  starting on a new line; a failed write takes back only its own bytes.
+- ``locked``: an existing session, open and under an exclusive advisory lock, for as long as
+  a commit needs to check it and write to it; ``Locked.append`` adds whole lines in one write
+  (a file left without its final newline by a crash is repaired by starting on a new line; a
+  failed write takes back only its own bytes), ``Locked.replace`` rewrites an old-version file
+  whole before the agents' own rule lets anything be appended to it.
 - ``write_new_session``: the file is written whole to a temporary file in the target folder
   (a name that does not end in ``.jsonl``, so listings never show it), flushed to disk, then
   renamed into place.
-- ``rewrite_session``: an old-version file replaced whole in the same way, under the lock,
-  before the agents' own rule lets anything be appended to it.
 
 The helpers make ids, times and names in the agents' own formats.
 """
 
 from __future__ import annotations
 
-import errno
+import contextlib
 import fcntl
 import os
 import re
 import secrets
 import stat
 import time
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -116,34 +116,91 @@ Span = tuple[int, int]
 """Where bytes of ours landed in a file: [start, end)."""
 
 
-def append_entries(
-    path: Path, entries: Sequence[Entry], unchanged_since: os.stat_result | None = None
-) -> None:
-    """Append ``entries`` to the session at ``path``: whole lines, one write, under a lock.
+class Locked:
+    """A session file, open for appending and exclusively locked (see ``locked``).
 
-    ``path`` must not be a symlink (resolve it first). If the write fails half way (a full
-    disk), what was written of ours is taken back, and only that: the agent appends without
-    our lock, and a line it wrote in the meantime stays whole. With ``unchanged_since``,
-    nothing is written unless the file is still as it was then (``ChangedError``).
+    Every write of ours to an existing session goes through one: what is checked under the
+    lock (the file is the one read, nobody handed it off meanwhile) still holds when the lines
+    land, since every writer of ours takes the same lock first.
     """
-    data = b"".join(dumps_line(e) for e in entries)
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        if unchanged_since is not None:
-            _check_unchanged(path, fd, unchanged_since)
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
+
+    def __init__(self, path: Path, fd: int) -> None:
+        self.path = path
+        self.fd = fd
+
+    def status(self) -> os.stat_result:
+        return os.fstat(self.fd)
+
+    def read(self, offset: int, length: int) -> bytes:
+        """``length`` bytes at ``offset`` (fewer past the end)."""
+        return os.pread(self.fd, length, offset)
+
+    def tail(self, length: int) -> bytes:
+        """The last ``length`` bytes of the file (all of it if shorter)."""
+        size = self.status().st_size
+        return self.read(max(0, size - length), min(size, length))
+
+    def append(self, entries: Sequence[Entry]) -> None:
+        """Append ``entries``: whole lines, one write. If the write fails half way (a full
+        disk), what was written of ours is taken back, and only that: the agent appends
+        without our lock, and a line it wrote in the meantime stays whole."""
+        data = b"".join(dumps_line(e) for e in entries)
+        size = self.status().st_size
+        if size and self.read(size - 1, 1) != b"\n":
             data = b"\n" + data  # an earlier writer died mid-line: never glue onto it
         ours: list[Span] = []
         try:
-            _append_all(fd, data, ours)
-            os.fsync(fd)
+            _append_all(self.fd, data, ours)
+            os.fsync(self.fd)
         except OSError:
-            _take_back(path, fd, ours)
+            _take_back(self.path, self.fd, ours)
             raise
+
+    def replace(self, data: bytes) -> None:
+        """Replace the file with ``data`` whole (docs/session-format.md §7): a temporary file
+        beside it with the file's own mode, synced, locked, then renamed over it, so that the
+        lock moves with the name and a writer that opens the new file waits for ours."""
+        mode = stat.S_IMODE(self.status().st_mode)
+        temporary = self.path.parent / _temporary_name(self.path.name)
+        fd = _write_temporary(temporary, data, mode)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            os.replace(temporary, self.path)
+        except BaseException:
+            os.close(fd)
+            temporary.unlink(missing_ok=True)
+            raise
+        _fsync_folder(self.path.parent)
+        os.close(self.fd)  # the old file, and its lock
+        self.fd = fd
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[Locked]:
+    """The session file now at ``path`` (resolved: not a symlink), open for appending and
+    exclusively locked while the block runs. If another writer replaced it while we waited for
+    the lock (an old version rewritten), the file that now has the name is locked instead."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                break
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+    held = Locked(path, fd)
+    try:
+        yield held
     finally:
-        os.close(fd)  # also releases the lock
+        os.close(held.fd)  # also releases the lock
+
+
+def append_entries(path: Path, entries: Sequence[Entry]) -> None:
+    """Append ``entries`` to the session at ``path`` (resolved), under the lock."""
+    with locked(path) as held:
+        held.append(entries)
 
 
 def _append_all(fd: int, data: bytes, ours: list[Span]) -> None:
@@ -176,40 +233,6 @@ def _take_back(path: Path, fd: int, ours: list[Span]) -> None:
             os.close(blank_fd)
 
 
-class ChangedError(OSError):
-    """The file changed since it was read: rewriting it would lose what was added."""
-
-
-def rewrite_session(path: Path, data: bytes, read_as: os.stat_result) -> os.stat_result:
-    """Replace the session at ``path`` with ``data`` whole: a temporary file beside it, synced,
-    renamed over it, under the lock, with the file's own mode (docs/session-format.md §7).
-
-    ``read_as`` is the file as it was read; if it has changed since (another writer added to
-    it), nothing is written and ``ChangedError`` is raised. ``path`` must not be a symlink.
-    Returns the new file's status, as ``read_as`` of what comes next.
-    """
-    fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        _check_unchanged(path, fd, read_as)
-        _replace(path.parent, path.name, data, stat.S_IMODE(os.fstat(fd).st_mode))
-        return os.stat(path)
-    finally:
-        os.close(fd)  # also releases the lock
-
-
-def _check_unchanged(path: Path, fd: int, read_as: os.stat_result) -> None:
-    """The file open at ``fd`` (locked) is still the one at ``path``, as it was when read."""
-    now = os.fstat(fd)
-    same = (now.st_ino, now.st_size, now.st_mtime_ns) == (
-        read_as.st_ino,
-        read_as.st_size,
-        read_as.st_mtime_ns,
-    )
-    if not same or os.stat(path).st_ino != now.st_ino:
-        raise ChangedError(errno.EAGAIN, "it changed since it was read")
-
-
 def write_new_session(folder: Path, name: str, data: bytes) -> Path:
     """Write ``data`` as ``folder/name`` atomically (temp file, fsync, rename), mode 0600.
 
@@ -226,21 +249,30 @@ def _replace(folder: Path, name: str, data: bytes, mode: int) -> Path:
     """Write ``folder/name`` whole, atomically: temporary file, fsync, rename, fsync folder."""
     target = folder / name
     temporary = folder / _temporary_name(name)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(temporary, flags, mode)
+    os.close(_write_temporary(temporary, data, mode))
     try:
-        try:
-            os.fchmod(fd, mode)  # exactly this mode, whatever the umask
-            _write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
         os.replace(temporary, target)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
     _fsync_folder(folder)
     return target
+
+
+def _write_temporary(temporary: Path, data: bytes, mode: int) -> int:
+    """Create ``temporary`` with exactly ``data`` and ``mode``, synced; its descriptor, open.
+    On failure it is removed."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(temporary, flags, mode)
+    try:
+        os.fchmod(fd, mode)  # exactly this mode, whatever the umask
+        _write_all(fd, data)
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        temporary.unlink(missing_ok=True)
+        raise
+    return fd
 
 
 def _temporary_name(name: str) -> str:

@@ -6,10 +6,11 @@ Each test scripts what the "model" does, one response per request::
     server.default = Reply("ok")      # used once the script runs out
     server.max_context_tokens = 1000  # optional: longer prompts get a 400 context_length_exceeded
 
-and then reads what the client sent from ``server.requests``. It speaks HTTP/1.1 with keep-alive,
-answers streaming requests with chunked ``text/event-stream`` SSE exactly as OpenAI does, and binds
-only 127.0.0.1 on an ephemeral port. Token counts are deliberately crude but deterministic: see
-``count_tokens``.
+and then reads what the client sent from ``server.requests``, and how many bytes of each answer
+went out (before it ended, or the client hung up) from ``server.sent``. It speaks HTTP/1.1 with
+keep-alive, answers streaming requests with chunked ``text/event-stream`` SSE exactly as OpenAI
+does, and binds only 127.0.0.1 on an ephemeral port. Token counts are deliberately crude but
+deterministic: see ``count_tokens``.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ class Reply:
     The text is cut into ``chunks`` near-equal pieces or ``chunk_size``-character pieces (default:
     one piece per word, trailing space included). ``delay`` seconds pass before each piece.
     ``usage`` is ``(prompt_tokens, completion_tokens)``; None counts them with ``count_tokens``.
+    With ``ignore_stream``, a streaming request gets one plain JSON completion
+    (``Content-Type: application/json``), as from a server that ignores ``stream``.
     """
 
     text: str = "ok"
@@ -66,6 +69,7 @@ class Reply:
     delay: float = 0.0
     usage: tuple[int, int] | None = None
     finish_reason: str = "stop"
+    ignore_stream: bool = False
 
     def __post_init__(self) -> None:
         if self.chunks is not None and self.chunk_size is not None:
@@ -172,7 +176,15 @@ class Drop:
     """Close the connection without sending a single byte back."""
 
 
-Response = Reply | Error | Hang | Drop
+@dataclass(frozen=True)
+class Raw:
+    """A 200 answer whose body is ``body`` exactly, whatever the request asked for."""
+
+    body: bytes
+    content_type: str = "application/json"
+
+
+Response = Reply | Error | Hang | Drop | Raw
 # A script step is a response or a function choosing one from the request.
 Step = Response | Callable[["RecordedRequest"], Response]
 
@@ -221,6 +233,7 @@ class FakeLLMServer(ThreadingHTTPServer):
         self.most_in_flight = 0
         """The most requests ever answered at once."""
         self._client_gone = 0
+        self._sent: list[int] = []
         self._connections: dict[threading.Thread, socket.socket] = {}
         self._thread: threading.Thread | None = None
         self.errors: list[BaseException] = []  # exceptions raised while handling, for asserts
@@ -308,6 +321,13 @@ class FakeLLMServer(ThreadingHTTPServer):
         with self._lock:
             return self._client_gone
 
+    @property
+    def sent(self) -> list[int]:
+        """The bytes of each response's body written to the client, in the order they ended
+        (whole, or cut short by the client hanging up)."""
+        with self._lock:
+            return list(self._sent)
+
     def wait_idle(self, timeout: float = 5.0) -> bool:
         """Wait until no request is being answered; False if that took longer than ``timeout``."""
         with self._lock:
@@ -328,10 +348,11 @@ class FakeLLMServer(ThreadingHTTPServer):
             step = self._script.popleft() if self._script else self.default
         return step(request) if callable(step) else step
 
-    def _done(self, gone: bool) -> None:
+    def _done(self, gone: bool, sent: int) -> None:
         with self._lock:
             self._in_flight -= 1
             self._client_gone += gone
+            self._sent.append(sent)
             self._lock.notify_all()
 
     def _register(self, sock: socket.socket | None) -> None:
@@ -347,6 +368,7 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "fakellm/1.0"
     timeout = 60  # an idle keep-alive connection gives up eventually
     server: FakeLLMServer
+    _body_sent = 0  # bytes of the current response's body written so far
 
     def setup(self) -> None:
         super().setup()
@@ -378,13 +400,14 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         request = RecordedRequest(self.path, body, headers)
         gone = False
+        self._body_sent = 0
         try:
             self._respond(self.server._next(request), request)
         except (_ClientGone, ConnectionError):
             gone = not self.server.stopping.is_set()
             self.close_connection = True
         finally:
-            self.server._done(gone)
+            self.server._done(gone, self._body_sent)
 
     # -- the responses
 
@@ -393,13 +416,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(response.status, response.body(), response.headers)
         elif isinstance(response, Drop):
             self.close_connection = True
+        elif isinstance(response, Raw):
+            self._send_body(200, response.body, response.content_type)
         elif isinstance(response, Hang):
             self.close_connection = True  # whatever happens, this response is unfinished
             if response.headers:
                 kind = "text/event-stream" if request.stream else "application/json"
                 self._start(200, kind, chunked=True)
             self._wait(response.seconds)
-        elif request.stream:
+        elif request.stream and not response.ignore_stream:
             self._stream(response, request)
         else:
             self._complete(response, request)
@@ -456,23 +481,36 @@ class _Handler(BaseHTTPRequestHandler):
     def _send_json(
         self, status: int, body: dict[str, Any], headers: tuple[tuple[str, str], ...] = ()
     ) -> None:
-        data = json.dumps(body).encode()
+        self._send_body(status, json.dumps(body).encode(), "application/json", headers)
+
+    def _send_body(
+        self,
+        status: int,
+        data: bytes,
+        content_type: str,
+        headers: tuple[tuple[str, str], ...] = (),
+    ) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         self.send_header("x-request-id", f"req_{uuid.uuid4().hex}")
         for name, value in headers:
             self.send_header(name, value)
         self.end_headers()
-        self.wfile.write(data)
+        for start in range(0, len(data), 65536):  # in slices, so that a hang-up is counted
+            self._write(data[start : start + 65536])
 
     def _event(self, payload: dict[str, Any]) -> None:
         self._write_chunk(b"data: " + json.dumps(payload).encode() + b"\n\n")
 
     def _write_chunk(self, data: bytes) -> None:
         # One HTTP chunk per SSE event; the empty chunk ends the body.
-        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self._write(b"%x\r\n%s\r\n" % (len(data), data))
+
+    def _write(self, data: bytes) -> None:
+        self.wfile.write(data)
         self.wfile.flush()
+        self._body_sent += len(data)
 
     def _wait(self, seconds: float) -> None:
         """Sleep, but raise _ClientGone as soon as the client hangs up or the server stops."""

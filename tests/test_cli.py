@@ -12,11 +12,16 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Annotated
 
+import click
 import orjson
 import pytest
+import typer
+from typer.testing import CliRunner
 
-from handoff_cli.cli import run
+from handoff_cli.cli import _finite as finite
+from handoff_cli.cli import app, run
 from handoff_cli.errors import EXIT_CODES, ExitCode, exit_codes_help
 from handoff_cli.session import load_session
 
@@ -222,6 +227,59 @@ def test_a_bad_value_is_blamed_on_where_it_came_from(
     monkeypatch.setenv("HANDOFF_CONTEXT_WINDOW", "5")
     _, _, err = run_in_process(capsys, str(SAMPLE), "--dry-run")
     assert "$HANDOFF_CONTEXT_WINDOW must be at least 1,000, not 5" in err
+
+
+def float_options() -> list[tuple[str, str]]:
+    """Every option of every command that takes a float, as (command, flag)."""
+    group = typer.main.get_command(app)
+    assert isinstance(group, click.Group)
+    return [
+        (name, parameter.opts[0])
+        for name, command in group.commands.items()
+        for parameter in command.params
+        if isinstance(parameter, click.Option)
+        and isinstance(parameter.type, click.types.FloatParamType)
+    ]
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "NaN", "-Infinity"])
+def test_every_float_option_refuses_what_is_not_a_finite_number(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, value: str
+) -> None:
+    options = float_options()
+    assert {("handoff", "--timeout"), ("rotate", "--timeout"), ("rotate", "--max-cost")} <= set(
+        options
+    )
+    session = tmp_path / "s.jsonl"  # a copy: were the value taken, the handoff would write
+    shutil.copyfile(SAMPLE, session)
+    target = {"handoff": str(session), "rotate": str(tmp_path)}
+    for command, flag in options:
+        code, out, err = run_in_process(capsys, command, target[command], flag, value)
+        assert (code, out) == (ExitCode.USAGE, ""), (command, flag, err)
+        assert len(err.strip().splitlines()) == 1 and flag in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]
+
+
+def test_a_number_from_a_variable_is_checked_and_blamed_on_it() -> None:
+    # No float option reads a variable yet: the check is made for those that will.
+    price = typer.Typer()
+
+    @price.command()
+    def cost(
+        usd: Annotated[
+            float, typer.Option("--price", envvar="HANDOFF_PRICE", callback=finite)
+        ] = 1.0,
+    ) -> None:
+        typer.echo(f"{usd:g}")
+
+    runner = CliRunner()
+    assert runner.invoke(price, [], env={"HANDOFF_PRICE": "2.5"}).output == "2.5\n"
+    for value in ("nan", "inf", "-inf"):
+        result = runner.invoke(price, [], env={"HANDOFF_PRICE": value})
+        assert result.exit_code == ExitCode.USAGE
+        assert f"$HANDOFF_PRICE must be a finite number, not {float(value)}" in result.output
+    result = runner.invoke(price, ["--price", "nan"], env={"HANDOFF_PRICE": "1"})
+    assert "--price must be a finite number, not nan" in result.output
 
 
 def test_handoff_is_the_default_command(tmp_path: Path, entries: Entries) -> None:

@@ -13,10 +13,12 @@ from pathlib import Path
 import orjson
 import pytest
 
-from handoff_cli.document import SECTIONS
+from handoff_cli.cli import run
+from handoff_cli.document import SECTIONS, unwrap_document
+from handoff_cli.errors import ExitCode
 
 from .conftest import EXAMPLES, Result, run_cli
-from .fakellm import Error, FakeLLMServer, Reply
+from .fakellm import Error, FakeLLMServer, Raw, Reply
 
 DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()}" for name in SECTIONS)
 SOURCE = next(EXAMPLES.glob("-home-dev-projects-weather-cli/*.jsonl"))
@@ -208,3 +210,96 @@ def test_max_doc_tokens_caps_the_builtin_writer_and_guides_a_model(
     assert "under about 700 tokens" in result.json()["messages"][-1]["content"]
     result = run_cli(session, "--max-doc-tokens", "20")
     assert result.code == 2 and "--max-doc-tokens" in result.stderr
+
+
+def hand_off_in_process(
+    capsys: pytest.CaptureFixture[str], server: FakeLLMServer, *args: str | Path
+) -> Result:
+    """The program in this process (no process of its own needed), against ``server``."""
+    model = ["--model", "openai/test-model", "--api-base", server.base_url, "--retries", "0"]
+    code = run([*map(str, args), *model])
+    out, err = capsys.readouterr()
+    return Result(code, out, err)
+
+
+TEN_MB = "word " * (2 * 1024 * 1024)
+
+
+def test_an_answer_far_over_the_cap_is_not_read_to_its_end(
+    session: Path, llm_server: FakeLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """10 MB when 2,000 tokens were asked for: the reading stops at 4x that (no document
+    there, so nothing is written), and the connection is closed rather than read on."""
+    before = session.read_bytes()
+    # Paced a little (a millisecond a 4 KiB piece), so that what was sent is what was read,
+    # not what the sockets' buffers took in.
+    llm_server.script(
+        Reply(TEN_MB, chunk_size=4096, delay=0.001), Reply(TEN_MB, ignore_stream=True)
+    )
+    for _ in range(2):  # streamed, then one JSON document
+        result = hand_off_in_process(capsys, llm_server, session)
+        assert (result.code, result.stdout) == (ExitCode.NO_DOCUMENT, ""), result.stderr
+        assert result.stderr.strip().splitlines()[-1] == (
+            "Handoff failed: openai/test-model's answer went on past 8,000 tokens "
+            "(4x --max-doc-tokens) without the required sections; stopped reading it"
+        )
+        assert session.read_bytes() == before and files_in(session.parent) == [session.name]
+    assert llm_server.wait_idle(5) and llm_server.client_gone == 2
+    streamed, plain = llm_server.sent
+    assert streamed < 1_000_000 and plain < len(TEN_MB)
+
+
+def test_a_whole_document_that_goes_on_is_kept_cut_there(
+    session: Path, llm_server: FakeLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm_server.script(Reply(DOCUMENT + "\n" + TEN_MB, chunk_size=4096, delay=0.001))
+    result = hand_off_in_process(capsys, llm_server, session, "--json", "--max-doc-tokens", "500")
+    assert result.code == 0, result.stderr
+    assert (
+        result.stderr.count("warning:") == 1
+        and (
+            "warning: openai/test-model's answer went on past 2,000 tokens (4x --max-doc-tokens); "
+            "it holds every section by then, so it is kept, cut there"
+        )
+        in result.stderr
+    )
+    new = Path(result.json()["path"])
+    document = unwrap_document(orjson.loads(new.read_bytes().splitlines()[-1])["content"])
+    assert document.startswith(DOCUMENT) and "[… cut: the answer went on]" in document
+    assert len(document) <= 2_000 * 4 + 300  # the bound, the marker and the <files> block
+    assert result.json()["usage"]["output_tokens"] >= 2_000  # at least what was read
+
+
+def test_a_server_that_ignores_stream_is_read_as_one_completion(
+    session: Path, llm_server: FakeLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm_server.script(Reply(DOCUMENT, usage=(1234, 56), ignore_stream=True))
+    result = hand_off_in_process(capsys, llm_server, session, "--json")
+    assert result.code == 0, result.stderr
+    (request,) = llm_server.requests
+    assert request.stream  # it was asked for a stream, and answered with one document
+    data = result.json()
+    assert data["usage"] == {"input_tokens": 1234, "output_tokens": 56}
+    new = Path(data["path"])
+    document = unwrap_document(orjson.loads(new.read_bytes().splitlines()[-1])["content"])
+    assert document.startswith(DOCUMENT + "\n\n<files>")
+    recorded = orjson.loads(session.read_bytes().splitlines()[-1])["message"]
+    assert recorded["usage"]["input"] == 1234 and recorded["usage"]["output"] == 56
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"not json", b'{"object": "list", "data": []}', b'{"choices": [{"index": 0}]}'],
+)
+def test_json_that_is_no_completion_is_one_clear_failure(
+    session: Path, llm_server: FakeLLMServer, capsys: pytest.CaptureFixture[str], body: bytes
+) -> None:
+    before = session.read_bytes()
+    llm_server.script(Raw(body))
+    result = hand_off_in_process(capsys, llm_server, session)
+    assert result.code == ExitCode.NO_DOCUMENT and result.stdout == ""
+    assert result.stderr.strip().splitlines()[-1] == (
+        "Handoff failed: the model's server sent JSON that is not a chat completion, where a "
+        "stream was asked"
+    )
+    assert session.read_bytes() == before and files_in(session.parent) == [session.name]

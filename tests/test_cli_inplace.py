@@ -132,3 +132,30 @@ def test_rotate_in_place_compacts_each_once(session: Path) -> None:
     os.utime(session, (time.time() - 3600, time.time() - 3600))
     second = run_cli(*args, "--json")
     assert second.code == 0 and second.stdout == ""  # its leaf is our compaction: done
+
+
+def dead_process_id() -> int:
+    """The id of a process that has ended: its temporary file is nobody's now."""
+    child = os.fork()
+    if child == 0:
+        os._exit(0)
+    os.waitpid(child, 0)
+    return child
+
+
+@pytest.mark.parametrize("command", [(), ("rotate",)])
+def test_a_killed_runs_temporary_is_removed_in_place_too(
+    session: Path, command: tuple[str, ...]
+) -> None:
+    stale = session.parent / f".{session.name}.{dead_process_id()}.0a1b2c3d.tmp"
+    stale.write_bytes(b"half a file")
+    someone_elses = session.parent / f".{session.name}.notours.tmp"
+    someone_elses.write_bytes(b"not ours")
+    if command:
+        os.utime(session, (time.time() - 3600,) * 2)
+        target: tuple[str | Path, ...] = (*command, session.parent, "--over-tokens", "1")
+    else:
+        target = (session,)
+    result = run_cli(*target, "--in-place", "--model", "extractive")
+    assert result.code == 0, result.stderr
+    assert not stale.exists() and someone_elses.exists()

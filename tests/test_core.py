@@ -371,10 +371,71 @@ def test_a_file_that_changed_since_it_was_read_is_not_rewritten(
         return Reply(DOCUMENT)
 
     llm_server.script(agent_writes)
-    with pytest.raises(SessionChangedError, match="changed while it was handed off"):
+    with pytest.raises(SessionChangedError, match="changed while the handoff ran") as caught:
         run(path, llm_server)
+    assert caught.value.exit_code == ExitCode.BAD_SESSION
     assert path.read_bytes() == grown  # its line kept, nothing of ours
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
+
+
+def _emptied(data: bytes) -> bytes:
+    return b""
+
+
+def _cut_short(data: bytes) -> bytes:
+    return b"".join(data.splitlines(keepends=True)[:3])
+
+
+def _rewritten(data: bytes) -> bytes:
+    # The same size, the last two entries swapped: the leaf's line is not where it was read.
+    lines = data.splitlines(keepends=True)
+    return b"".join([*lines[:-2], lines[-1], lines[-2]])
+
+
+@pytest.mark.parametrize("change", [_emptied, _cut_short, _rewritten, "replaced"])
+@pytest.mark.parametrize("in_place", [False, True])
+def test_a_session_changed_while_the_answer_streams_is_left_as_the_other_writer_left_it(
+    tmp_path: Path, llm_server: FakeLLMServer, change: Any, in_place: bool
+) -> None:
+    path = copy(FIXTURES / "inplace/generated-omp-020-20000.jsonl", tmp_path)
+    before = path.read_bytes()
+    left: list[bytes] = []
+
+    def other_writer(request: Any) -> Reply:
+        if change == "replaced":  # a new file renamed over it, the same bytes
+            other = path.with_name("other.tmp")
+            other.write_bytes(before)
+            other.replace(path)
+        else:
+            with path.open("r+b") as file:  # in place, as `: > file` or an editor does
+                file.write(change(before))
+                file.truncate()
+        left.append(path.read_bytes())
+        return Reply(DOCUMENT, chunks=4)
+
+    llm_server.script(other_writer)
+    with pytest.raises(SessionChangedError, match="the session changed while the handoff ran"):
+        run(path, llm_server, in_place=in_place)
+    assert path.read_bytes() == left[0]  # exactly as the other writer left it
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]  # no new session
+
+
+def test_an_agent_appending_meanwhile_does_not_stop_a_handoff(
+    tmp_path: Path, llm_server: FakeLLMServer
+) -> None:
+    path = copy(OMP_EXAMPLE, tmp_path)
+    late = b'{"type":"label","id":"aa11bb22","parentId":null,"timestamp":"2026-01-01T00:00:00Z"}\n'
+
+    def agent_appends(request: Any) -> Reply:
+        with path.open("ab") as file:
+            file.write(late)
+        return Reply(DOCUMENT)
+
+    llm_server.script(agent_appends)
+    result = run(path, llm_server)
+    lines = path.read_bytes().splitlines(keepends=True)
+    assert late in lines and result.path.exists()
+    assert [orjson.loads(line)["type"] for line in lines[-2:]] == ["message", "message"]
 
 
 def test_cancel_before_writing_leaves_everything(

@@ -31,6 +31,7 @@ from .fakellm import (
     Error,
     FakeLLMServer,
     Hang,
+    Raw,
     RecordedRequest,
     Reply,
     count_message_tokens,
@@ -110,6 +111,43 @@ def test_non_streaming(llm_server: FakeLLMServer) -> None:
     assert response.choices[0].finish_reason == "length"
     assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (3, 2)
     assert not llm_server.requests[0].stream
+
+
+def test_a_server_that_ignores_stream_answers_one_json_completion(
+    llm_server: FakeLLMServer,
+) -> None:
+    plain = Reply("Plain answer.", usage=(3, 2), ignore_stream=True)
+    llm_server.script(plain, plain)
+    response = raw_post(llm_server, {"messages": MESSAGES, "stream": True})
+    assert response.getheader("Content-Type") == "application/json"
+    body = json.loads(response.read())
+    assert body["object"] == "chat.completion"
+    assert body["choices"][0]["message"]["content"] == "Plain answer."
+    assert llm_server.requests[0].stream
+    # What LiteLLM's own streaming makes of such an answer: nothing (model.py reads it itself).
+    text, _ = collect(complete(llm_server, messages=MESSAGES))
+    assert text == ""
+    assert llm_server.wait_idle(2) and llm_server.sent[0] == len(json.dumps(body))
+
+
+def test_raw_sends_its_body_as_it_is(llm_server: FakeLLMServer) -> None:
+    llm_server.script(Raw(b"not json", "text/plain"))
+    response = raw_post(llm_server, {"messages": MESSAGES, "stream": True})
+    assert (response.status, response.getheader("Content-Type")) == (200, "text/plain")
+    assert response.read() == b"not json"
+
+
+def test_sent_counts_what_went_out_before_the_client_hung_up(llm_server: FakeLLMServer) -> None:
+    llm_server.script(Reply("word " * 10_000, chunk_size=1000, delay=0.01), Reply("ok"))
+    response = raw_post(llm_server, {"messages": MESSAGES, "stream": True})
+    assert response.fp is not None
+    response.fp.read(2500)
+    response.close()
+    assert llm_server.wait_idle(timeout=2) and llm_server.client_gone == 1
+    raw_post(llm_server, {"messages": MESSAGES}).read()
+    assert llm_server.wait_idle(timeout=2)
+    cut, whole = llm_server.sent
+    assert 2500 <= cut < 20_000 and whole > 0
 
 
 def test_script_is_consumed_in_order_then_default(llm_server: FakeLLMServer) -> None:

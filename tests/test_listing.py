@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
+from handoff_cli.cli import run
 from handoff_cli.config import Options
 from handoff_cli.core import handoff
+from handoff_cli.document import HANDOFF_TYPE
 from handoff_cli.errors import SessionFileError, UsageError
-from handoff_cli.listing import catalog, list_sessions, resolve_session, summarize
+from handoff_cli.listing import Catalog, catalog, list_sessions, resolve_session, summarize
 from handoff_cli.session import load_session
 from handoff_cli.writer import append_entries
 
-from .conftest import EXAMPLES, FIXTURES, HEADER, Entries, line, write_session
+from .conftest import EXAMPLES, FIXTURES, HEADER, Entries, line, quick_and_stress, write_session
 
 WEATHER = "2026-11-27T09-14-03-512Z_019ac4d2-7f31-7a0e-9b6c-3e1f5a2d8c40.jsonl"
 
@@ -228,3 +233,161 @@ def test_the_exchange_at_the_leaf_marks_a_session_handed_off(tmp_path: Path) -> 
     assert summary is not None and summary.ends_with_handoff and found.handed_off(summary)
     continue_session(source, "one more thing")
     assert not catalog(tmp_path).at(source).ends_with_handoff  # type: ignore[union-attr]
+
+
+# --- lineage that loops, and long chains ------------------------------------------------------
+
+
+def handed_off_to(folder: Path, name: str, parent: str, minute: int) -> Path:
+    """A session that starts from a handoff document, then asks for "request of NAME"; its
+    header names ``parent``; it was made ``minute`` minutes into the day."""
+    entries = Entries()
+    entries.custom_message(HANDOFF_TYPE, "# Handoff\n\nthe document")
+    entries.user(f"request of {name}")
+    stamp = (datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=minute)).isoformat()
+    header = {**HEADER, "id": name, "timestamp": stamp, "parentSession": parent}
+    return write_session(folder / f"{name}.jsonl", entries.items, header)
+
+
+LOOPS = {"self": ["A"], "pair": ["A", "B"], "three": ["A", "B", "C"]}
+
+
+def make_loop(folder: Path, shape: str, by: str) -> list[str]:
+    """The sessions of ``shape``, oldest first, each naming the one before it (the first names
+    the last) by path or by id, and a session T handed off from the newest; their ids, T's last."""
+    names = LOOPS[shape]
+    named = {n: str(folder / f"{n}.jsonl") if by == "path" else n for n in names}
+    for index, name in enumerate(names):
+        handed_off_to(folder, name, named[names[index - 1]], index)
+    handed_off_to(folder, "T", named[names[-1]], len(names))
+    return [*names, "T"]
+
+
+def run_here(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
+    code = run([str(arg) for arg in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def loop_warning_of(names: list[str]) -> str:
+    """The one line on stderr for the loop of ``names`` (oldest first): from the oldest, each
+    names the next as its parent."""
+    if len(names) == 1:
+        return f"warning: session {names[0]} names itself as its parent; taken as a root\n"
+    up = [names[0], *reversed(names[1:]), names[0]]
+    return (
+        f"warning: sessions name each other as parents in a loop: {' → '.join(up)}; "
+        f"{names[0]}, the oldest, is taken as its root\n"
+    )
+
+
+@pytest.mark.parametrize("by", ["path", "id"])
+@pytest.mark.parametrize("shape", list(LOOPS))
+def test_a_loop_of_parents_is_cut_at_its_oldest_session(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], shape: str, by: str
+) -> None:
+    """Two sessions naming each other, one naming itself, three in a ring: each is listed once,
+    titles continue from the oldest, generations count from it, and the loop is reported once
+    by every command, however many of its sessions are shown."""
+    folder = tmp_path / "sessions"
+    ids = make_loop(folder, shape, by)
+    loop = ids[:-1]
+    warning = loop_warning_of(loop)
+    generations = {name: index for index, name in enumerate(ids)}
+    titles = {name: "↳ request of A" for name in ids} | {"A": "request of A"}
+
+    code, out, err = run_here(capsys, "list", "--json")
+    assert (code, err) == (0, warning)
+    rows = {row["id"]: row for row in orjson.loads(out)}
+    assert {name: row["generation"] for name, row in rows.items()} == generations
+    assert {name: row["title"] for name, row in rows.items()} == titles
+    assert rows["A"]["parent"] == {"id": loop[-1], "path": str(folder / f"{loop[-1]}.jsonl")}
+
+    code, out, err = run_here(capsys, "list", folder)
+    assert (code, err) == (0, warning)
+    assert sorted(row.split()[0] for row in out.splitlines()) == sorted(ids)
+
+    code, out, err = run_here(capsys, "list", "--tree")
+    assert (code, err) == (0, warning)
+    drawn = out.splitlines()
+    assert drawn[0].startswith("⟲ A  ") and f"← {loop[-1]}" in drawn[0]  # the root, marked
+    assert [row.split()[1] for row in drawn[1:]] == ids[1:]  # a chain: one column
+    assert all(row.startswith("⇢ ") for row in drawn[1:])
+
+    parents = dict(zip(ids, [loop[-1], *ids], strict=False))
+    for name in ids:
+        code, out, err = run_here(capsys, "show", folder / f"{name}.jsonl")
+        assert (code, err) == (0, warning)  # T too: its lineage runs into the loop
+        header = dict(row.split(maxsplit=1) for row in out.splitlines()[:7])
+        assert header["title"] == titles[name]
+        parent = parents[name]
+        assert header["parent"] == f"{parent} ({folder / f'{parent}.jsonl'})"
+        below = [n for n in ids if parents[n] == name and n != name]  # none is its own child
+        assert header["children"] == (", ".join(f"{n} (handoff)" for n in below) or "(none)")
+
+
+def test_a_loop_is_reported_only_where_its_sessions_are_shown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "sessions"
+    make_loop(folder, "pair", "path")
+    write_session(folder / "elsewhere.jsonl", [], {**HEADER, "id": "Z", "cwd": str(tmp_path)})
+    code, out, err = run_here(capsys, "list")
+    assert (code, err) == (0, loop_warning_of(["A", "B"])) and len(out.splitlines()) == 4
+    code, out, err = run_here(capsys, "list", "--cwd", tmp_path)
+    assert (code, err) == (0, "") and out.split()[0] == "Z"
+    code, _, err = run_here(capsys, "show", folder / "elsewhere.jsonl")
+    assert (code, err) == (0, "")
+
+
+def test_a_loop_id_cannot_drive_the_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "sessions"
+    write_session(
+        folder / "a.jsonl", [], {**HEADER, "id": "A\x1b[2J\nB", "parentSession": "A\x1b[2J\nB"}
+    )
+    code, _, err = run_here(capsys, "list")
+    assert code == 0
+    assert err == "warning: session A␛[2J␊B names itself as its parent; taken as a root\n"
+
+
+@pytest.mark.parametrize("length", quick_and_stress(1_000, 10_000))
+def test_a_long_chain_lists_draws_and_shows_in_linear_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, length: int
+) -> None:
+    """Generations and continued titles are worked out once a session, not once an ancestor:
+    parents are looked up a few times a session, however long the chain."""
+    folder = tmp_path / "sessions"
+    names = [f"S{index:05d}" for index in range(length)]
+    write_session(folder / "S00000.jsonl", [], {**HEADER, "id": names[0], "title": "Root task"})
+    for index, name in enumerate(names[1:], 1):
+        handed_off_to(folder, name, str(folder / f"{names[index - 1]}.jsonl"), index)
+    calls: list[str] = []
+
+    def counted(name: str) -> Callable[..., Any]:
+        method = getattr(Catalog, name)
+
+        def call(*args: Any) -> Any:
+            calls.append(name)
+            return method(*args)
+
+        return call
+
+    for name in ("parent", "tree_parent"):  # the lookups a walk up the chain makes
+        if hasattr(Catalog, name):
+            monkeypatch.setattr(Catalog, name, counted(name))
+    code, out, err = run_here(capsys, "list", "--json")
+    assert (code, err) == (0, "")
+    rows = orjson.loads(out)
+    assert [row["generation"] for row in rows] == list(reversed(range(length)))
+    assert {row["title"] for row in rows[:-1]} == {"↳ Root task"}
+    code, out, err = run_here(capsys, "list")
+    assert (code, err, len(out.splitlines())) == (0, "", length)
+    code, out, err = run_here(capsys, "list", "--tree")
+    drawn = out.splitlines()
+    assert (code, err, len(drawn)) == (0, "", length)
+    assert drawn[-1].startswith(f"⇢ {names[-1]}  ")  # one column, not thousands of indents
+    code, out, err = run_here(capsys, "show", folder / f"{names[-1]}.jsonl")
+    assert (code, err) == (0, "") and "title    ↳ Root task" in out.splitlines()
+    assert len(calls) <= 4 * 5 * length  # four commands; walking each chain anew: length² / 2 each

@@ -656,7 +656,13 @@ def summary(**fields: Any) -> SessionSummary:
 def test_show_list_prints_one_line_per_session(capsys: pytest.CaptureFixture[str]) -> None:
     sessions = [
         summary(),
-        summary(id="0199bbbb", title=None, parent_session="/s/old.jsonl", size=12),
+        summary(
+            id="0199bbbb",
+            path=Path("/s/b.jsonl"),
+            title=None,
+            parent_session="/s/old.jsonl",
+            size=12,
+        ),
     ]
     show_list(Catalog(sessions, [], []), iter(sessions))
     assert printed(capsys) == [
@@ -691,6 +697,30 @@ def test_show_list_names_parents_by_id_and_marks_handoffs(
         SESSION_ID[:14],
         "├─ ⑂ 0199dddd ",  # newest last
         "└─ ⇢ 0199cccc ",
+    ]
+
+
+def test_list_tree_keeps_an_only_child_in_its_parents_column(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A chain of handoffs reads down one column however long it is; forks branch."""
+    root = summary(path=Path("/s/r.jsonl"), id="R")
+    fork = summary(path=Path("/s/f.jsonl"), id="F", parent_session="/s/r.jsonl")
+    handed_off = [
+        summary(
+            path=Path(f"/s/{name}.jsonl"),
+            id=name,
+            parent_session=f"/s/{parent}.jsonl",
+            starts_from_handoff=True,
+            timestamp="2026-01-02T00:00:00.000Z",
+        )
+        for name, parent in (("F2", "f"), ("H", "r"), ("H2", "H"), ("H3", "H2"))
+    ]
+    sessions = [*reversed(handed_off), fork, root]  # newest first, as listed
+    show_list_tree(Catalog(sessions, [], []), sessions)
+    drawn = ["R", "├─ ⑂ F", "│  ⇢ F2", "└─ ⇢ H", "   ⇢ H2", "   ⇢ H3"]
+    assert [line[: len(start) + 2] for line, start in zip(printed(capsys), drawn, strict=True)] == [
+        start + "  " for start in drawn
     ]
 
 

@@ -16,12 +16,13 @@ import pytest
 from handoff_cli.config import AUTO, OMP, PI, Options, parse_duration, parse_shard
 from handoff_cli.core import handoff
 from handoff_cli.document import SECTIONS
+from handoff_cli.errors import HandedOffError
 from handoff_cli.listing import catalog
 from handoff_cli.output import Reporter
 from handoff_cli.places import Root
 from handoff_cli.rotate import RotateOptions, in_shard, select
 
-from .conftest import HEADER, Entries, write_session
+from .conftest import HEADER, Entries, run_cli, write_session
 from .fakellm import FakeLLMServer, Reply
 
 DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()} facts" for name in SECTIONS)
@@ -283,3 +284,157 @@ def test_each_session_is_measured_by_its_agents_rules(tmp_path: Path) -> None:
     assert measured(Root(tmp_path / "pi-folder", PI)) == {"pi-folder"}  # pi's folder
     assert measured(Root(tmp_path / "unmarked"), PI) == {"unmarked"}  # --agent pi
     assert measured(Root(tmp_path / "pi-folder", PI), OMP) == set()  # --agent omp
+
+
+# --- exactly once, decided under the lock --------------------------------------------------------
+
+
+def rotate_builtin(folder: Path, *extra: str) -> subprocess.Popen[str]:
+    """``rotate`` with the built-in writer: as fast as a handoff gets, the hardest race."""
+    command = [sys.executable, "-m", "handoff_cli", "rotate", str(folder), "--model", "extractive"]
+    return subprocess.Popen(
+        [*command, "--over-tokens", "1", "--json", *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def overlapping_rotations(folder: Path, sessions: int, jobs: tuple[str, str]) -> None:
+    """Two rotations started together over ``sessions`` sessions hand each off exactly once;
+    the later one reports the rest skipped, and both exit 0."""
+    sources = [make_session(folder, f"s{n:03d}", turns=3) for n in range(sessions)]
+    lines = {p: len(p.read_bytes().splitlines()) for p in sources}
+    runs = [rotate_builtin(folder, "--jobs", count) for count in jobs]
+    rows = []
+    for run in runs:
+        out, err = run.communicate(timeout=300)
+        assert run.returncode == 0, err
+        rows += [orjson.loads(line) for line in out.splitlines()]
+    handed = sorted(r["id"] for r in rows if r["status"] == "handed_off")
+    assert len(handed) == len(set(handed)) == sessions
+    others = [r for r in rows if r["status"] != "handed_off"]
+    assert all(r["status"] == "skipped" for r in others), others
+    assert {r["reason"] for r in others} <= {"handed off by another run"}
+    assert all(exchanges(p, lines[p]) == 1 for p in sources)
+    assert len(new_sessions(folder, sources)) == sessions  # the late ones took theirs back
+    assert not list(folder.glob(".*.tmp"))
+
+
+@pytest.mark.parametrize("jobs", [("1", "5"), ("5", "1"), ("1", "1")])
+def test_overlapping_rotations_hand_each_session_off_once(
+    tmp_path: Path, jobs: tuple[str, str]
+) -> None:
+    overlapping_rotations(tmp_path, 24, jobs)
+
+
+@pytest.mark.slow
+def test_overlapping_rotations_at_size(tmp_path: Path) -> None:
+    for pair in range(10):
+        jobs = (("1", "5"), ("5", "1"), ("3", "3"))[pair % 3]
+        overlapping_rotations(tmp_path / f"pair{pair}", 100, jobs)
+
+
+def test_the_later_of_two_in_place_rotations_skips(tmp_path: Path) -> None:
+    sources = [make_session(tmp_path, f"s{n}", turns=60) for n in range(6)]
+    runs = [rotate_builtin(tmp_path, "--in-place", "--jobs", count) for count in ("1", "4")]
+    rows = []
+    for run in runs:
+        out, err = run.communicate(timeout=300)
+        assert run.returncode == 0, err
+        rows += [orjson.loads(line) for line in out.splitlines()]
+    handed = [r["id"] for r in rows if r["status"] == "handed_off"]
+    assert len(handed) == len(set(handed)) == len(sources)
+    assert {r["reason"] for r in rows if r["status"] != "handed_off"} <= {
+        "handed off by another run"
+    }
+    for path in sources:
+        types = [orjson.loads(line)["type"] for line in path.read_bytes().splitlines()]
+        assert types.count("compaction") == 1
+
+
+def test_a_handoff_newer_than_the_last_entry_counts_as_done(
+    tmp_path: Path, llm_server: FakeLLMServer
+) -> None:
+    """Another run wrote its new session and recorded nothing (``--no-record``, or killed
+    between its writes) while ours was asking the model: the session is handed off, and a
+    rotation deciding under the lock leaves it alone."""
+    path = make_session(tmp_path, "s", turns=8)
+    before = path.read_bytes()
+
+    def the_other_run(request: Any) -> Reply:
+        handoff(path, Options(model="extractive", record=False))
+        return Reply(DOCUMENT)
+
+    llm_server.script(the_other_run)
+    options = Options(
+        model="openai/gpt-4o", api_key="k", api_base=llm_server.base_url, exclusive=True
+    )
+    with pytest.raises(HandedOffError):
+        handoff(path, options)
+    assert path.read_bytes() == before
+    assert len(new_sessions(tmp_path, [path])) == 1  # only the other run's
+
+
+# --- what cannot be handed off, and what is skipped ---------------------------------------------
+
+
+def test_a_session_holding_only_a_document_is_not_chosen(tmp_path: Path) -> None:
+    source = make_session(tmp_path, "s", turns=8)
+    new = Path(handoff(source, Options(model="extractive")).path)  # one custom_message
+    for path in (source, new):
+        os.utime(path, (HOUR_AGO, HOUR_AGO))
+    make_session(tmp_path, "t", turns=8)
+    dry = run_cli("rotate", tmp_path, "--dry-run", "--json", "--idle", "1s", "--over-tokens", "1")
+    assert dry.code == 0, dry.stderr
+    planned = dry.json()
+    assert [s["path"] for s in planned["sessions"]] == [str(tmp_path / "t.jsonl")]
+    assert planned["skipped"] == []
+    real = run_cli("rotate", tmp_path, "--json", "--idle", "1s", "--over-tokens", "1")
+    assert real.code == 0, real.stderr
+    assert [orjson.loads(line)["status"] for line in real.stdout.splitlines()] == ["handed_off"]
+
+
+def test_skips_are_rows_and_counted(tmp_path: Path) -> None:
+    make_session(tmp_path, "good", turns=8)
+    entries = Entries()
+    entries.user("a", parent="e0000002")
+    entries.user("b")
+    write_session(tmp_path / "broken.jsonl", entries.items)  # a parentId cycle
+    os.utime(tmp_path / "broken.jsonl", (HOUR_AGO, HOUR_AGO))
+    result = run_cli("rotate", tmp_path, "--model", "extractive", "--over-tokens", "1", "--json")
+    assert result.code == 0, result.stderr
+    rows = {Path(row["path"]).stem: row for row in map(orjson.loads, result.stdout.splitlines())}
+    assert rows["good"]["status"] == "handed_off"
+    assert rows["broken"]["status"] == "skipped" and "cycle" in rows["broken"]["reason"]
+    assert "1 handed off, 1 skipped, 0 failed" in result.stderr
+    dry = run_cli("rotate", tmp_path, "--dry-run", "--json", "--over-tokens", "1")
+    assert [Path(s["path"]).stem for s in dry.json()["skipped"]] == ["broken"]
+
+
+# --- a cap that can be checked ------------------------------------------------------------------
+
+
+def test_a_cap_without_a_price_refuses_to_start(tmp_path: Path, llm_server: FakeLLMServer) -> None:
+    sources = [make_session(tmp_path, f"s{n}", turns=8) for n in range(2)]
+    unpriced = ("--model", "openai/no-such-model-anywhere", "--api-base", llm_server.base_url)
+    cap = ("--over-tokens", "1", "--max-cost", "0.0001")
+    refused = run_cli("rotate", tmp_path, *unpriced, *cap)
+    assert refused.code == 6
+    assert refused.stderr.strip().splitlines()[-1] == (
+        "--max-cost cannot be checked: no price is known for openai/no-such-model-anywhere; "
+        "give --price-in and --price-out (USD per million tokens); nothing started"
+    )
+    assert llm_server.requests == [] and new_sessions(tmp_path, sources) == []
+    priced = ("--price-in", "1", "--price-out", "2")
+    dry = run_cli("rotate", tmp_path, *unpriced, *cap, *priced, "--dry-run", "--json")
+    assert dry.code == 6 and "Over budget: the estimate is $" in dry.stderr  # a price: checked
+    plan = dry.json()["sessions"][0]
+    assert plan["cost_usd"] == pytest.approx(plan["input_tokens"] / 1e6 + 2 * 2000 / 1e6)
+    llm_server.default = Reply(DOCUMENT)
+    spent = run_cli("rotate", tmp_path, *unpriced, "--over-tokens", "1", *priced, "--json")
+    assert spent.code == 0, spent.stderr
+    rows = [orjson.loads(line) for line in spent.stdout.splitlines()]
+    assert all(r["status"] == "handed_off" and r["cost_usd"] > 0 for r in rows)
+    one = run_cli("rotate", tmp_path, "--price-in", "1", "--dry-run")
+    assert one.code == 2 and "--price-in and --price-out go together" in one.stderr
