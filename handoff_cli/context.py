@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, NamedTuple
 
 from .config import OMP, PI
@@ -84,11 +85,12 @@ class Context:
     def __len__(self) -> int:
         return len(self.records) + len(self.head)
 
-    def messages(self, longest: int = LONGEST_TEXT) -> Iterator[Message]:
-        """The context's messages in order, each built only when reached; a string longer
-        than ``longest`` characters is read as its head and tail (``Record.message``)."""
-        yield from self.head
-        for record in self.records:
+    def messages(self, longest: int = LONGEST_TEXT, start: int = 0) -> Iterator[Message]:
+        """The context's messages in order, from the one at ``start``, each built only when
+        reached; a string longer than ``longest`` characters is read as its head and tail
+        (``Record.message``)."""
+        yield from self.head[start:]
+        for record in islice(self.records, max(0, start - len(self.head)), None):
             yield to_message(record, self.agent, self.changes.get(record.id), longest)
 
     def json_size(self) -> int:

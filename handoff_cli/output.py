@@ -6,9 +6,10 @@ importing rich.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, BinaryIO
 
@@ -41,6 +42,21 @@ def write_json(fields: Mapping[str, Any], out: BinaryIO | None = None) -> None:
     passed on as it was read (``Verbatim``) is written without a copy.
     """
     out = out if out is not None else stdout()
+    _write_object(fields, out)
+    out.write(b"\n")
+    out.flush()
+
+
+def objects(rows: Iterable[Mapping[str, Any]]) -> Iterator[Verbatim]:
+    """Each of ``rows`` as the JSON object ``write_json`` writes of it (an iterator in it
+    streamed), made one at a time: a long list of large ones is never held whole."""
+    for row in rows:
+        data = io.BytesIO()
+        _write_object(row, data)
+        yield Verbatim(data.getvalue())
+
+
+def _write_object(fields: Mapping[str, Any], out: BinaryIO) -> None:
     out.write(b"{")
     for position, (key, value) in enumerate(fields.items()):
         out.write(b"," if position else b"")
@@ -54,8 +70,7 @@ def write_json(fields: Mapping[str, Any], out: BinaryIO | None = None) -> None:
             out.write(b"]")
         else:
             out.write(dumps(value))
-    out.write(b"}\n")
-    out.flush()
+    out.write(b"}")
 
 
 def write_json_value(value: Any, out: BinaryIO | None = None) -> None:
