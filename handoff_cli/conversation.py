@@ -13,8 +13,10 @@ masked, their secrets known by then by their numbers.
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TypeVar
+from itertools import islice
+from typing import NamedTuple, TypeVar
 
 from .context import Context
 from .jsonl import dumps
@@ -31,6 +33,17 @@ HELD_CHARS = 1 << 21
 
 
 T = TypeVar("T")
+
+Step = tuple[int, int, list[ChatMessage]]
+"""Where a step of the context starts and ends, and the chat messages it makes
+(``prompt.chat_steps``)."""
+
+
+class _Kept(NamedTuple):
+    """A step with a message cut by the bound: its messages as sent, and where it ends."""
+
+    end: int
+    messages: list[ChatMessage]
 
 
 class Conversation:
@@ -53,7 +66,8 @@ class Conversation:
         self.lengths: array[int] = array("q")
         self._steps: array[int] = array("i")
         """For each message, where in the context the step that makes it starts."""
-        self._cut: set[int] = set()
+        self._kept: dict[int, _Kept] = {}
+        """By where they start."""
         self._masked: set[int] = set()
         self._tokens: array[int] = array("i")
         """The messages' tokens, from ``_counted_from`` on."""
@@ -96,12 +110,18 @@ class Conversation:
         index = start
         while index and self._steps[index - 1] == position:  # the first of its step
             index -= 1
-        for _, message in self._built(position):
-            if index >= stop:
-                return
-            if index >= start:
-                yield self._as_sent(index, message)
-            index += 1
+        for at, _, step in self._made(position):
+            kept = at in self._kept
+            for message in step:
+                if index >= stop:
+                    return
+                if index >= start:
+                    yield (
+                        message
+                        if kept or index not in self._masked
+                        else self._masked_again(message)
+                    )
+                index += 1
 
     def tokens(self, count: Counter) -> tuple[Sequence[int], Mapping[int, int]]:
         """Each message's share of a request's tokens, and, for each message ``plan.shrunk``
@@ -117,33 +137,41 @@ class Conversation:
 
     # --- the first time ------------------------------------------------------------------
 
-    def _built(self, position: int) -> Iterator[tuple[int, ChatMessage]]:
-        """The chat messages the context makes from ``position`` on, as made, each with where
-        its step starts."""
+    def _made(self, position: int) -> Iterator[Step]:
+        """The steps the context makes from ``position`` on: a kept one as it was sent, its
+        entries not read again."""
         assert self._context is not None, "only a conversation with messages is built"
-        steps = chat_steps(self._context.messages(self._longest, position))
-        for at, step in steps:
-            for message in step:
-                yield position + at, message
+        kept = sorted(self._kept)
+        while True:
+            later = bisect_left(kept, position)
+            stop = kept[later] if later < len(kept) else None
+            if stop == position:
+                sent = self._kept[position]
+                yield position, sent.end, sent.messages
+                position = sent.end
+                continue
+            # Up to the next kept step, which the steps before it never reach into.
+            messages = self._context.messages(self._longest, position)
+            made = chat_steps(messages if stop is None else islice(messages, stop - position))
+            for at, end, step in made:
+                yield position + at, position + end, step
+            if stop is None:
+                return
+            position = stop
 
-    def _as_sent(self, index: int, message: ChatMessage) -> ChatMessage:
-        if index in self._cut:
-            assert self._bound is not None, "cut only by a bound"
-            message = shrunk(message, self._bound.keep) or message
-        if index in self._masked:
-            assert self._redactor is not None, "masked only by a redactor"
-            message = self._redactor.value(message)
-        return message
+    def _masked_again(self, message: ChatMessage) -> ChatMessage:
+        assert self._redactor is not None, "masked only by a redactor"
+        masked: ChatMessage = self._redactor.value(message)
+        return masked
 
     def _measure(self, count: Counter, budget: Budget) -> None:
         size = 1  # the JSON of the messages so far as a list: "[", and a comma after each
         counting = False
         held: list[ChatMessage] | None = []  # measured, not counted yet
         held_chars = 0
-        made = ((p, m, len(dumps(m))) for p, m in self._built(0))
-        for batch in _batches(((p, m), n) for p, m, n in made):
+        for batch in _batches(self._sized(self._made(0))):
             measured = self._measured(batch)
-            chars = sum(self.lengths[-len(measured) :])
+            chars = sum(self.lengths[-len(measured) :]) if measured else 0
             size += chars + len(measured)
             if counting:
                 self._count(measured, count)
@@ -163,20 +191,33 @@ class Conversation:
         if not counting:
             self._counted_from = len(self)
 
-    def _measured(self, batch: list[tuple[tuple[int, ChatMessage], int]]) -> list[ChatMessage]:
-        """The batch's messages, cut where they are past the bound and masked, as they are
-        sent; their roles, sizes and steps noted."""
+    @staticmethod
+    def _sized(steps: Iterable[Step]) -> Iterator[tuple[tuple[Step, list[int]], int]]:
+        """Each step with the JSON size of each of its messages, and their sum."""
+        for step in steps:
+            lengths = [len(dumps(m)) for m in step[2]]
+            yield (step, lengths), sum(lengths)
+
+    def _measured(self, batch: list[tuple[tuple[Step, list[int]], int]]) -> list[ChatMessage]:
+        """The batch's messages as they are sent: cut where they are past the bound, and
+        masked; their roles, sizes and steps noted, and a step with a cut message kept."""
+        assert self._bound is not None, "measured with a bound"
         first = len(self)
         messages: list[ChatMessage] = []
         lengths: list[int] = []
-        assert self._bound is not None, "measured with a bound"
-        for index, ((_, message), length) in enumerate(batch, first):
-            smaller = self._bound.cut(message, length)
-            if smaller is not None:
-                self._cut.add(index)
-                message, length = smaller, len(dumps(smaller))
-            messages.append(message)
-            lengths.append(length)
+        positions: list[int] = []
+        cut: list[tuple[int, int, int, int]] = []  # a step's start, end, first index, messages
+        for (at, end, step), sizes in (item for item, _ in batch):
+            was_cut = False
+            for message, length in zip(step, sizes, strict=True):
+                smaller = self._bound.cut(message, length)
+                if smaller is not None:
+                    message, length, was_cut = smaller, len(dumps(smaller)), True
+                messages.append(message)
+                lengths.append(length)
+                positions.append(at)
+            if was_cut:
+                cut.append((at, end, len(messages) - len(step), len(step)))
         if self._redactor is not None:
             masked = self._redactor.value(messages)
             for offset, (before, after) in enumerate(zip(messages, masked, strict=True)):
@@ -184,7 +225,9 @@ class Conversation:
                     self._masked.add(first + offset)
                     lengths[offset] = len(dumps(after))
             messages = masked
-        for ((position, _), _), message, length in zip(batch, messages, lengths, strict=True):
+        for at, end, index, count in cut:
+            self._kept[at] = _Kept(end, messages[index : index + count])
+        for message, length, position in zip(messages, lengths, positions, strict=True):
             self.kinds.append(kind_of(message))
             self._steps.append(position)
             self.lengths.append(length)

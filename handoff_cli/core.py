@@ -34,6 +34,7 @@ from .errors import (
     NoDocumentError,
     NothingToHandOffError,
     SessionChangedError,
+    SessionFileError,
     WriteError,
 )
 from .facts import Facts, facts_of
@@ -64,7 +65,7 @@ from .plan import (
 )
 from .prompt import ChatMessage, handoff_prompt, repair_prompt
 from .redact import Redactor
-from .session import CURRENT_VERSION, Entry, Record, Session, load_session
+from .session import CURRENT_VERSION, Entry, Record, Session, file_shape, load_session
 from .tree import branch, leaf
 from .writer import (
     Locked,
@@ -265,20 +266,37 @@ def _model(options: Options, session_model: str | None, reporter: Reporter) -> M
 
 def _named_model(path: Path, options: Options, reporter: Reporter) -> Model | None:
     """The model named (``--model``, ``$HANDOFF_MODEL``), decided before the session is read:
-    it never depends on the session. If the session is large enough to be counted, its
-    tokenizer is loaded first, before the session's records: loading it takes for a moment
-    much more than the tokenizer then holds (docs/handoff.md §7)."""
+    it never depends on the session."""
     if not options.model:
         return None
     model = _model(options, None, reporter)
     budget = _budget(model)
     try:
-        size = path.stat().st_size
-    except OSError:  # loading the session says what is wrong with it
-        return model
-    if budget is not None and not far_under(size, budget):
-        model.count.load()
+        if budget is not None and _counted_first(path, budget):
+            model.count.load()
+    except (OSError, SessionFileError):  # loading the session says what is wrong with it
+        pass
     return model
+
+
+RECORD_BYTES = 300
+"""About what loading keeps of each line of a session (``session.Record``; less for a line
+that is not a message)."""
+LOADING_BYTES = 30 << 20
+"""What loading a tokenizer holds for a moment over what it keeps (its table of ranks: some
+25 MB for o200k_base)."""
+
+
+def _counted_first(path: Path, budget: Budget) -> bool:
+    """Whether the tokenizer is best loaded before the session at ``path``, which will be
+    counted: when the session's records will outweigh the longest line read while the
+    conversation is built, the memory it takes for a moment to load comes before theirs,
+    rather than on top of them; else it is loaded when first needed, after the longest lines
+    (docs/handoff.md §7)."""
+    if far_under(path.stat().st_size, budget):
+        return False  # not counted, most likely
+    shape = file_shape(path)
+    return shape.longest < shape.lines * RECORD_BYTES + LOADING_BYTES
 
 
 def guard(records: list[Record], agent: str, in_place: bool) -> Cut | None:

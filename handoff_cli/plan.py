@@ -256,18 +256,26 @@ def sent(conversation: Measured, plan: Plan, part: range) -> list[ChatMessage]:
 
 class _Versions:
     """The messages as a plan has them so far, by their tokens: most as measured, a few cut
-    (built again from the conversation to be cut, then counted)."""
+    (built again from the conversation to be cut, then counted). The measured tokens are
+    copied only once one changes."""
 
     def __init__(self, conversation: Measured, count: Counter, tokens: Sequence[int]) -> None:
         self.conversation = conversation
         self.count = count
-        self.tokens = array("i", tokens)
+        self.tokens = tokens
+        self._copied: array[int] | None = None
         self.cuts: dict[int, tuple[int, ...]] = {}
 
     def copy(self) -> _Versions:
         copied = _Versions(self.conversation, self.count, self.tokens)
         copied.cuts = dict(self.cuts)
+        self._copied = None  # shared from now on
         return copied
+
+    def _set(self, index: int, tokens: int) -> None:
+        if self._copied is None:
+            self.tokens = self._copied = array("i", self.tokens)
+        self._copied[index] = tokens
 
     def _built(self, start: int, stop: int) -> Iterator[tuple[int, ChatMessage]]:
         for index, message in zip(
@@ -283,7 +291,7 @@ class _Versions:
             smaller = shrunk(message, keep)
             if smaller is not None:
                 self.cuts[index] = (*self.cuts.get(index, ()), keep)
-                (self.tokens[index],) = self.count.each([smaller])
+                self._set(index, self.count.each([smaller])[0])
 
     def shrink(self, index: int, measured: Mapping[int, int]) -> None:
         """The message at ``index`` cut to ``KEEP_CHARS``: counted already if it is as measured."""
@@ -291,7 +299,7 @@ class _Versions:
             self.cut(index, index + 1, KEEP_CHARS)
         elif index in measured:
             self.cuts[index] = (KEEP_CHARS,)
-            self.tokens[index] = measured[index]
+            self._set(index, measured[index])
 
     def plan(self, strategy: str) -> Plan:
         whole = range(len(self.tokens))
@@ -364,7 +372,7 @@ def _chunked(now: _Versions, bounds: Sequence[int], recent: int, budget: Budget,
     """Fold the older part in chunks; keep as many recent turns as fit beside the draft."""
     count = now.count
     overhead = count([])
-    sizes = array("q", (overhead + sum(now.tokens[a:b]) for a, b in pairwise(bounds)))
+    sizes = array("i", (overhead + sum(now.tokens[a:b]) for a, b in pairwise(bounds)))
     final_room = room - budget.reserve - count([{"role": "user", "content": FINAL_OPEN}])
     start = len(sizes)
     used = 0

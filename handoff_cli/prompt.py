@@ -253,14 +253,14 @@ class _Lookahead:
 
 def to_chat(messages: Iterable[Message]) -> list[ChatMessage]:
     """The context as chat messages that every provider accepts."""
-    return [chat for _, step in chat_steps(messages) for chat in step]
+    return [chat for _, _, step in chat_steps(messages) for chat in step]
 
 
-def chat_steps(messages: Iterable[Message]) -> Iterator[tuple[int, list[ChatMessage]]]:
-    """``to_chat``, a step at a time: where in ``messages`` each step starts, and the chat
-    messages it makes (none, or a message, or an assistant turn and the results that answer
-    it). A step starts with a message that is not a tool result: from there, the rest can be
-    made again alone."""
+def chat_steps(messages: Iterable[Message]) -> Iterator[tuple[int, int, list[ChatMessage]]]:
+    """``to_chat``, a step at a time: where in ``messages`` each step starts and ends, and the
+    chat messages it makes (none, or a message, or an assistant turn and the results that
+    answer it). A step starts with a message that is not a tool result: from there, the rest
+    can be made again alone, and a step can be made alone from its messages."""
     ahead = _Lookahead(messages)
     while ahead.next is not None:
         at = ahead.taken
@@ -282,7 +282,7 @@ def chat_steps(messages: Iterable[Message]) -> Iterator[tuple[int, list[ChatMess
             text = _side_text(message)
             if text:
                 chat.append(_user(text))
-        yield at, chat
+        yield at, ahead.taken, chat
 
 
 def _assistant_turn(message: Message, ahead: _Lookahead, chat: list[ChatMessage]) -> None:
