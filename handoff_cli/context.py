@@ -93,6 +93,12 @@ class Context:
         for record in islice(self.records, max(0, start - len(self.head)), None):
             yield to_message(record, self.agent, self.changes.get(record.id), longest)
 
+    def read_size(self, start: int, stop: int) -> int:
+        """Bytes of the file its messages from ``start`` to ``stop`` are read from."""
+        first = len(self.head)
+        records = self.records[max(0, start - first) : max(0, stop - first)]
+        return sum(record.message_size for record in records)
+
     def json_size(self) -> int:
         """Characters of the context's JSON, counted without building what is kept as JSON."""
         total = sum(len(dumps(message)) for message in self.head)

@@ -27,6 +27,9 @@ from .redact import Redactor
 BATCH_CHARS = 1 << 17
 """Characters of JSON masked and counted at once: a scan of the masking rules and a round of
 the counting threads cost much a call, and little a character."""
+KEPT_FROM = 1 << 20
+"""Bytes of entries from which the messages of a step, if they are a quarter of that or less,
+are kept as sent rather than read again."""
 HELD_CHARS = 1 << 21
 """The most JSON held while it is not yet known whether the conversation is to be counted
 (past it, what was held is counted later, built again)."""
@@ -40,7 +43,7 @@ Step = tuple[int, int, list[ChatMessage]]
 
 
 class _Kept(NamedTuple):
-    """A step with a message cut by the bound: its messages as sent, and where it ends."""
+    """A step made from long lines into far less: its messages as sent, and where it ends."""
 
     end: int
     messages: list[ChatMessage]
@@ -68,6 +71,7 @@ class Conversation:
         """For each message, where in the context the step that makes it starts."""
         self._kept: dict[int, _Kept] = {}
         """By where they start."""
+        self._cut: set[int] = set()
         self._masked: set[int] = set()
         self._tokens: array[int] = array("i")
         """The messages' tokens, from ``_counted_from`` on."""
@@ -116,11 +120,7 @@ class Conversation:
                 if index >= stop:
                     return
                 if index >= start:
-                    yield (
-                        message
-                        if kept or index not in self._masked
-                        else self._masked_again(message)
-                    )
+                    yield message if kept else self._sent(index, message)
                 index += 1
 
     def tokens(self, count: Counter) -> tuple[Sequence[int], Mapping[int, int]]:
@@ -159,10 +159,16 @@ class Conversation:
                 return
             position = stop
 
-    def _masked_again(self, message: ChatMessage) -> ChatMessage:
-        assert self._redactor is not None, "masked only by a redactor"
-        masked: ChatMessage = self._redactor.value(message)
-        return masked
+    def _sent(self, index: int, message: ChatMessage) -> ChatMessage:
+        """The message at ``index``, made again, as it was sent."""
+        if index in self._cut:
+            assert self._bound is not None, "cut only by a bound"
+            message = shrunk(message, self._bound.keep) or message
+        if index in self._masked:
+            assert self._redactor is not None, "masked only by a redactor"
+            masked: ChatMessage = self._redactor.value(message)
+            return masked
+        return message
 
     def _measure(self, count: Counter, budget: Budget) -> None:
         size = 1  # the JSON of the messages so far as a list: "[", and a comma after each
@@ -200,24 +206,26 @@ class Conversation:
 
     def _measured(self, batch: list[tuple[tuple[Step, list[int]], int]]) -> list[ChatMessage]:
         """The batch's messages as they are sent: cut where they are past the bound, and
-        masked; their roles, sizes and steps noted, and a step with a cut message kept."""
-        assert self._bound is not None, "measured with a bound"
+        masked; their roles, sizes and steps noted, and a step made from long lines into far
+        less kept."""
+        assert self._bound is not None and self._context is not None, "measured in full"
         first = len(self)
         messages: list[ChatMessage] = []
         lengths: list[int] = []
         positions: list[int] = []
-        cut: list[tuple[int, int, int, int]] = []  # a step's start, end, first index, messages
+        kept: list[tuple[int, int, int, int]] = []  # a step's start, end, first index, messages
         for (at, end, step), sizes in (item for item, _ in batch):
-            was_cut = False
             for message, length in zip(step, sizes, strict=True):
                 smaller = self._bound.cut(message, length)
                 if smaller is not None:
-                    message, length, was_cut = smaller, len(dumps(smaller)), True
+                    self._cut.add(first + len(messages))
+                    message, length = smaller, len(dumps(smaller))
                 messages.append(message)
                 lengths.append(length)
                 positions.append(at)
-            if was_cut:
-                cut.append((at, end, len(messages) - len(step), len(step)))
+            read = self._context.read_size(at, end)
+            if read >= KEPT_FROM and 4 * sum(lengths[len(lengths) - len(step) :]) <= read:
+                kept.append((at, end, len(messages) - len(step), len(step)))
         if self._redactor is not None:
             masked = self._redactor.value(messages)
             for offset, (before, after) in enumerate(zip(messages, masked, strict=True)):
@@ -225,7 +233,7 @@ class Conversation:
                     self._masked.add(first + offset)
                     lengths[offset] = len(dumps(after))
             messages = masked
-        for at, end, index, count in cut:
+        for at, end, index, count in kept:
             self._kept[at] = _Kept(end, messages[index : index + count])
         for message, length, position in zip(messages, lengths, positions, strict=True):
             self.kinds.append(kind_of(message))
