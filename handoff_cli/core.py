@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import os
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -66,7 +68,7 @@ from .writer import (
     Locked,
     iso_timestamp,
     locked,
-    migrated_bytes,
+    migrated_lines,
     millis,
     new_entry_id,
     new_session_bytes,
@@ -78,6 +80,7 @@ from .writer import (
 
 # The API that our OpenAI-format requests amount to, in the agents' own vocabulary.
 RECORDED_API = "openai-completions"
+DIGEST_BLOCK = 1 << 20
 REPLANS = 2  # how often a provider's "too long" makes us plan again, with less room
 FOCUS_SHARE = 0.25  # the most of a request's room that --focus may take
 ANSWER_SHARE = 4
@@ -106,8 +109,9 @@ class Request:
     """The entries from the root to the leaf handed off."""
     cut: Cut | None = None
     """In place: where the compaction cuts the branch."""
-    leaf_line: bytes = field(default=b"", repr=False)
-    """The leaf's line as it was read: at commit, the file must still hold it there."""
+    leaf_digest: bytes = field(default=b"", repr=False)
+    """A digest of the leaf's line as it was read: at commit, the file must still hold that
+    line there."""
 
 
 @dataclass(frozen=True)
@@ -245,7 +249,7 @@ def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> R
         redactor.count,
         path_records,
         where,
-        _line_as_read(session, tip),
+        _leaf_digest(session, tip),
     )
 
 
@@ -275,10 +279,23 @@ def _tail_as_read(session: Session) -> bytes:
         return file.read(min(size, TAIL_BYTES))
 
 
-def _line_as_read(session: Session, record: Record) -> bytes:
+def _leaf_digest(session: Session, record: Record) -> bytes:
     with session.path.open("rb") as file:
-        file.seek(record.offset)
-        return file.read(record.length)
+        return _line_digest(file.fileno(), record)
+
+
+def _line_digest(fd: int, record: Record) -> bytes:
+    """A digest of ``record``'s line in the file open at ``fd``, read a block at a time (a
+    line can be huge): enough to tell whether that line is still there, byte for byte."""
+    made = hashlib.blake2b(digest_size=16)
+    at, end = record.offset, record.offset + record.length
+    while at < end:
+        block = os.pread(fd, min(end - at, DIGEST_BLOCK), at)
+        if not block:
+            break
+        made.update(block)
+        at += len(block)
+    return made.digest() if at == end else b""
 
 
 def _since_anchor(context: Context, facts: Facts, branch: list[Record]) -> Context:
@@ -649,7 +666,7 @@ def _holding(request: Request, path: Path, exclusive: bool, folder: Path) -> Ite
                 _not_handed_off(held, session, folder)
             _unchanged(held, request, strictly=exclusive or session.version < CURRENT_VERSION)
             if session.version < CURRENT_VERSION:
-                held.replace(migrated_bytes(session))
+                held.replace(migrated_lines(session))
         except OSError as error:
             raise WriteError(path, error) from None
         yield held
@@ -679,7 +696,7 @@ def _unchanged(held: Locked, request: Request, strictly: bool) -> None:
         raise SessionChangedError(held.path, "it was replaced")
     if now.st_size < read_as.st_size:
         raise SessionChangedError(held.path, "it was cut short")
-    if held.read(tip.offset, tip.length) != request.leaf_line:
+    if _line_digest(held.fd, tip) != request.leaf_digest:
         raise SessionChangedError(held.path, "its entries were rewritten")
     if strictly and now.st_size != read_as.st_size:
         raise SessionChangedError(held.path, "it was written to")

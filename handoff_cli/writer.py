@@ -24,12 +24,12 @@ import re
 import secrets
 import stat
 import time
-from collections.abc import Container, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .jsonl import dumps, dumps_line
+from .jsonl import Verbatim, dumps, dumps_line, js_numbers
 from .session import CURRENT_VERSION, Entry, Session
 
 TITLE_SLOT_BYTES = 256
@@ -96,17 +96,21 @@ def new_session_bytes(header: Entry, entries: Sequence[Entry], title_slot: bool)
     return head + dumps_line(header) + b"".join(dumps_line(e) for e in entries)
 
 
-def migrated_bytes(session: Session) -> bytes:
-    """An old-version session file whole at version 3, as the agents rewrite one before they
-    append to it: ``version`` set in the header (added at its end when absent), every entry
-    with its id and parent, lines that are not entries left out."""
-    head = dumps_line(session.title_slot) if session.title_slot is not None else b""
-    header = {**session.header, "version": CURRENT_VERSION}
-    entries = session.entries(session.records)
-    return head + dumps_line(header) + b"".join(dumps_line(e) for e in entries)
+def migrated_lines(session: Session) -> Iterator[bytes | memoryview]:
+    """An old-version session file at version 3, piece by piece, as the agents rewrite one
+    before they append to it: ``version`` set in the header (added at its end when absent),
+    every entry with its id and parent, lines that are not entries left out. A line already as
+    the agents write it is passed on as it is, with its numbers as JavaScript spells them: a
+    file of one huge message is never held twice."""
+    if session.title_slot is not None:
+        yield dumps_line(session.title_slot)
+    yield dumps_line({**session.header, "version": CURRENT_VERSION})
+    for entry in session.entries_json(session.records):
+        yield js_numbers(entry.data) if isinstance(entry, Verbatim) else dumps(entry)
+        yield b"\n"
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
@@ -156,10 +160,11 @@ class Locked:
             _take_back(self.path, self.fd, ours)
             raise
 
-    def replace(self, data: bytes) -> None:
-        """Replace the file with ``data`` whole (docs/session-format.md §7): a temporary file
-        beside it with the file's own mode, synced, locked, then renamed over it, so that the
-        lock moves with the name and a writer that opens the new file waits for ours."""
+    def replace(self, data: Iterable[bytes | memoryview]) -> None:
+        """Replace the file whole with ``data``, its pieces in order (docs/session-format.md
+        §7): a temporary file beside it with the file's own mode, synced, locked, then renamed
+        over it, so that the lock moves with the name and a writer that opens the new file
+        waits for ours."""
         mode = stat.S_IMODE(self.status().st_mode)
         temporary = self.path.parent / _temporary_name(self.path.name)
         fd = _write_temporary(temporary, data, mode)
@@ -249,7 +254,7 @@ def _replace(folder: Path, name: str, data: bytes, mode: int) -> Path:
     """Write ``folder/name`` whole, atomically: temporary file, fsync, rename, fsync folder."""
     target = folder / name
     temporary = folder / _temporary_name(name)
-    os.close(_write_temporary(temporary, data, mode))
+    os.close(_write_temporary(temporary, (data,), mode))
     try:
         os.replace(temporary, target)
     except BaseException:
@@ -259,14 +264,15 @@ def _replace(folder: Path, name: str, data: bytes, mode: int) -> Path:
     return target
 
 
-def _write_temporary(temporary: Path, data: bytes, mode: int) -> int:
-    """Create ``temporary`` with exactly ``data`` and ``mode``, synced; its descriptor, open.
-    On failure it is removed."""
+def _write_temporary(temporary: Path, data: Iterable[bytes | memoryview], mode: int) -> int:
+    """Create ``temporary`` with exactly ``data`` (its pieces, in order) and ``mode``, synced;
+    its descriptor, open. On failure it is removed."""
     flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(temporary, flags, mode)
     try:
         os.fchmod(fd, mode)  # exactly this mode, whatever the umask
-        _write_all(fd, data)
+        for piece in data:
+            _write_all(fd, piece)
         os.fsync(fd)
     except BaseException:
         os.close(fd)

@@ -7,7 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -266,5 +266,13 @@ def _written_json_is_strict(monkeypatch: pytest.MonkeyPatch) -> None:
 
         return write_checked
 
-    monkeypatch.setattr(writer, "_write_all", checked(writer._write_all))
+    whole_file = writer._write_temporary
+
+    def file_checked(temporary: Path, data: Iterable[bytes | memoryview], mode: int) -> int:
+        pieces = list(data)  # a file is written in pieces: it is whole lines once joined
+        done = whole_file(temporary, pieces, mode)
+        strict_json_lines(b"".join(pieces))
+        return done
+
+    monkeypatch.setattr(writer, "_write_temporary", file_checked)
     monkeypatch.setattr(writer, "_append_all", checked(writer._append_all))

@@ -549,3 +549,34 @@ def test_peak_memory_is_within_twice_the_file(tmp_path: Path, shape: str, megaby
             smaller = peak_memory(command(_fresh(tmp_path / "run.jsonl", small)), tmp_path / "peak")
             growth = (peak - smaller) / (size - half)
             assert growth <= 2, f"{name}: {growth:.2f} bytes of memory a byte of file"
+
+
+@pytest.mark.parametrize("megabytes", quick_and_stress(20, 100))
+@pytest.mark.parametrize("shape", ["one huge line", "many tiny lines"])
+def test_recording_into_an_old_version_stays_within_twice_the_file(
+    tmp_path: Path, shape: str, megabytes: int
+) -> None:
+    """A handoff recorded into a version 2 file rewrites it whole at version 3 first: written
+    a line at a time, never the whole file held at once."""
+
+    def old(path: Path, size: float) -> Path:
+        shaped_session(path, shape, size)
+        lines = path.read_bytes().split(b"\n", 1)
+        header = orjson.loads(lines[0])
+        path.write_bytes(orjson.dumps({**header, "version": 2}) + b"\n" + lines[1])
+        return path
+
+    big, small = (
+        old(tmp_path / "big.jsonl", megabytes),
+        old(tmp_path / "small.jsonl", megabytes / 2),
+    )
+    size, half = big.stat().st_size, small.stat().st_size
+    command = COMMANDS["extractive handoff"]
+    peak = peak_memory(command(_fresh(tmp_path / "run.jsonl", big)), tmp_path / "peak")
+    assert b'"version":3' in (tmp_path / "run.jsonl").read_bytes()[:200]  # rewritten
+    if megabytes >= 100:
+        assert peak <= 2 * size, f"{peak / size:.2f}x the file"
+    else:
+        smaller = peak_memory(command(_fresh(tmp_path / "run.jsonl", small)), tmp_path / "peak")
+        growth = (peak - smaller) / (size - half)
+        assert growth <= 2, f"{growth:.2f} bytes of memory a byte of file"
