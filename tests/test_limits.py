@@ -55,7 +55,7 @@ def _line(entry: dict[str, Any], numbers: bool = False) -> str:
 
 
 LONE_SURROGATE = b"\\ud83d"
-"""A cut emoji, as JavaScript writes one (no model's HTTP client sends it: not ours to fix)."""
+"""A cut emoji, as JavaScript writes one (UTF-8 has no surrogates: it is sent as U+FFFD)."""
 INVALID_UTF8 = b"\xff"
 
 
@@ -206,6 +206,22 @@ def test_a_model_handoff_of_such_numbers(
     arguments = request.messages[1]["tool_calls"][0]["function"]["arguments"]
     assert spelled(arguments) == {name: js for name, (_, js) in NUMBERS.items()}
     assert_strict_json(path, canonical=True)
+
+
+def test_a_cut_emoji_reaches_the_model_as_a_replacement_character(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], llm_server: FakeLLMServer
+) -> None:
+    """A lone surrogate, which the agents' JavaScript writes when it cuts a text inside an
+    emoji, cannot be encoded as UTF-8 for the request: the HTTP client failed on the whole
+    request ("the model's server refused the request (500)"). It goes as U+FFFD."""
+    llm_server.script(Reply(DOCUMENT))
+    path = odd_numbers_session(tmp_path / "sessions" / "v3.jsonl", 3, LONE_SURROGATE)
+    model = ("--model", "openai/test-model", "--api-base", llm_server.base_url, "--retries", "0")
+    code, _, err = run_in_process(capsys, path, *model, "--agent", "omp")
+    assert code == 0, err
+    (request,) = llm_server.requests
+    assert request.messages[1]["content"] == "on it \ufffd"
+    assert b"on it \\ud83d" in path.read_bytes()  # the session keeps its own, as written
 
 
 def test_numbers_are_spelled_as_node_spells_them() -> None:
