@@ -27,7 +27,7 @@ import time
 from collections.abc import Container, Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .jsonl import Verbatim, dumps, dumps_line, js_numbers
 from .session import CURRENT_VERSION, Entry, Session
@@ -71,17 +71,23 @@ def session_file_name(timestamp: str, session_id: str) -> str:
     return f"{timestamp.replace(':', '-').replace('.', '-')}_{session_id}.jsonl"
 
 
-def title_slot_line(updated_at: str, title: str = "") -> bytes:
+class TitleSlot(NamedTuple):
+    """omp's title slot as written: the title, when it was set, and whether it was named (a
+    named one says its source, ``auto``: set without the user)."""
+
+    title: str
+    updated_at: str
+    named: bool = False
+
+
+def title_slot_line(updated_at: str, title: str = "", source: str | None = None) -> bytes:
     """omp's fixed-width title line, exactly 256 bytes with its newline; a long title is cut
     by whole characters until the line fits."""
     while True:
-        slot: dict[str, Any] = {
-            "type": "title",
-            "v": 1,
-            "title": title,
-            "updatedAt": updated_at,
-            "pad": "",
-        }
+        slot: dict[str, Any] = {"type": "title", "v": 1, "title": title}
+        if source is not None:
+            slot["source"] = source
+        slot |= {"updatedAt": updated_at, "pad": ""}
         free = TITLE_SLOT_BYTES - 1 - len(dumps(slot))
         if free >= 0:
             slot["pad"] = " " * free
@@ -89,10 +95,11 @@ def title_slot_line(updated_at: str, title: str = "") -> bytes:
         title = title[:-1]
 
 
-def new_session_bytes(header: Entry, entries: Sequence[Entry], title_slot: bool) -> bytes:
-    """A whole session file: the optional title slot (empty, dated as the header), the
-    header, then the entries."""
-    head = title_slot_line(header["timestamp"]) if title_slot else b""
+def new_session_bytes(header: Entry, entries: Sequence[Entry], slot: TitleSlot | None) -> bytes:
+    """A whole session file: the title slot if any, the header, then the entries."""
+    head = b""
+    if slot is not None:
+        head = title_slot_line(slot.updated_at, slot.title, "auto" if slot.named else None)
     return head + dumps_line(header) + b"".join(dumps_line(e) for e in entries)
 
 
@@ -248,6 +255,12 @@ def write_new_session(folder: Path, name: str, data: bytes) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(folder)
     return _replace(folder, name, data, 0o600)
+
+
+def replace_file(path: Path, data: bytes) -> None:
+    """Replace the small file at ``path`` (not a session: no lock) whole, atomically, with
+    its own mode."""
+    _replace(path.parent, path.name, data, stat.S_IMODE(os.stat(path).st_mode))
 
 
 def _replace(folder: Path, name: str, data: bytes, mode: int) -> Path:

@@ -141,6 +141,20 @@ class Entries:
         )
 
 
+def handoff_entry(path: Path) -> dict[str, Any]:
+    """The entry of a new session that holds the handoff document (after the model and the
+    thinking level the session starts with, before its name)."""
+    entries = (orjson.loads(line) for line in path.read_bytes().splitlines()[1:])
+    return next(e for e in entries if e.get("type") == "custom_message")
+
+
+def last_message(path: Path) -> dict[str, Any]:
+    """The message of the last ``message`` entry of a session (a recorded answer, which the
+    session's model named again may follow)."""
+    entries = [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+    return next(e["message"] for e in reversed(entries) if e.get("type") == "message")
+
+
 def tool_call(call_id: str, name: str = "bash") -> dict[str, Any]:
     return {"type": "toolCall", "id": call_id, "name": name, "arguments": {"command": "ls"}}
 

@@ -416,8 +416,9 @@ def test_lone_surrogates_are_kept_and_never_crash(
     code, out, err = run_in_process(capsys, str(path), "--model", "extractive", "--json")
     assert code == 0, err
     assert "f\\ud83d.txt" in Path(json.loads(out)["path"]).read_text()  # escaped, as JS does
-    recorded = path.read_bytes()[len(raw) :].splitlines()
-    assert len(recorded) == 2 and all(json.loads(line) for line in recorded)
+    recorded = [json.loads(line) for line in path.read_bytes()[len(raw) :].splitlines()]
+    # The exchange, then the session's own model named again (the answer is the handoff's).
+    assert [e["type"] for e in recorded] == ["message", "message", "model_change"]
 
 
 def catches(pid: int, number: int) -> bool:

@@ -142,7 +142,8 @@ def test_a_migration_writes_numbers_as_the_agent_would(
     code, out, err = run_in_process(capsys, path, "--model", "extractive", "--agent", "omp")
     assert code == 0, err
     lines = path.read_text().splitlines()
-    assert len(lines) == 6 and '"version":3' in lines[0]  # migrated, then two lines appended
+    # Migrated, then the exchange appended, and the session's model named again after it.
+    assert len(lines) == 7 and '"version":3' in lines[0]
     assert_strict_json(path, canonical=True)
     assert spelled(lines[2]) == {name: js for name, (_, js) in NUMBERS.items()}
     assert "on it \\ud83d" in lines[2]  # the lone surrogate kept, escaped, as JavaScript does
