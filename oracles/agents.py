@@ -322,6 +322,9 @@ def resume_facts(
     terminal: str | None = None,
     remember: str | None = None,
 ) -> dict[str, Any]:
+    # pi's createAgentSession resolves the models: the same configuration as print mode's,
+    # its server's port unused (resuming sends nothing).
+    configure(agent, home, 9)
     env = agent_env(home, terminal)
     if agent.kind == "omp":
         cmd = [str(BUN), str(HERE / "omp/resume.ts"), "--cwd", str(cwd)]
@@ -464,10 +467,11 @@ def write_contexts(files: list[Path]) -> None:
 
 
 def handoff(home: Path, agent: Agent, args: list[str]) -> subprocess.CompletedProcess[str]:
-    """Run this worktree's handoff_cli, with the agent's home as HOME."""
-    python = os.environ.get("HANDOFF_PYTHON", str(REPO.parent.parent / "main/.venv/bin/python"))
-    if not Path(python).exists():
-        python = sys.executable
+    """Run this checkout's handoff_cli (PYTHONPATH), with the agent's home as HOME, by
+    $HANDOFF_PYTHON, else the checkout's .venv, else this Python (it needs the project's
+    dependencies)."""
+    venv = REPO / ".venv/bin/python"
+    python = os.environ.get("HANDOFF_PYTHON") or (str(venv) if venv.exists() else sys.executable)
     env = {
         **agent_env(home, None),
         "PYTHONPATH": str(REPO),
@@ -785,12 +789,16 @@ def table(rows: list[dict[str, Any]]) -> str:
                 if not done:
                     cells.append("refused: " + (mine[0]["handoff_failed"] if mine else "-"))
                     continue
-                values = {kind(r): cell(r) for r in done}
-                same = len(set(values.values())) == 1
+                values: dict[str, list[str]] = {}
+                for r in done:
+                    seen = values.setdefault(kind(r), [])
+                    if cell(r) not in seen:
+                        seen.append(cell(r))
+                distinct = {v for vs in values.values() for v in vs}
                 cells.append(
-                    next(iter(values.values()))
-                    if same
-                    else "; ".join(f"{k}: {v}" for k, v in values.items())
+                    next(iter(distinct))
+                    if len(distinct) == 1
+                    else "; ".join(f"{k}: {' / '.join(v)}" for k, v in values.items())
                 )
             out.append(f"| {label} | " + " | ".join(cells) + " |")
         out.append("")

@@ -24,6 +24,7 @@ import threading
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 
@@ -97,8 +98,12 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        base = {"id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion.chunk",
-                "created": int(time.time()), "model": model}
+        base = {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+        }
 
         def event(delta: dict[str, Any], finish: str | None = None, usage: Any = None) -> None:
             chunk = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
@@ -108,8 +113,15 @@ class Handler(BaseHTTPRequestHandler):
 
         event({"role": "assistant", "content": ""})
         if "tool" in answer:
-            call = {"index": 0, "id": f"call_{uuid.uuid4().hex[:12]}", "type": "function",
-                    "function": {"name": answer["tool"], "arguments": json.dumps(answer.get("arguments", {}))}}
+            call = {
+                "index": 0,
+                "id": f"call_{uuid.uuid4().hex[:12]}",
+                "type": "function",
+                "function": {
+                    "name": answer["tool"],
+                    "arguments": json.dumps(answer.get("arguments", {})),
+                },
+            }
             event({"tool_calls": [call]})
             event({}, "tool_calls", used)
         else:
@@ -128,7 +140,11 @@ def usage(body: dict[str, Any], answer: dict[str, Any]) -> dict[str, int]:
     """Token counts at 4 characters a token, so the agents' own estimates stay realistic."""
     prompt = (len(json.dumps(body.get("messages", []))) + 3) // 4
     completion_tokens = (len(json.dumps(answer)) + 3) // 4
-    return {"prompt_tokens": prompt, "completion_tokens": completion_tokens, "total_tokens": prompt + completion_tokens}
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt + completion_tokens,
+    }
 
 
 def words(text: str) -> list[str]:
@@ -141,12 +157,29 @@ def completion(answer: dict[str, Any], model: str, used: dict[str, int]) -> dict
     message: dict[str, Any] = {"role": "assistant", "content": answer.get("text", "ok")}
     finish = "stop"
     if "tool" in answer:
-        message = {"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"call_{uuid.uuid4().hex[:12]}", "type": "function",
-             "function": {"name": answer["tool"], "arguments": json.dumps(answer.get("arguments", {}))}}]}
+        message = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": f"call_{uuid.uuid4().hex[:12]}",
+                    "type": "function",
+                    "function": {
+                        "name": answer["tool"],
+                        "arguments": json.dumps(answer.get("arguments", {})),
+                    },
+                }
+            ],
+        }
         finish = "tool_calls"
-    return {"id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion", "created": int(time.time()),
-            "model": model, "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": used}
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": used,
+    }
 
 
 class Server(ThreadingHTTPServer):
@@ -168,7 +201,7 @@ def main() -> None:
     parser.add_argument("--port-file")
     parser.add_argument("--script")
     args = parser.parse_args()
-    script = json.load(open(args.script, encoding="utf-8")) if args.script else []
+    script = json.loads(Path(args.script).read_text(encoding="utf-8")) if args.script else []
     server = Server(Log(args.log, script))
     port = server.server_address[1]
     if args.port_file:
