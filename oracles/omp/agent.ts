@@ -20,6 +20,13 @@ export interface Omp {
 	Tokenizer: any;
 	getTerminalId: any;
 	readTerminalBreadcrumbEntry: any;
+	// Session listing (newsession.ts). isEmptySession and findMostRecentNonEmptySession exist
+	// from 18.2.7 on (undefined for 18.2.3); getRestorableSessionModels only from 18.2.3's
+	// sources (the bundles' lib.js does not export it).
+	listSessions?: any;
+	isEmptySession?: any;
+	findMostRecentNonEmptySession?: any;
+	getRestorableSessionModels?: any;
 }
 
 export async function loadOmp(): Promise<Omp> {
@@ -29,7 +36,7 @@ export async function loadOmp(): Promise<Omp> {
 		const pkg = JSON.parse(fs.readFileSync(path.join(path.dirname(path.resolve(lib)), "..", "package.json"), "utf8"));
 		return { ...m, version: pkg.version } as Omp;
 	}
-	const [sm, ctx, msgs, methods, compaction, utils, tok, ttyid, paths] = await Promise.all([
+	const [sm, ctx, msgs, methods, compaction, utils, tok, ttyid, paths, listing] = await Promise.all([
 		import("@oh-my-pi/pi-coding-agent/session/session-manager"),
 		import("@oh-my-pi/pi-coding-agent/session/session-context"),
 		import("@oh-my-pi/pi-coding-agent/session/messages"),
@@ -39,6 +46,7 @@ export async function loadOmp(): Promise<Omp> {
 		import("@oh-my-pi/pi-agent-core/tokenizer"),
 		import("@oh-my-pi/pi-tui/ttyid"),
 		import("@oh-my-pi/pi-coding-agent/session/session-paths"),
+		import("@oh-my-pi/pi-coding-agent/session/session-listing"),
 	]);
 	const pkg = JSON.parse(
 		fs.readFileSync(path.join(import.meta.dir, "node_modules/@oh-my-pi/pi-coding-agent/package.json"), "utf8"),
@@ -56,5 +64,9 @@ export async function loadOmp(): Promise<Omp> {
 		Tokenizer: tok.Tokenizer,
 		getTerminalId: ttyid.getTerminalId,
 		readTerminalBreadcrumbEntry: paths.readTerminalBreadcrumbEntry,
+		listSessions: listing.listSessions,
+		isEmptySession: (listing as any).isEmptySession,
+		findMostRecentNonEmptySession: (listing as any).findMostRecentNonEmptySession,
+		getRestorableSessionModels: ctx.getRestorableSessionModels,
 	};
 }
