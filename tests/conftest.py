@@ -284,9 +284,10 @@ def _written_json_is_strict(monkeypatch: pytest.MonkeyPatch) -> None:
 
     def file_checked(temporary: Path, data: Iterable[bytes | memoryview], mode: int) -> int:
         pieces = list(data)  # a file is written in pieces: it is whole lines once joined
+        done = whole_file(temporary, pieces, mode)
         if ".jsonl." in temporary.name:  # a session's (not an agent's pointer file)
             strict_json_lines(b"".join(pieces))
-        return whole_file(temporary, pieces, mode)
+        return done
 
     monkeypatch.setattr(writer, "_write_temporary", file_checked)
     monkeypatch.setattr(writer, "_append_all", checked(writer._append_all))
