@@ -40,7 +40,7 @@ def reference(version: str, case: str) -> dict[str, Any]:
 
 def agents_session(version: str, tmp_path: Path) -> Path:
     """The session the agent's own run started from (B), in a sessions folder of its cwd."""
-    source = PROJECT / reference(version, "new-name-last")["spec"]["parentFile"]
+    source = PROJECT / str(reference(version, "new-name-last")["spec"]["parentFile"])
     target = tmp_path / "sessions" / "-tmp-handoff-oracle-project" / source.name
     target.parent.mkdir(parents=True)
     shutil.copyfile(source, target)
