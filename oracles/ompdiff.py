@@ -15,7 +15,8 @@ equal whatever their messages say (the bundle's are minified). Prints each diffe
 ``--ours`` compares our own ``handoff show FILE --context --json --agent omp`` (run in this
 process) with the release's instead of 18.2.3's; a ``model`` that differs where a pi-style
 ``model_change`` is on the branch is ours on purpose (docs/session-format.md §6.1) and is
-counted apart. Exit status 1 when anything compared differs.
+counted apart, and so are the files the release cannot open and we read (pi's messages without
+content), which have no context to compare. Exit status 1 when anything compared differs.
 
 ``--variants`` adds, for every generated omp file with a compaction, a copy whose compactions
 are made Anthropic ones (``anthropic_variant``): a payload (its ``signature`` present, empty or
@@ -55,7 +56,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from compare import first_difference  # noqa: E402
+from compare import first_difference, js_numbers  # noqa: E402
 from corpus import key_orders, ours, pi_style_model  # noqa: E402
 
 from tests import sessiongen  # noqa: E402
@@ -351,11 +352,8 @@ def difference(a: dict[str, Any], b: dict[str, Any], first: str = "18.2.3") -> s
 
 def kind(found: str) -> str:
     """A difference without its indices and values: what kind of difference it is."""
-    return (
-        re.sub(r"\[\d+\]", "[]", found.split(":")[0])
-        + ":"
-        + found.split(":", 1)[1].split("!=")[0][:40]
-    )
+    where, _, what = found.partition(":")
+    return re.sub(r"\[\d+\]", "[]", where) + ":" + what.split("!=")[0][:40]
 
 
 def main(argv: list[str]) -> int:
@@ -393,10 +391,15 @@ def main(argv: list[str]) -> int:
     unequal = 0
     groups = (("fixtures", fixtures), ("corpus", corpus), ("variants", variants))
     for group, paths in groups:
-        equal = refused = deliberate = 0
+        equal = refused = deliberate = opened = 0
         for path in paths:
             a, b = old[str(path)], new[str(path)]
             refused += "error" in a and "error" in b
+            if args.ours and "error" in b and "error" not in a:
+                opened += 1  # nothing to compare: the agent cannot build a context
+                continue
+            if args.ours and "context" in b:
+                b = {"context": js_numbers(b["context"])}
             if args.ours and _deliberate_model(path, a, b):
                 deliberate += 1
                 a = {**a, "context": {**a["context"], "model": b["context"]["model"]}}
@@ -406,11 +409,12 @@ def main(argv: list[str]) -> int:
             else:
                 kinds[kind(found)] += 1
                 print(f"DIFF {path}: {found}"[:400])
-        unequal += len(paths) - equal
-        print(
-            f"== {group}: equal {equal}/{len(paths)} (both refuse {refused}"
-            + (f"; a pi-style model read on purpose {deliberate})" if args.ours else ")")
-        )
+        unequal += len(paths) - opened - equal
+        line = f"== {group}: equal {equal}/{len(paths) - opened} (both refuse {refused}"
+        if args.ours:
+            line += f"; a pi-style model read on purpose {deliberate}; the release refuses"
+            line += f" what we read {opened}, not compared"
+        print(line + ")")
     for what, count in kinds.most_common():
         print(f"  {count:5d}  {what}")
     if save:
@@ -428,9 +432,11 @@ def main(argv: list[str]) -> int:
 
 
 def our_record(path: Path) -> dict[str, Any]:
-    """Ours, in the oracle's shape: ``{"context": …}``, or ``{"error": …}`` on a refusal."""
+    """Ours, in the oracle's shape: ``{"context": …}``, or ``{"error": …}`` on a refusal.
+    Numbers compare by value: a message passed on as the file has it keeps ``0.0`` where
+    JavaScript writes ``0`` (docs/session-format.md §8.2)."""
     printed = ours(path, "omp")
-    return {"error": printed["error"]} if "error" in printed else {"context": printed}
+    return {"error": printed["error"]} if "error" in printed else {"context": js_numbers(printed)}
 
 
 def _deliberate_model(path: Path, a: dict[str, Any], b: dict[str, Any]) -> bool:
