@@ -2,7 +2,7 @@
 """Two oh-my-pi releases on the same sessions: where their contexts differ.
 
     ompdiff.py DIR [--omp N] [--pi N] [--v2 N] [--v1 N] [--first SEED] [--fixtures FOLDER]
-               [--lib LIB.js] [--save FOLDER]
+               [--lib LIB.js] [--save FOLDER] [--ours] [--variants]
 
 Runs ``omp/context.ts`` twice on every ``*.jsonl`` under FOLDER (default ``tests/fixtures``) and
 on a generated corpus (``tests/sessiongen.py``, N files of each dialect, written into DIR): once
@@ -11,6 +11,18 @@ is (default ``omp-bundle/18.3.4/package/dist/lib.js``, made by ``setup.sh``). Co
 file's printed object whole, values and the order of every object's keys; two refusals count as
 equal whatever their messages say (the bundle's are minified). Prints each difference found
 (the first place two contexts differ), a count of files per kind of difference, and the totals.
+
+``--ours`` compares our own ``handoff show FILE --context --json --agent omp`` (run in this
+process) with the release's instead of 18.2.3's; a ``model`` that differs where a pi-style
+``model_change`` is on the branch is ours on purpose (docs/session-format.md §6.1) and is
+counted apart, and so are the files the release cannot open and we read (pi's messages without
+content), which have no context to compare. Exit status 1 when anything compared differs.
+
+``--variants`` adds, for every generated omp file with a compaction, a copy whose compactions
+are made Anthropic ones (``anthropic_variant``): a payload (its ``signature`` present, empty or
+not a string), snapshots (``firstKeptEntryId: ""`` replaying through an ancestor, the parent,
+a later entry, an entry off the branch, the compaction itself or no entry), with and without
+the payload. The generator writes neither, so only the variants reach what 18.3 reads anew.
 
 ``--save FOLDER`` (``tests/fixtures/omp183``) keeps what the release gives, in the shape of the
 fixtures' own ``*.context.json`` (indent 1):
@@ -33,6 +45,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -43,12 +56,13 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from compare import first_difference  # noqa: E402
-from corpus import key_orders  # noqa: E402
+from compare import first_difference, js_numbers  # noqa: E402
+from corpus import key_orders, ours, pi_style_model  # noqa: E402
 
 from tests import sessiongen  # noqa: E402
 
 BUN = HERE / "omp/node_modules/.bin/bun"
+RELEASE = HERE / "omp-bundle/18.3.4/package/dist/lib.js"
 FIXTURES = HERE.parent / "tests/fixtures"
 
 
@@ -135,7 +149,8 @@ def _compaction(
 
 
 def snapshot_cases() -> dict[str, list[dict[str, Any]]]:
-    """Six turns, then a compaction of the kind named, then one more user message."""
+    """Six turns, then a compaction of the kind named, then one more user message (the first
+    six cases; the rest, the edges of 18.3's conditions, vary that)."""
     turns = [
         _message(
             f"b000000{i}",
@@ -185,6 +200,86 @@ def snapshot_cases() -> dict[str, list[dict[str, Any]]]:
             _message("b0000009", "b0000008", "assistant", "eight", 9),
             _compaction("b000000a", "b0000009", 10, "b0000008", None, None, "S2"),
         ],
+        **snapshot_edge_cases(turns, signed, seven),
+    }
+
+
+def snapshot_edge_cases(
+    turns: list[dict[str, Any]], signed: dict[str, Any], seven: dict[str, Any]
+) -> dict[str, list[dict[str, Any]]]:
+    """Where 18.3's snapshot and payload rules stop: a kept entry named, the replay-through
+    entry after the compaction, the compaction itself, off the branch; no ``firstKeptEntryId``;
+    a payload that is not one; the snapshot as the leaf, across a reset, twice; a kept entry
+    without a readable time; a signature that is empty or not a string; both providers."""
+
+    def snapshot(through: str, payload: Any = signed, **fields: Any) -> dict[str, Any]:
+        return {**_compaction("b0000007", "b0000006", 7, "", through, payload), **fields}
+
+    off = _message("b0000009", "b0000003", "assistant", "off the branch", 9)
+    reset = {
+        "type": "reset_boundary",
+        "id": "r0000001",
+        "parentId": "b0000004",
+        "timestamp": "2026-01-01T00:00:04.500Z",
+    }
+    across = [*turns[:4], reset, {**turns[4], "parentId": "r0000001"}, turns[5]]
+    no_first_kept = snapshot("b0000004")
+    del no_first_kept["firstKeptEntryId"]
+    undated = [{**t, "timestamp": "not a time"} if t["id"] == "b0000005" else t for t in turns]
+    both = {"anthropicCompaction": signed}
+    both["openaiRemoteCompaction"] = {"provider": "openai", "replacementHistory": [{"type": "m"}]}
+    return {
+        "snapshot-first-kept-named": [
+            *turns,
+            snapshot("b0000004", firstKeptEntryId="b0000003"),
+            seven,
+        ],
+        "snapshot-through-after": [*turns, snapshot("b0000008"), seven],
+        "snapshot-through-itself": [*turns, snapshot("b0000007"), seven],
+        "snapshot-through-off-branch": [*turns, off, snapshot("b0000009"), seven],
+        "snapshot-first-kept-absent": [*turns, no_first_kept, seven],
+        "snapshot-payload-without-content": [
+            *turns,
+            snapshot("b0000004", {"provider": "anthropic", "content": ""}),
+            seven,
+        ],
+        "snapshot-at-leaf": [*turns, snapshot("b0000004")],
+        "snapshot-across-reset": [*across, snapshot("b0000002"), seven],
+        "snapshot-twice": [
+            *turns,
+            snapshot("b0000004"),
+            seven,
+            _message("b0000009", "b0000008", "assistant", "nine", 9),
+            _message("b000000a", "b0000009", "user", "ten", 10),
+            _compaction("b000000b", "b000000a", 11, "", "b0000008", signed),
+            _message("b000000c", "b000000b", "user", "twelve", 12),
+        ],
+        "snapshot-kept-undated": [*undated, snapshot("b0000004"), seven],
+        "anthropic-signature-empty": [
+            *turns,
+            _compaction(
+                "b0000007",
+                "b0000006",
+                7,
+                "b0000005",
+                None,
+                {**signed, "signature": "", "encryptedContent": "E"},
+            ),
+            seven,
+        ],
+        "anthropic-signature-not-a-string": [
+            *turns,
+            _compaction(
+                "b0000007",
+                "b0000006",
+                7,
+                "b0000005",
+                None,
+                {**signed, "signature": 5, "filesText": "F"},
+            ),
+            seven,
+        ],
+        "snapshot-both-providers": [*turns, snapshot("b0000004", preserveData=both), seven],
     }
 
 
@@ -212,28 +307,42 @@ def write_snapshot_cases(folder: Path, lib: Path) -> None:
         }
         for path in files:
             write_json(path.with_suffix(f"{suffix}-context.json"), contexts[str(path)]["context"])
-            write_json(
-                path.with_suffix(f"{suffix}-inplace.json"),
-                [
-                    {
-                        "keep_recent": k,
-                        **{f: v for f, v in inplace[k][str(path)].items() if f != "path"},
-                    }
-                    for k in KEEP_RECENT
-                ],
-            )
+            cases = [
+                {
+                    "keep_recent": k,
+                    **{f: v for f, v in inplace[k][str(path)].items() if f != "path"},
+                }
+                for k in KEEP_RECENT
+            ]
+            target = path.with_suffix(f"{suffix}-inplace.json")
+            if not (
+                target.exists()
+                and _but_the_run(json.loads(target.read_text())) == _but_the_run(cases)
+            ):
+                write_json(target, cases)  # kept when only the run's id and time would change
+
+
+def _but_the_run(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """In-place outcomes without what differs from run to run: the entry's id and time, and
+    the time of the summary it makes."""
+    kept = json.loads(json.dumps(cases))
+    for case in kept:
+        if "entry" in case:
+            case["entry"] |= {"id": None, "timestamp": None}
+            case["context"]["messages"][0]["timestamp"] = None
+    return kept
 
 
 def write_json(path: Path, value: Any) -> None:
     path.write_text(json.dumps(value, indent=1, ensure_ascii=False), encoding="utf-8")
 
 
-def difference(a: dict[str, Any], b: dict[str, Any]) -> str | None:
+def difference(a: dict[str, Any], b: dict[str, Any], first: str = "18.2.3") -> str | None:
     if "error" in a or "error" in b:
         return (
             None
             if "error" in a and "error" in b
-            else f"refused by {'18.2.3' if 'error' in a else 'the other'}"
+            else f"refused by {first if 'error' in a else 'the release'}"
         )
     found = first_difference(a["context"], b["context"], "context")
     if found is None and key_orders(a["context"]) != key_orders(b["context"]):
@@ -243,11 +352,8 @@ def difference(a: dict[str, Any], b: dict[str, Any]) -> str | None:
 
 def kind(found: str) -> str:
     """A difference without its indices and values: what kind of difference it is."""
-    return (
-        re.sub(r"\[\d+\]", "[]", found.split(":")[0])
-        + ":"
-        + found.split(":", 1)[1].split("!=")[0][:40]
-    )
+    where, _, what = found.partition(":")
+    return re.sub(r"\[\d+\]", "[]", where) + ":" + what.split("!=")[0][:40]
 
 
 def main(argv: list[str]) -> int:
@@ -257,8 +363,10 @@ def main(argv: list[str]) -> int:
         parser.add_argument(f"--{dialect}", type=int, default=0)
     parser.add_argument("--first", type=int, default=0)
     parser.add_argument("--fixtures", type=Path, default=FIXTURES)
-    parser.add_argument("--lib", type=Path, default=HERE / "omp-bundle/18.3.4/package/dist/lib.js")
+    parser.add_argument("--lib", type=Path, default=RELEASE)
     parser.add_argument("--save", type=Path)
+    parser.add_argument("--ours", action="store_true")
+    parser.add_argument("--variants", action="store_true")
     args = parser.parse_args(argv)
 
     save = args.save.resolve() if args.save else None
@@ -274,21 +382,39 @@ def main(argv: list[str]) -> int:
             path = args.dir / f"{dialect}-{seed:04d}.jsonl"
             path.write_bytes(sessiongen.generate(seed, dialect))
             corpus.append(path)
-    files = [*fixtures, *corpus]
-    old, new = run(files, None), run(files, args.lib.resolve())
+    variants = write_variants(args.dir, corpus) if args.variants else []
+    files = [*fixtures, *corpus, *variants]
+    new = run(files, args.lib.resolve())
+    old = {str(f): our_record(f) for f in files} if args.ours else run(files, None)
+    first = "ours" if args.ours else "18.2.3"
     kinds: Counter[str] = Counter()
-    for group, paths in (("fixtures", fixtures), ("corpus", corpus)):
-        equal = refused = 0
+    unequal = 0
+    groups = (("fixtures", fixtures), ("corpus", corpus), ("variants", variants))
+    for group, paths in groups:
+        equal = refused = deliberate = opened = 0
         for path in paths:
             a, b = old[str(path)], new[str(path)]
             refused += "error" in a and "error" in b
-            found = difference(a, b)
+            if args.ours and "error" in b and "error" not in a:
+                opened += 1  # nothing to compare: the agent cannot build a context
+                continue
+            if args.ours and "context" in b:
+                b = {"context": js_numbers(b["context"])}
+            if args.ours and _deliberate_model(path, a, b):
+                deliberate += 1
+                a = {**a, "context": {**a["context"], "model": b["context"]["model"]}}
+            found = difference(a, b, first)
             if found is None:
                 equal += 1
             else:
                 kinds[kind(found)] += 1
                 print(f"DIFF {path}: {found}"[:400])
-        print(f"== {group}: equal {equal}/{len(paths)} (both refuse {refused})")
+        unequal += len(paths) - opened - equal
+        line = f"== {group}: equal {equal}/{len(paths) - opened} (both refuse {refused}"
+        if args.ours:
+            line += f"; a pi-style model read on purpose {deliberate}; the release refuses"
+            line += f" what we read {opened}, not compared"
+        print(line + ")")
     for what, count in kinds.most_common():
         print(f"  {count:5d}  {what}")
     if save:
@@ -302,7 +428,108 @@ def main(argv: list[str]) -> int:
             target.parent.mkdir(parents=True, exist_ok=True)
             write_json(target, record["context"])
         write_snapshot_cases(save / "snapshot", args.lib.resolve())
-    return 0
+    return 1 if args.ours and unequal else 0
+
+
+def our_record(path: Path) -> dict[str, Any]:
+    """Ours, in the oracle's shape: ``{"context": …}``, or ``{"error": …}`` on a refusal.
+    Numbers compare by value: a message passed on as the file has it keeps ``0.0`` where
+    JavaScript writes ``0`` (docs/session-format.md §8.2)."""
+    printed = ours(path, "omp")
+    return {"error": printed["error"]} if "error" in printed else {"context": js_numbers(printed)}
+
+
+def _deliberate_model(path: Path, a: dict[str, Any], b: dict[str, Any]) -> bool:
+    if "context" not in a or "context" not in b:
+        return False
+    return a["context"]["model"] != b["context"]["model"] and pi_style_model(path) is not None
+
+
+def write_variants(folder: Path, corpus: list[Path]) -> list[Path]:
+    """``anthropic_variant`` of every generated omp file that has a compaction, as
+    ``snap-<seed>.jsonl`` beside it."""
+    written = []
+    for path in corpus:
+        if not path.name.startswith("omp-"):
+            continue
+        seed = int(path.stem.split("-")[1])
+        variant = anthropic_variant(path.read_bytes(), seed)
+        if variant is not None:
+            target = folder / f"snap-{seed:04d}.jsonl"
+            target.write_bytes(variant)
+            written.append(target)
+    return written
+
+
+def anthropic_variant(data: bytes, seed: int) -> bytes | None:
+    """The session with each compaction made an Anthropic one, at random: a payload on an
+    ordinary compaction, a snapshot (with or without the payload), or left as it was. None
+    when the session has no compaction."""
+    rng = random.Random(seed)
+    lines = data.split(b"\n")  # not splitlines: a line may hold U+2028 as it is
+    entries: list[Any] = []
+    for text in lines:
+        try:
+            entries.append(json.loads(text))
+        except ValueError:
+            entries.append(None)  # passed on as it is
+    by_id = {e["id"]: e for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)}
+    changed = False
+    for at, entry in enumerate(entries):
+        if not (isinstance(entry, dict) and entry.get("type") == "compaction"):
+            continue
+        how = rng.choice(["as it was", "payload", "snapshot", "snapshot", "bare snapshot"])
+        if how == "as it was":
+            continue
+        changed = True
+        if how != "bare snapshot":
+            entry["preserveData"] = {"anthropicCompaction": _payload(rng)}
+        if how != "payload":
+            entry["firstKeptEntryId"] = ""
+            entry["providerReplayThroughEntryId"] = _through(rng, entry, entries, at, by_id)
+        lines[at] = json.dumps(entry, separators=(",", ":")).encode()
+    return b"\n".join(lines) if changed else None
+
+
+def _payload(rng: random.Random) -> dict[str, Any]:
+    payload: dict[str, Any] = {
+        "provider": rng.choice(["anthropic", "anthropic", "anthropic", ""]),
+        "content": rng.choice(["The signed summary.", "C", "C", ""]),
+    }
+    signature = rng.choice(["sig-" + str(rng.getrandbits(32)), "", 7, None, "ABSENT"])
+    if signature != "ABSENT":
+        payload["signature"] = signature
+    for key, value in (("encryptedContent", "E"), ("filesText", "F"), ("model", "claude")):
+        if rng.random() < 0.4:
+            payload[key] = rng.choice([value, ""])
+    if rng.random() < 0.3:
+        payload["usedTokens"] = rng.randrange(100, 9000)
+    return payload
+
+
+def _through(
+    rng: random.Random, entry: dict[str, Any], entries: list[Any], at: int, by_id: dict[str, Any]
+) -> str:
+    """The entry a snapshot replays through: mostly an ancestor of the compaction."""
+    ancestors: list[str] = []
+    node = entry.get("parentId")
+    while isinstance(node, str) and node in by_id and node not in ancestors:
+        ancestors.append(node)
+        node = by_id[node].get("parentId")
+    others = [i for i in by_id if i not in ancestors and i != entry.get("id")]
+    later = [e["id"] for e in entries[at + 1 :] if isinstance(e, dict) and e.get("id") in by_id]
+    where = rng.choice(["ancestor"] * 5 + ["parent", "parent", "later", "other", "self", "none"])
+    if where == "ancestor" and ancestors:
+        return rng.choice(ancestors)
+    if where == "parent" and ancestors:
+        return ancestors[0]
+    if where == "later" and later:
+        return rng.choice(later)
+    if where == "other" and others:
+        return rng.choice(others)
+    if where == "self":
+        return str(entry.get("id"))
+    return f"{rng.getrandbits(32):08x}"
 
 
 if __name__ == "__main__":

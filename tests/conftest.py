@@ -23,11 +23,23 @@ FIXTURES = Path(__file__).parent / "fixtures"
 PROJECT = Path(__file__).parent.parent
 EXAMPLES = PROJECT / "sessions"
 
-# Every fixture session that has the real oh-my-pi's context beside it (*.context.json), and
-# every one that has the real pi's (*.pi-context.json).
+OMP183 = FIXTURES / "omp183"
+
+
+def omp183_context(path: Path) -> Path:
+    """Where oh-my-pi 18.3.4's own context of the fixture session at ``path`` is kept: in
+    ``omp183/`` at the fixture's own place, or beside it for the sessions made there."""
+    if path.is_relative_to(OMP183):
+        return path.with_suffix(".omp183-context.json")
+    return OMP183 / path.relative_to(FIXTURES).with_suffix(".omp183-context.json")
+
+
+# Every fixture session that has oh-my-pi 18.2.3's context beside it (*.context.json), every
+# one that has 18.3.4's (omp183/), and every one that has the real pi's (*.pi-context.json).
 CONTEXT_FIXTURES = sorted(
     p for p in FIXTURES.rglob("*.jsonl") if p.with_suffix(".context.json").exists()
 )
+OMP_CONTEXT_FIXTURES = sorted(p for p in FIXTURES.rglob("*.jsonl") if omp183_context(p).exists())
 PI_CONTEXT_FIXTURES = sorted(
     p for p in FIXTURES.rglob("*.jsonl") if p.with_suffix(".pi-context.json").exists()
 )
