@@ -60,7 +60,7 @@ from .output import (
     write_json_value,
     write_line,
 )
-from .places import Root, agent_of, expand, roots
+from .places import Root, agent_of, expand, omp_terminal_sessions, roots
 from .session import Record, Session, load_session
 from .signals import interrupt, settle, take, unanswered
 from .tree import branch, leaf
@@ -384,6 +384,7 @@ def handoff_command(
         agent=agent,
         in_place=in_place,
         prices=_prices(price_in, price_out),
+        terminal_sessions=omp_terminal_sessions(os.environ, Path.home()),
     )
     try:
         # Ctrl-C and SIGTERM both cancel, except while the result is being written.
@@ -650,6 +651,7 @@ def rotate(
         agent=agent,
         in_place=in_place,
         prices=_prices(price_in, price_out),
+        terminal_sessions=omp_terminal_sessions(os.environ, Path.home()),
     )
     options = RotateOptions(
         handoff=handoff_options,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from .config import OMP
-from .context import build_context
+from .context import build_context, snapshot_through
 from .document import HANDOFF_TYPE, files_block, js_order, with_files
 from .js import js_string, js_truthy
 from .jsonl import dumps
@@ -76,13 +76,19 @@ def cut(branch: list[Record], keep_recent: int = KEEP_RECENT_TOKENS) -> Cut | No
         earlier = branch[previous].entry or {}
         if _native(earlier.get("preserveData")):
             through = earlier.get("providerReplayThroughEntryId")
-            at = next((i for i, r in enumerate(branch) if r.id == through), -1) if through else -1
+            at = _index_of(branch, through) if through else -1
             if 0 <= at < previous:
                 start = max(at, reset) + 1
         else:
             kept_id = earlier.get("firstKeptEntryId")
             kept = (i for i in range(reset + 1, previous) if branch[i].id == kept_id)
             start = next(kept, start)
+            # After a snapshot (18.3), what it kept past the entry it replays through is
+            # summarised too; unlike the native case, an older reset does not bound it.
+            through = snapshot_through(earlier)
+            at = _index_of(branch, through) if through is not None else -1
+            if 0 <= at < previous:
+                start = at + 1
     window = _window(branch[start:])
     usage = _last_usage(branch)
     tokens_before = _context_tokens(usage) if usage is not None else 0
@@ -439,6 +445,10 @@ def strip_read_selector(path: str) -> str:
         if (raws[0] and ranges[1]) or (ranges[0] and raws[1]):
             base = base[:inner_colon]
     return base
+
+
+def _index_of(branch: list[Record], entry_id: Any) -> int:
+    return next((i for i, r in enumerate(branch) if r.id == entry_id), -1)
 
 
 def _last_index(branch: list[Record], kind: str) -> int:

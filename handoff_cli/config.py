@@ -88,6 +88,9 @@ class Options:
     prices: tuple[float, float] | None = None
     """USD per token in and out (``--price-in`` / ``--price-out``, given per million); None:
     LiteLLM's price table."""
+    terminal_sessions: Path | None = None
+    """oh-my-pi's folder of terminal pointers (``places.omp_terminal_sessions``): a pointer that
+    names the old session is moved to the new one. None: left alone."""
     folder_agent: str | None = None
     """With ``auto``: the agent whose sessions folder holds the file, if any (the CLI knows the
     folders); else the content decides."""

@@ -1,12 +1,14 @@
 """The agent's own context: the messages it would send to its model for a branch.
 
 This is the agent's ``buildSessionContext`` (docs/session-format.md §6), by the rules of either
-agent: oh-my-pi's (18.2.3) or upstream pi's (1.6). Both read the thinking level and the model
-over the whole branch, start from the last compaction (its summary first, then the entries it
-kept and every entry after it), and build messages from entries the same way; what differs is
-factored into two small rule sets below:
+agent: oh-my-pi's (18.3.4, the release the registry gives; 18.2.3's wherever the two agree) or
+upstream pi's (1.6). Both read the thinking level and the model over the whole branch, start
+from the last compaction (its summary first, then the entries it kept and every entry after
+it), and build messages from entries the same way; what differs is factored into two small
+rule sets below:
 
-- oh-my-pi also cuts at its ``reset_boundary``, replays provider-side compactions, hides some
+- oh-my-pi also cuts at its ``reset_boundary``, replays provider-side compactions (and keeps
+  what an Anthropic snapshot compaction leaves after the entry it replays through), hides some
   custom messages, skips retried turns, then cleans up: unanswered tool calls and failed turns
   go (§6.4, §6.5);
 - pi keeps every turn as it was, sends a compaction's system message before its summary, and
@@ -262,7 +264,7 @@ def _anthropic_compaction(compaction: Record) -> dict[str, Any] | None:
     if not (isinstance(provider, str) and provider and isinstance(content, str) and content):
         return None
     payload = {"type": "anthropicCompaction", "provider": provider, "content": content}
-    for key in ("encryptedContent", "filesText"):
+    for key in ("signature", "encryptedContent", "filesText"):
         value = preserved.get(key)
         if isinstance(value, str) and value:
             payload[key] = value
@@ -284,7 +286,20 @@ def _omp_window(branch: list[Record]) -> tuple[Record | None, list[Record]]:
         start = _kept_from(branch, compaction, entry.get("providerReplayThroughEntryId"), 1)
     else:
         start = _kept_from(branch, compaction, entry.get("firstKeptEntryId"))
+        through = snapshot_through(entry)
+        # An Anthropic snapshot's signed block covers only up to the entry it replays through:
+        # what was appended while it ran, up to the compaction, is kept (18.3).
+        if start == compaction and through is not None and _anthropic_compaction(head) is not None:
+            start = _kept_from(branch, compaction, through, 1)
     return head, branch[start:compaction] + branch[compaction + 1 :]
+
+
+def snapshot_through(compaction: Entry) -> Any:
+    """The entry a snapshot compaction (``firstKeptEntryId`` ``""``) replays through, or None
+    for any other compaction."""
+    through = compaction.get("providerReplayThroughEntryId")
+    snapshot = compaction.get("firstKeptEntryId") == "" and js_truthy(through)
+    return through if snapshot else None
 
 
 def _omp_summary(compaction: Record, branch: list[Record]) -> Message:
@@ -300,21 +315,28 @@ def _omp_summary(compaction: Record, branch: list[Record]) -> Message:
         summary["providerPayload"] = payload
     if "warning" in entry:
         summary["warning"] = entry["warning"]
-    timestamp = _entry_time(entry)
     if anthropic is not None:
-        # Anthropic's compaction stands just before the first entry it keeps.
-        kept = _first_retained(compaction, branch)
+        # History is rewritten just before the first entry kept: a later mark would make the
+        # agent strip the signed thinking of the turns it keeps.
+        kept = _first_retained(branch, branch.index(compaction))
         kept_time = js_time(kept.stamp) if kept is not None else None
-        timestamp = kept_time - 1 if kept_time is not None else timestamp
-    summary["timestamp"] = timestamp
+        if kept_time is not None:
+            summary["historyRewriteAt"] = kept_time - 1
+    summary["timestamp"] = _entry_time(entry)
     return summary
 
 
-def _first_retained(compaction: Record, branch: list[Record]) -> Record | None:
-    index = branch.index(compaction)
-    first_kept = compaction.entry.get("firstKeptEntryId") if compaction.entry else None
-    before = next((r for r in branch[:index] if r.id == first_kept), None)
-    return before or (branch[index + 1] if index + 1 < len(branch) else None)
+def _first_retained(branch: list[Record], compaction: int) -> Record | None:
+    """The first entry an Anthropic compaction keeps: its ``firstKeptEntryId`` before it, else
+    a snapshot's entry after the one it replays through, else the entry after it."""
+    entry = branch[compaction].entry or {}
+    kept = _kept_from(branch, compaction, entry.get("firstKeptEntryId"))
+    through = snapshot_through(entry)
+    if kept == compaction and through is not None:
+        kept = _kept_from(branch, compaction, through, 1)
+    if kept < compaction:
+        return branch[kept]
+    return branch[compaction + 1] if compaction + 1 < len(branch) else None
 
 
 def _omp_emits(record: Record) -> bool:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import os
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -24,7 +26,7 @@ from .compaction import Cut, compaction_entry, cut, with_tokens_after
 from .config import OMP, PI, Options
 from .context import Context, build_context
 from .conversation import Conversation
-from .document import files_block, missing_sections, with_files, wrap_document
+from .document import HANDOFF_TYPE, files_block, missing_sections, with_files, wrap_document
 from .errors import (
     AlreadyCompactedError,
     CancelledError,
@@ -65,13 +67,24 @@ from .plan import (
 )
 from .prompt import ChatMessage, handoff_prompt, repair_prompt
 from .redact import Redactor
+from .resume import (
+    continued_title,
+    date_after,
+    last_thinking,
+    loses_model,
+    model_switch,
+    move_pointers,
+    naming_entry,
+    starting_entries,
+)
 from .session import CURRENT_VERSION, Entry, Record, Session, file_shape, load_session
 from .tree import branch, leaf
 from .writer import (
     Locked,
+    TitleSlot,
     iso_timestamp,
     locked,
-    migrated_bytes,
+    migrated_lines,
     millis,
     new_entry_id,
     new_session_bytes,
@@ -83,6 +96,7 @@ from .writer import (
 
 # The API that our OpenAI-format requests amount to, in the agents' own vocabulary.
 RECORDED_API = "openai-completions"
+DIGEST_BLOCK = 1 << 20
 REPLANS = 2  # how often a provider's "too long" makes us plan again, with less room
 FOCUS_SHARE = 0.25  # the most of a request's room that --focus may take
 ANSWER_SHARE = 4
@@ -112,8 +126,11 @@ class Request:
     """The entries from the root to the leaf handed off."""
     cut: Cut | None = None
     """In place: where the compaction cuts the branch."""
-    leaf_line: bytes = field(default=b"", repr=False)
-    """The leaf's line as it was read: at commit, the file must still hold it there."""
+    session_model: str | None = None
+    """The session's own model at the leaf, as the agent names it ("provider/model")."""
+    leaf_digest: bytes = field(default=b"", repr=False)
+    """A digest of the leaf's line as it was read: at commit, the file must still hold that
+    line there."""
 
 
 @dataclass(frozen=True)
@@ -237,18 +254,19 @@ def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> R
         prompt = mask.value(prompt)
         focus = mask.text(focus) if focus else focus
     return Request(
-        model,
-        conversation,
-        prompt,
-        session,
-        tip.id,
-        chosen.agent,
-        facts,
-        focus,
-        redactor.count,
-        path_records,
-        where,
-        _line_as_read(session, tip),
+        model=model,
+        conversation=conversation,
+        prompt=prompt,
+        session=session,
+        leaf_id=tip.id,
+        agent=chosen.agent,
+        facts=facts,
+        focus=focus,
+        redacted=redactor.count,
+        branch=path_records,
+        cut=where,
+        leaf_digest=_leaf_digest(session, tip),
+        session_model=context.model,
     )
 
 
@@ -325,10 +343,23 @@ def _tail_as_read(session: Session) -> bytes:
         return file.read(min(size, TAIL_BYTES))
 
 
-def _line_as_read(session: Session, record: Record) -> bytes:
+def _leaf_digest(session: Session, record: Record) -> bytes:
     with session.path.open("rb") as file:
-        file.seek(record.offset)
-        return file.read(record.length)
+        return _line_digest(file.fileno(), record)
+
+
+def _line_digest(fd: int, record: Record) -> bytes:
+    """A digest of ``record``'s line in the file open at ``fd``, read a block at a time (a
+    line can be huge): enough to tell whether that line is still there, byte for byte."""
+    made = hashlib.blake2b(digest_size=16)
+    at, end = record.offset, record.offset + record.length
+    while at < end:
+        block = os.pread(fd, min(end - at, DIGEST_BLOCK), at)
+        if not block:
+            break
+        made.update(block)
+        at += len(block)
+    return made.digest() if at == end else b""
 
 
 def _since_anchor(context: Context, facts: Facts, branch: list[Record]) -> Context:
@@ -628,48 +659,83 @@ def _combined(first: Answer, second: Answer, text: str) -> Answer:
 
 def _commit(request: Request, options: Options, answer: Answer, source: Path) -> tuple[str, Path]:
     """Write the new session, then record the exchange in the old one; both under the old
-    one's lock, once it is found to be the file that was read (else nothing is written)."""
-    session = request.session
-    new_id = uuid7()
-    created = iso_timestamp()
+    one's lock, once it is found to be the file that was read (else nothing is written). Then
+    the agents are turned to the new session (``resume``): it is dated after the old one, and
+    a terminal of oh-my-pi's that remembered the old one remembers the new one."""
+    old = source.resolve()  # written through a symlink only once resolved
+    recorded = _exchange(request, answer) if options.record else []
+    # Dated after the exchange, the new session is the newer one in every agent's order.
+    new_id, created = uuid7(), iso_timestamp()
+    folder = options.out_dir or old.parent
+    target = folder / session_file_name(created, new_id)
+    data = _new_session(request, answer, new_id, created, old)
+    if not options.record:
+        new_path = _write_new(target, data)
+    else:
+        with _holding(request, old, options.exclusive, folder) as held:
+            new_path = _write_new(target, data)
+            try:
+                _append(held, recorded)
+            except BaseException:
+                new_path.unlink(missing_ok=True)
+                raise
+    _turn_to(new_path, old, options)
+    return new_id, new_path
+
+
+def _new_session(request: Request, answer: Answer, new_id: str, created: str, old: Path) -> bytes:
+    """The new session, as the agent writes a session it starts: its model and thinking
+    level, the handoff document, and its name, the old session's continued."""
+    session, agent = request.session, request.agent
     header: Entry = {
         "type": "session",
         "version": CURRENT_VERSION,
         "id": new_id,
         "timestamp": created,
         "cwd": session.header.get("cwd", ""),
-        "parentSession": str(source.resolve()),
+        "parentSession": str(old),
     }
-    entry: Entry = {
+    taken: set[str] = set()
+    thinking = last_thinking(request.branch)
+    entries = starting_entries(agent, request.session_model, thinking, taken, created)
+    document: Entry = {
         "type": "custom_message",
-        "customType": "handoff",
+        "customType": HANDOFF_TYPE,
         "content": wrap_document(answer.text),
         "display": True,
         "attribution": "agent",
-        "id": new_entry_id(()),
-        "parentId": None,
-        "timestamp": iso_timestamp(),
+        "id": new_entry_id(taken),
+        "parentId": entries[-1]["id"] if entries else None,
+        "timestamp": created,
     }
+    taken.add(document["id"])
     # What pi writes for a pi session: no omp key in its entry, no title slot (pi cannot
     # open a file that starts with one).
-    pi = request.agent == PI
+    pi = agent == PI
     if pi:
-        del entry["attribution"]
-    folder = options.out_dir or source.resolve().parent
-    target = folder / session_file_name(created, new_id)
-    data = new_session_bytes(header, [entry], title_slot=session.title_slot is not None and not pi)
-    if not options.record:
-        return new_id, _write_new(target, data)
-    # Written through a symlink only once resolved: the real file gets the lines.
-    old = source.resolve()
-    with _holding(request, old, options.exclusive, folder) as held:
-        new_path = _write_new(target, data)
-        try:
-            _append(held, _exchange(request, answer))
-        except BaseException:
-            new_path.unlink(missing_ok=True)
-            raise
-    return new_id, new_path
+        del document["attribution"]
+    entries.append(document)
+    title = continued_title(session.title)
+    slot = session.title_slot is not None and not pi
+    if title is not None:
+        entries.append(naming_entry(agent, title, document["id"], taken, created))
+        if not slot and not pi:  # oh-my-pi without a title slot reads the header's title
+            header |= {"title": title, "titleSource": "auto"}
+    if not slot:
+        return new_session_bytes(header, entries, None)
+    return new_session_bytes(header, entries, TitleSlot(title or "", created, title is not None))
+
+
+def _turn_to(new_path: Path, old: Path, options: Options) -> None:
+    """After the writes: the agents continue from the new session (``resume``). Best effort:
+    the handoff is done, and a pointer that cannot be moved is the agent's to find stale."""
+    try:
+        if options.record:
+            date_after(new_path, old)
+        if options.terminal_sessions is not None and new_path.parent == old.parent:
+            move_pointers(options.terminal_sessions, old, new_path)
+    except OSError:
+        pass
 
 
 def _write_new(target: Path, data: bytes) -> Path:
@@ -720,7 +786,7 @@ def _holding(request: Request, path: Path, exclusive: bool, folder: Path) -> Ite
                 _not_handed_off(held, session, folder)
             _unchanged(held, request, strictly=exclusive or session.version < CURRENT_VERSION)
             if session.version < CURRENT_VERSION:
-                held.replace(migrated_bytes(session))
+                held.replace(migrated_lines(session))
         except OSError as error:
             raise WriteError(path, error) from None
         yield held
@@ -750,7 +816,7 @@ def _unchanged(held: Locked, request: Request, strictly: bool) -> None:
         raise SessionChangedError(held.path, "it was replaced")
     if now.st_size < read_as.st_size:
         raise SessionChangedError(held.path, "it was cut short")
-    if held.read(tip.offset, tip.length) != request.leaf_line:
+    if _line_digest(held.fd, tip) != request.leaf_digest:
         raise SessionChangedError(held.path, "its entries were rewritten")
     if strictly and now.st_size != read_as.st_size:
         raise SessionChangedError(held.path, "it was written to")
@@ -766,10 +832,14 @@ def _append(held: Locked, entries: list[Entry]) -> None:
 
 
 def _exchange(request: Request, answer: Answer) -> list[Entry]:
-    """The prompt and the answer as the agent records a turn, chained from the leaf."""
-    taken = request.session.by_id
+    """The prompt and the answer as the agent records a turn, chained from the leaf; then, if
+    the agent would otherwise resume the session on the model that wrote the answer, the
+    session's own model named again, as a model switch."""
+    taken = set(request.session.by_id)
     asked_id = new_entry_id(taken)
-    answered_id = new_entry_id({*taken, asked_id})
+    taken.add(asked_id)
+    answered_id = new_entry_id(taken)
+    taken.add(answered_id)
     asked_at, answered_at = iso_timestamp(), iso_timestamp()
     prompt = request.prompt["content"]
     cost = {
@@ -779,6 +849,12 @@ def _exchange(request: Request, answer: Answer) -> list[Entry]:
         "cacheWrite": 0,
         "total": answer.cost_usd or 0,
     }
+    model = request.session_model
+    switch = (
+        [model_switch(request.agent, model, answered_id, taken, answered_at)]
+        if model and loses_model(request.agent, request.branch)
+        else []
+    )
     return [
         {
             "type": "message",
@@ -814,4 +890,5 @@ def _exchange(request: Request, answer: Answer) -> list[Entry]:
                 "timestamp": millis(answered_at),
             },
         },
+        *switch,
     ]

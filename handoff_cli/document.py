@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from typing import Any
 
 SECTIONS = (
     "Goal",
@@ -30,6 +31,25 @@ PROMPT_OPENINGS = (
     "Update the handoff document of this coding session.",
 )
 """How our prompts begin: a user message that begins so is a handoff recorded in a session."""
+
+
+STARTING_TYPES = frozenset({"model_change", "thinking_level_change"})
+"""What an agent writes first in a session it starts, before anything else of it."""
+
+
+def opens_session(entry: Any) -> bool:
+    """Whether ``entry`` is one of what an agent writes first in a session it starts."""
+    return isinstance(entry, dict) and entry.get("type") in STARTING_TYPES
+
+
+def is_handoff_start(entry: Any) -> bool:
+    """Whether ``entry``, the first of a session after those its start writes
+    (``opens_session``), is a handoff document: the session was handed off to."""
+    return (
+        isinstance(entry, dict)
+        and entry.get("type") == "custom_message"
+        and entry.get("customType") == HANDOFF_TYPE
+    )
 
 
 def is_handoff_prompt(text: str) -> bool:

@@ -23,7 +23,9 @@ from .document import (
     HANDOFF_TYPE,
     Sections,
     is_handoff_prompt,
+    is_handoff_start,
     js_order,
+    opens_session,
     sections_of,
     unwrap_document,
 )
@@ -481,8 +483,11 @@ class _Reader:
     skipped: set[str] = field(default_factory=set)
     asked_at: str | None = None
     """The id of our handoff prompt just read: the next assistant message is its answer."""
+    opening: bool = True
+    """Only what a session's start writes has been read so far."""
 
     def entry(self, index: int, record: Record, entry: Entry | None) -> None:
+        opening, self.opening = self.opening, self.opening and opens_session(entry)
         if entry is None:
             return
         kind = entry.get("type")
@@ -494,7 +499,7 @@ class _Reader:
             text = entry.get("summary")
             if isinstance(text, str) and text.strip():
                 self.branch_summaries.append(sections_of(text))
-        elif kind == "custom_message" and index == 0 and entry.get("customType") == HANDOFF_TYPE:
+        elif opening and is_handoff_start(entry):
             self._anchor(index, unwrap_document(text_of(entry.get("content"), "\n")))
 
     def message(self, index: int, entry_id: str, message: dict[str, Any]) -> None:

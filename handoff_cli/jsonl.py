@@ -18,7 +18,7 @@ import re
 import sys
 from collections import deque
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 import orjson
 
@@ -211,13 +211,18 @@ _STRING_OR_NUMBER = re.compile(_STRING_BODY + rb"|-?[0-9][0-9.eE+-]*", re.DOTALL
 _QUOTE, _DOT, _E = b'".e'
 
 
-def js_numbers(data: bytes) -> bytes:
-    """orjson's JSON text ``data`` with every number spelled as ``JSON.stringify`` spells it;
-    ``data`` itself, not a copy, when all of them already are."""
+@overload
+def js_numbers(data: bytes) -> bytes: ...
+@overload
+def js_numbers(data: bytes | memoryview) -> bytes | memoryview: ...
+def js_numbers(data: bytes | memoryview) -> bytes | memoryview:
+    """orjson's JSON text ``data`` (or JSON as the agents write it) with every number spelled
+    as ``JSON.stringify`` spells it; ``data`` itself, not a copy, when all of them already
+    are."""
     return _STRING_OR_NUMBER.sub(_respelled, data) if _misspelled(data) else data
 
 
-def _misspelled(data: bytes) -> bool:
+def _misspelled(data: bytes | memoryview) -> bool:
     if any(_differs(data, m.start(), m.end()) for m in _FRACTION.finditer(data)):
         return True
     for pattern in _EXPONENTS:
@@ -228,13 +233,13 @@ def _misspelled(data: bytes) -> bool:
     return False
 
 
-def _differs(data: bytes, start: int, end: int) -> bool:
+def _differs(data: bytes | memoryview, start: int, end: int) -> bool:
     """Whether JavaScript spells otherwise the number whose fraction or exponent runs from
     ``start`` to ``end``; never for text that is not a number, or one seen with its fraction."""
     head = _DIGITS_BEFORE.search(data, max(0, start - _LONGEST_INTEGER_PART), start)
     if head is None or (data[start] == _E and head.start() and data[head.start() - 1] == _DOT):
         return False
-    token = data[head.start() : end]
+    token = bytes(data[head.start() : end])
     return _NUMBER.fullmatch(token) is not None and js_number_json(token) != token
 
 

@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
-from .document import HANDOFF_TYPE, is_handoff_prompt
+from .document import HANDOFF_TYPE, is_handoff_prompt, is_handoff_start, opens_session
 from .errors import SessionFileError, UsageError, os_reason
 from .jsonl import parse_line
 from .places import Root, expand
@@ -97,10 +97,10 @@ def summarize(path: Path, agent: str | None = None, key: str | None = None) -> S
     lines = numbered(chunks)
     found = read_head(path, lines)
     first_request: str | None = None
-    first_entry: Any = None
+    first_entry: Any = None  # the first after what a session's start writes
     for _, _, raw in lines:
-        # A line can be the first user message only if it holds "user", a handoff start
-        # only if it holds "handoff": the rest need no parse.
+        # A line can be the first user message only if it holds "user": once the first
+        # entry is known, the rest need no parse.
         wanted = first_entry is None or (first_request is None and b'"user"' in raw)
         if not wanted:
             continue
@@ -110,7 +110,7 @@ def summarize(path: Path, agent: str | None = None, key: str | None = None) -> S
             continue
         if not isinstance(value, dict):
             continue
-        if first_entry is None:
+        if first_entry is None and not opens_session(value):
             first_entry = value
         message = value.get("message")
         if isinstance(message, dict) and message.get("role") == "user":
@@ -118,7 +118,7 @@ def summarize(path: Path, agent: str | None = None, key: str | None = None) -> S
         if first_request is not None:
             break
     header = found.header
-    starts_from_handoff = _is_handoff_start(first_entry)
+    starts_from_handoff = is_handoff_start(first_entry)
     request = None if starts_from_handoff else first_request
     return SessionSummary(
         id=header["id"],
@@ -198,24 +198,20 @@ def _latest_name(file: BinaryIO, starts: list[int]) -> str | None:
     return None
 
 
-def _is_handoff_start(entry: Any) -> bool:
-    return (
-        isinstance(entry, dict)
-        and entry.get("type") == "custom_message"
-        and entry.get("customType") == HANDOFF_TYPE
-    )
-
-
 def ends_with_handoff(tail: bytes) -> bool:
     """Whether the leaf is a recorded handoff: our exchange (the handoff prompt, then the
-    answer), or oh-my-pi's own in-place handoff (a compaction of method ``handoff``)."""
-    lines = [line for line in tail.rsplit(b"\n", 4)[1:] if line.strip()][-2:]
+    answer, then perhaps the session's model named again), or oh-my-pi's own in-place handoff
+    (a compaction of method ``handoff``)."""
+    lines = [line for line in tail.rsplit(b"\n", 5)[1:] if line.strip()][-3:]
     try:
         entries = [parse_line(line) for line in lines]
     except ValueError:
         return False
     if not entries or not all(isinstance(e, dict) for e in entries):
         return False
+    if len(entries) == 3 and entries[-1].get("type") == "model_change":
+        entries.pop()  # the session's own model named again after the answer
+    entries = entries[-2:]
     leaf = entries[-1]
     if leaf.get("type") == "compaction":
         return bool(leaf.get("method") == HANDOFF_TYPE)
@@ -558,5 +554,6 @@ def _handoff_head(path: Path) -> str | None:
             first = parse_line(raw)
         except ValueError:
             continue
-        return parent_session(found.header) if _is_handoff_start(first) else None
+        if not opens_session(first):
+            return parent_session(found.header) if is_handoff_start(first) else None
     return None

@@ -545,6 +545,23 @@ def _too_long(litellm: ModuleType, error: Exception) -> bool:
     return isinstance(error, litellm.ContextWindowExceededError)
 
 
+def _encodable(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+    """``messages`` with every lone surrogate (half of an emoji the agent cut, which its
+    JavaScript writes and reads) as U+FFFD: the HTTP client encodes the request as UTF-8, which
+    has no surrogates, and would fail on the whole request for one of them."""
+    try:
+        orjson.dumps(messages)  # refuses exactly the strings UTF-8 cannot encode
+    except TypeError:
+        # Written as JavaScript writes them, each lone surrogate escaped on its own.
+        escaped = dumps(list(messages))
+        return list(orjson.loads(_SURROGATE_ESCAPE.sub(rb"\1\\ufffd", escaped)))
+    return list(messages)
+
+
+# An escape of a surrogate, not an escaped backslash followed by the letters "u d8...".
+_SURROGATE_ESCAPE = re.compile(rb"(?<!\\)((?:\\\\)*)\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
 async def _stream(
     litellm: ModuleType,
     messages: Sequence[ChatMessage],
@@ -555,7 +572,7 @@ async def _stream(
 ) -> Answer:
     response = await litellm.acompletion(
         model=model.name,
-        messages=list(messages),
+        messages=_encodable(messages),
         stream=True,
         stream_options={"include_usage": True},
         num_retries=0,

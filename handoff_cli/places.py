@@ -45,6 +45,19 @@ def expand(path: str | Path) -> Path:
 
 def omp_sessions(env: Mapping[str, str], home: Path, platform: str = sys.platform) -> Path:
     """oh-my-pi's sessions folder."""
+    return _omp_agent_part(env, home, "XDG_DATA_HOME", platform) / "sessions"
+
+
+def omp_terminal_sessions(env: Mapping[str, str], home: Path, platform: str = sys.platform) -> Path:
+    """Where oh-my-pi remembers, per terminal, the session last opened there (a file per
+    terminal: the cwd, then the session file); its ``--continue`` opens that one."""
+    return _omp_agent_part(env, home, "XDG_STATE_HOME", platform) / "terminal-sessions"
+
+
+def _omp_agent_part(env: Mapping[str, str], home: Path, xdg_variable: str, platform: str) -> Path:
+    """oh-my-pi's agent folder, or, for the default one on Linux and macOS, the XDG folder of
+    the kind named by ``xdg_variable`` once ``<that folder>/omp`` exists (omp's own rule: it
+    flattens ``agent/`` away there)."""
     profile = env["OMP_PROFILE"] if "OMP_PROFILE" in env else env.get("PI_PROFILE", "")
     config = home / (env.get("PI_CONFIG_DIR") or ".omp")
     if profile:
@@ -52,13 +65,13 @@ def omp_sessions(env: Mapping[str, str], home: Path, platform: str = sys.platfor
     default_agent = config / "agent"
     override = env.get("PI_CODING_AGENT_DIR")
     agent = Path(override).resolve() if override and not profile else default_agent
-    xdg = env.get("XDG_DATA_HOME")
+    xdg = env.get(xdg_variable)
     if xdg and agent == default_agent and platform in ("linux", "darwin"):
         app = Path(xdg) / "omp"
-        data = app / "profiles" / profile if profile else app
-        if data.exists():
-            return data / "sessions"
-    return agent / "sessions"
+        kept = app / "profiles" / profile if profile else app
+        if kept.exists():
+            return kept
+    return agent
 
 
 def pi_sessions(env: Mapping[str, str], home: Path, cwd: Path) -> list[Path]:

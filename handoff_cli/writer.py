@@ -24,12 +24,12 @@ import re
 import secrets
 import stat
 import time
-from collections.abc import Container, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from .jsonl import dumps, dumps_line
+from .jsonl import Verbatim, dumps, dumps_line, js_numbers
 from .session import CURRENT_VERSION, Entry, Session
 
 TITLE_SLOT_BYTES = 256
@@ -71,17 +71,23 @@ def session_file_name(timestamp: str, session_id: str) -> str:
     return f"{timestamp.replace(':', '-').replace('.', '-')}_{session_id}.jsonl"
 
 
-def title_slot_line(updated_at: str, title: str = "") -> bytes:
+class TitleSlot(NamedTuple):
+    """omp's title slot as written: the title, when it was set, and whether it was named (a
+    named one says its source, ``auto``: set without the user)."""
+
+    title: str
+    updated_at: str
+    named: bool = False
+
+
+def title_slot_line(updated_at: str, title: str = "", source: str | None = None) -> bytes:
     """omp's fixed-width title line, exactly 256 bytes with its newline; a long title is cut
     by whole characters until the line fits."""
     while True:
-        slot: dict[str, Any] = {
-            "type": "title",
-            "v": 1,
-            "title": title,
-            "updatedAt": updated_at,
-            "pad": "",
-        }
+        slot: dict[str, Any] = {"type": "title", "v": 1, "title": title}
+        if source is not None:
+            slot["source"] = source
+        slot |= {"updatedAt": updated_at, "pad": ""}
         free = TITLE_SLOT_BYTES - 1 - len(dumps(slot))
         if free >= 0:
             slot["pad"] = " " * free
@@ -89,24 +95,29 @@ def title_slot_line(updated_at: str, title: str = "") -> bytes:
         title = title[:-1]
 
 
-def new_session_bytes(header: Entry, entries: Sequence[Entry], title_slot: bool) -> bytes:
-    """A whole session file: the optional title slot (empty, dated as the header), the
-    header, then the entries."""
-    head = title_slot_line(header["timestamp"]) if title_slot else b""
+def new_session_bytes(header: Entry, entries: Sequence[Entry], slot: TitleSlot | None) -> bytes:
+    """A whole session file: the title slot if any, the header, then the entries."""
+    head = b""
+    if slot is not None:
+        head = title_slot_line(slot.updated_at, slot.title, "auto" if slot.named else None)
     return head + dumps_line(header) + b"".join(dumps_line(e) for e in entries)
 
 
-def migrated_bytes(session: Session) -> bytes:
-    """An old-version session file whole at version 3, as the agents rewrite one before they
-    append to it: ``version`` set in the header (added at its end when absent), every entry
-    with its id and parent, lines that are not entries left out."""
-    head = dumps_line(session.title_slot) if session.title_slot is not None else b""
-    header = {**session.header, "version": CURRENT_VERSION}
-    entries = session.entries(session.records)
-    return head + dumps_line(header) + b"".join(dumps_line(e) for e in entries)
+def migrated_lines(session: Session) -> Iterator[bytes | memoryview]:
+    """An old-version session file at version 3, piece by piece, as the agents rewrite one
+    before they append to it: ``version`` set in the header (added at its end when absent),
+    every entry with its id and parent, lines that are not entries left out. A line already as
+    the agents write it is passed on as it is, with its numbers as JavaScript spells them: a
+    file of one huge message is never held twice."""
+    if session.title_slot is not None:
+        yield dumps_line(session.title_slot)
+    yield dumps_line({**session.header, "version": CURRENT_VERSION})
+    for entry in session.entries_json(session.records):
+        yield js_numbers(entry.data) if isinstance(entry, Verbatim) else dumps(entry)
+        yield b"\n"
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
@@ -156,10 +167,11 @@ class Locked:
             _take_back(self.path, self.fd, ours)
             raise
 
-    def replace(self, data: bytes) -> None:
-        """Replace the file with ``data`` whole (docs/session-format.md §7): a temporary file
-        beside it with the file's own mode, synced, locked, then renamed over it, so that the
-        lock moves with the name and a writer that opens the new file waits for ours."""
+    def replace(self, data: Iterable[bytes | memoryview]) -> None:
+        """Replace the file whole with ``data``, its pieces in order (docs/session-format.md
+        §7): a temporary file beside it with the file's own mode, synced, locked, then renamed
+        over it, so that the lock moves with the name and a writer that opens the new file
+        waits for ours."""
         mode = stat.S_IMODE(self.status().st_mode)
         temporary = self.path.parent / _temporary_name(self.path.name)
         fd = _write_temporary(temporary, data, mode)
@@ -245,11 +257,17 @@ def write_new_session(folder: Path, name: str, data: bytes) -> Path:
     return _replace(folder, name, data, 0o600)
 
 
+def replace_file(path: Path, data: bytes) -> None:
+    """Replace the small file at ``path`` (not a session: no lock) whole, atomically, with
+    its own mode."""
+    _replace(path.parent, path.name, data, stat.S_IMODE(os.stat(path).st_mode))
+
+
 def _replace(folder: Path, name: str, data: bytes, mode: int) -> Path:
     """Write ``folder/name`` whole, atomically: temporary file, fsync, rename, fsync folder."""
     target = folder / name
     temporary = folder / _temporary_name(name)
-    os.close(_write_temporary(temporary, data, mode))
+    os.close(_write_temporary(temporary, (data,), mode))
     try:
         os.replace(temporary, target)
     except BaseException:
@@ -259,14 +277,15 @@ def _replace(folder: Path, name: str, data: bytes, mode: int) -> Path:
     return target
 
 
-def _write_temporary(temporary: Path, data: bytes, mode: int) -> int:
-    """Create ``temporary`` with exactly ``data`` and ``mode``, synced; its descriptor, open.
-    On failure it is removed."""
+def _write_temporary(temporary: Path, data: Iterable[bytes | memoryview], mode: int) -> int:
+    """Create ``temporary`` with exactly ``data`` (its pieces, in order) and ``mode``, synced;
+    its descriptor, open. On failure it is removed."""
     flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(temporary, flags, mode)
     try:
         os.fchmod(fd, mode)  # exactly this mode, whatever the umask
-        _write_all(fd, data)
+        for piece in data:
+            _write_all(fd, piece)
         os.fsync(fd)
     except BaseException:
         os.close(fd)

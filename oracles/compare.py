@@ -39,6 +39,17 @@ def first_difference(a: Any, b: Any, where: str = "messages") -> str | None:
     return None if a == b else f"{where}: {json.dumps(a)[:150]} != {json.dumps(b)[:150]}"
 
 
+def js_numbers(value: Any) -> Any:
+    """``value`` with integral floats as integers: JavaScript writes ``0.0`` as ``0``."""
+    if isinstance(value, dict):
+        return {k: js_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [js_numbers(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 def read(path: str) -> dict[str, Any]:
     with open(path) as lines:
         return {record["path"]: record for record in map(json.loads, lines)}

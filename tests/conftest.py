@@ -7,7 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,11 +23,23 @@ FIXTURES = Path(__file__).parent / "fixtures"
 PROJECT = Path(__file__).parent.parent
 EXAMPLES = PROJECT / "sessions"
 
-# Every fixture session that has the real oh-my-pi's context beside it (*.context.json), and
-# every one that has the real pi's (*.pi-context.json).
+OMP183 = FIXTURES / "omp183"
+
+
+def omp183_context(path: Path) -> Path:
+    """Where oh-my-pi 18.3.4's own context of the fixture session at ``path`` is kept: in
+    ``omp183/`` at the fixture's own place, or beside it for the sessions made there."""
+    if path.is_relative_to(OMP183):
+        return path.with_suffix(".omp183-context.json")
+    return OMP183 / path.relative_to(FIXTURES).with_suffix(".omp183-context.json")
+
+
+# Every fixture session that has oh-my-pi 18.2.3's context beside it (*.context.json), every
+# one that has 18.3.4's (omp183/), and every one that has the real pi's (*.pi-context.json).
 CONTEXT_FIXTURES = sorted(
     p for p in FIXTURES.rglob("*.jsonl") if p.with_suffix(".context.json").exists()
 )
+OMP_CONTEXT_FIXTURES = sorted(p for p in FIXTURES.rglob("*.jsonl") if omp183_context(p).exists())
 PI_CONTEXT_FIXTURES = sorted(
     p for p in FIXTURES.rglob("*.jsonl") if p.with_suffix(".pi-context.json").exists()
 )
@@ -139,6 +151,20 @@ class Entries:
             },
             parent,
         )
+
+
+def handoff_entry(path: Path) -> dict[str, Any]:
+    """The entry of a new session that holds the handoff document (after the model and the
+    thinking level the session starts with, before its name)."""
+    entries = (orjson.loads(line) for line in path.read_bytes().splitlines()[1:])
+    return next(e for e in entries if e.get("type") == "custom_message")
+
+
+def last_message(path: Path) -> dict[str, Any]:
+    """The message of the last ``message`` entry of a session (a recorded answer, which the
+    session's model named again may follow)."""
+    entries = [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+    return next(e["message"] for e in reversed(entries) if e.get("type") == "message")
 
 
 def tool_call(call_id: str, name: str = "bash") -> dict[str, Any]:
@@ -266,5 +292,14 @@ def _written_json_is_strict(monkeypatch: pytest.MonkeyPatch) -> None:
 
         return write_checked
 
-    monkeypatch.setattr(writer, "_write_all", checked(writer._write_all))
+    whole_file = writer._write_temporary
+
+    def file_checked(temporary: Path, data: Iterable[bytes | memoryview], mode: int) -> int:
+        pieces = list(data)  # a file is written in pieces: it is whole lines once joined
+        done = whole_file(temporary, pieces, mode)
+        if ".jsonl." in temporary.name:  # a session's (not an agent's pointer file)
+            strict_json_lines(b"".join(pieces))
+        return done
+
+    monkeypatch.setattr(writer, "_write_temporary", file_checked)
     monkeypatch.setattr(writer, "_append_all", checked(writer._append_all))

@@ -25,7 +25,16 @@ from handoff_cli.cli import app, run
 from handoff_cli.errors import EXIT_CODES, ExitCode, exit_codes_help
 from handoff_cli.session import load_session
 
-from .conftest import EXAMPLES, FIXTURES, HEADER, PROJECT, Entries, run_cli, write_session
+from .conftest import (
+    EXAMPLES,
+    FIXTURES,
+    HEADER,
+    PROJECT,
+    Entries,
+    omp183_context,
+    run_cli,
+    write_session,
+)
 
 SAMPLE = FIXTURES / "omp/sample-v3.jsonl"
 SAMPLE_ID = "01a22ac6-037e-775c-8089-58f5d6db35c2"
@@ -70,19 +79,26 @@ def test_show_json_is_the_branch_as_in_the_file() -> None:
 @pytest.mark.parametrize(
     ("name", "agent", "by"),
     [
-        ("omp/sample-v3", [], "context"),  # its title slot says oh-my-pi
-        ("pi/before-compaction", [], "pi-context"),  # its header's model fields say pi
-        ("pi/before-compaction", ["--agent", "omp"], "context"),
-        ("generated/v2-030", ["--agent", "pi"], "pi-context"),
+        ("omp/sample-v3", [], "omp183"),  # its title slot says oh-my-pi
+        ("pi/before-compaction", [], "pi"),  # its header's model fields say pi
+        ("pi/before-compaction", ["--agent", "omp"], "omp183"),
+        ("generated/v2-030", ["--agent", "pi"], "pi"),
+        # What 18.3 reads anew: historyRewriteAt, a snapshot's kept entries.
+        ("edge/anthropic-compaction", [], "omp183"),
+        ("omp183/snapshot/snapshot-compaction", ["--agent", "omp"], "omp183"),
     ],
 )
 def test_show_context_json_is_the_agents_context(name: str, agent: list[str], by: str) -> None:
-    result = run_cli("show", FIXTURES / f"{name}.jsonl", "--context", "--json", *agent)
+    """Printed as the agent's own: pi 1.6.0's, and oh-my-pi 18.3.4's (the registry's)."""
+    session = FIXTURES / f"{name}.jsonl"
+    result = run_cli("show", session, "--context", "--json", *agent)
     assert result.code == 0, result.stderr
-    expected = orjson.loads((FIXTURES / f"{name}.{by}.json").read_bytes())
+    kept = session.with_suffix(".pi-context.json") if by == "pi" else omp183_context(session)
+    expected = orjson.loads(kept.read_bytes())
     got = result.json()
     assert list(got) == ["messages", "thinkingLevel", "model"]
     assert got["messages"] == expected["messages"]
+    assert [list(m) for m in got["messages"]] == [list(m) for m in expected["messages"]]
     assert got["thinkingLevel"] == expected["thinkingLevel"]
 
 
@@ -416,8 +432,9 @@ def test_lone_surrogates_are_kept_and_never_crash(
     code, out, err = run_in_process(capsys, str(path), "--model", "extractive", "--json")
     assert code == 0, err
     assert "f\\ud83d.txt" in Path(json.loads(out)["path"]).read_text()  # escaped, as JS does
-    recorded = path.read_bytes()[len(raw) :].splitlines()
-    assert len(recorded) == 2 and all(json.loads(line) for line in recorded)
+    recorded = [json.loads(line) for line in path.read_bytes()[len(raw) :].splitlines()]
+    # The exchange, then the session's own model named again (the answer is the handoff's).
+    assert [e["type"] for e in recorded] == ["message", "message", "model_change"]
 
 
 def catches(pid: int, number: int) -> bool:

@@ -17,7 +17,7 @@ from handoff_cli.cli import run
 from handoff_cli.document import SECTIONS, unwrap_document
 from handoff_cli.errors import ExitCode
 
-from .conftest import EXAMPLES, Result, run_cli
+from .conftest import EXAMPLES, Result, handoff_entry, last_message, run_cli
 from .fakellm import Error, FakeLLMServer, Raw, Reply
 
 DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()}" for name in SECTIONS)
@@ -178,7 +178,7 @@ def test_no_key_falls_back_to_the_extractive_writer(session: Path) -> None:
     assert data["model"] == "handoff/extractive" and data["cost_usd"] == 0
     notes = [line for line in result.stderr.splitlines() if line.startswith("note:")]
     assert len(notes) == 1 and "ANTHROPIC_API_KEY" in notes[0] and "--model" in notes[0]
-    document = orjson.loads(Path(data["path"]).read_bytes().splitlines()[2])["content"]
+    document = handoff_entry(Path(data["path"]))["content"]
     assert all(f"## {name}\n" in document for name in SECTIONS)
 
 
@@ -203,7 +203,7 @@ def test_max_doc_tokens_caps_the_builtin_writer_and_guides_a_model(
     for tokens in ("2000", "250"):
         result = run_cli(session, "--model", "extractive", "--max-doc-tokens", tokens, "--json")
         assert result.code == 0, result.stderr
-        content = orjson.loads(Path(result.json()["path"]).read_bytes().splitlines()[-1])["content"]
+        content = handoff_entry(Path(result.json()["path"]))["content"]
         sizes.append(len(content.split("<files>")[0]))
     assert sizes[1] <= 250 * 4 + 200 < sizes[0]  # the wrapper's lines aside
     result = run_cli(session, "--dry-run", "--max-doc-tokens", "700", env=model_env(llm_server))
@@ -264,7 +264,7 @@ def test_a_whole_document_that_goes_on_is_kept_cut_there(
         in result.stderr
     )
     new = Path(result.json()["path"])
-    document = unwrap_document(orjson.loads(new.read_bytes().splitlines()[-1])["content"])
+    document = unwrap_document(handoff_entry(new)["content"])
     assert document.startswith(DOCUMENT) and "[… cut: the answer went on]" in document
     assert len(document) <= 2_000 * 4 + 300  # the bound, the marker and the <files> block
     assert result.json()["usage"]["output_tokens"] >= 2_000  # at least what was read
@@ -281,9 +281,9 @@ def test_a_server_that_ignores_stream_is_read_as_one_completion(
     data = result.json()
     assert data["usage"] == {"input_tokens": 1234, "output_tokens": 56}
     new = Path(data["path"])
-    document = unwrap_document(orjson.loads(new.read_bytes().splitlines()[-1])["content"])
+    document = unwrap_document(handoff_entry(new)["content"])
     assert document.startswith(DOCUMENT + "\n\n<files>")
-    recorded = orjson.loads(session.read_bytes().splitlines()[-1])["message"]
+    recorded = last_message(session)
     assert recorded["usage"]["input"] == 1234 and recorded["usage"]["output"] == 56
 
 

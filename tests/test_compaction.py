@@ -1,6 +1,7 @@
-"""The in-place handoff's cut and entry, held to what oh-my-pi 18.2.3 itself appended
-(``tests/fixtures/inplace``, made by ``oracles/inplace.py``: the agent's own
-``prepareCompaction`` and ``appendCompaction`` on each session, with one document)."""
+"""The in-place handoff's cut and entry, held to what oh-my-pi itself appended
+(``tests/fixtures/inplace``, made by ``oracles/inplace.py``: 18.2.3's own ``prepareCompaction``
+and ``appendCompaction`` on each session, with one document, which 18.3.4 appends alike; and
+``tests/fixtures/omp183/snapshot``, 18.3.4's after the compactions only 18.3 reads)."""
 
 from __future__ import annotations
 
@@ -17,12 +18,17 @@ from handoff_cli.compaction import (
     strip_read_selector,
     with_tokens_after,
 )
+from handoff_cli.config import OMP
 from handoff_cli.session import load_session
 from handoff_cli.tree import branch, leaf
+
+from .conftest import OMP183
+from .test_context import key_orders, printed
 
 FOLDER = Path(__file__).parent / "fixtures" / "inplace"
 DOCUMENT = (FOLDER / "document.md").read_text()
 CASES = sorted(FOLDER.glob("*.jsonl"))
+SNAPSHOTS = sorted((OMP183 / "snapshot").glob("*.jsonl"))
 
 
 def test_the_fixtures_cover_cuts_and_refusals() -> None:
@@ -65,6 +71,55 @@ def test_the_entry_is_the_agents(path: Path) -> None:
     assert mine == agent
     # Ours counts the messages alone: the agent adds the framing of the summary (about 130).
     assert 0 < mine["tokensAfter"] < theirs["tokensAfter"] <= mine["tokensAfter"] + 200
+
+
+def in_place(path: Path, theirs: dict[str, Any], scratch: Path) -> dict[str, Any]:
+    """Our in-place handoff of the session at ``path`` in the shape the agent's outcome
+    ``theirs`` is kept in: its refusal, or the leaf, the branch, the entry and the context
+    after it. The entry takes the agent's ``id`` and ``timestamp`` (the run's) and, once ours
+    is checked to fall short of it by the agent's framing of the summary, its ``tokensAfter``."""
+    session = load_session(path)
+    records = branch(session, leaf(session))
+    where = cut(records, theirs["keep_recent"])
+    if where is None:
+        return {
+            "keep_recent": theirs["keep_recent"],
+            "error": "Nothing to hand off (already compacted)",
+        }
+    agent = theirs.get("entry", {})
+    made = compaction_entry(
+        where, DOCUMENT, agent.get("id"), records[-1].id, agent.get("timestamp")
+    )
+    mine = with_tokens_after(records, made)
+    assert 0 < mine["tokensAfter"] < agent.get("tokensAfter", 0) <= mine["tokensAfter"] + 200
+    mine["tokensAfter"] = agent["tokensAfter"]
+    after = scratch / path.name
+    after.write_bytes(path.read_bytes() + json.dumps(mine).encode() + b"\n")
+    ids = [r.id for r in records]
+    return {
+        "keep_recent": theirs["keep_recent"],
+        "leaf": ids[-1],
+        "branch": ids,
+        "entry": mine,
+        "context": printed(after, OMP),
+    }
+
+
+def test_after_a_snapshot_the_cut_is_18_3s(tmp_path: Path) -> None:
+    """After a snapshot compaction, 18.3.4 summarises from the entry after the one it replays
+    through (its kept entries too), on or off its Anthropic payload, where 18.2.3 starts after
+    the compaction and so often finds nothing to hand off; elsewhere the two agree."""
+    theirs: dict[str, Any] = {}
+    mine: dict[str, Any] = {}
+    for path in SNAPSHOTS:
+        for expected in json.loads(path.with_suffix(".omp183-inplace.json").read_text()):
+            name = f"{path.stem} at {expected['keep_recent']}"
+            theirs[name] = expected
+            mine[name] = in_place(path, expected, tmp_path)
+    assert mine == theirs
+    assert key_orders(mine) == key_orders(theirs)
+    handed_off = {name for name, outcome in theirs.items() if "entry" in outcome}
+    assert {"snapshot-compaction at 5", "snapshot-at-leaf at 5"} <= handed_off
 
 
 def test_a_branch_ending_in_a_compaction_has_nothing_to_compact() -> None:

@@ -21,8 +21,11 @@ from . import sessiongen
 from .conftest import (
     CONTEXT_FIXTURES,
     FIXTURES,
+    OMP183,
+    OMP_CONTEXT_FIXTURES,
     PI_CONTEXT_FIXTURES,
     Entries,
+    omp183_context,
     tool_call,
     write_session,
 )
@@ -60,9 +63,11 @@ def pi_style_model(path: Path) -> str | None:
     return model
 
 
-@pytest.mark.parametrize("path", CONTEXT_FIXTURES, ids=lambda p: str(p.relative_to(FIXTURES)))
+@pytest.mark.parametrize("path", OMP_CONTEXT_FIXTURES, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_context_matches_the_agent(path: Path) -> None:
-    expected = orjson.loads(path.with_suffix(".context.json").read_bytes())
+    """oh-my-pi 18.3.4's own buildSessionContext, kept for every fixture it opens
+    (``tests/fixtures/omp183``): message for message, key order included."""
+    expected = orjson.loads(omp183_context(path).read_bytes())
     context = context_of(path)
     got = list(context.messages())
     assert got == expected["messages"]
@@ -77,6 +82,36 @@ def printed(path: Path, agent: str) -> Any:
     out = io.BytesIO()
     write_json(context_of(path, agent=agent).to_json(), out)
     return orjson.loads(out.getvalue())
+
+
+# The snapshot cases that 18.2.3 and 18.3.4 read alike: no payload, or one without content, and
+# a later local compaction.
+READ_ALIKE = {"snapshot-without-payload", "snapshot-payload-without-content"}
+READ_ALIKE |= {"snapshot-then-compaction"}
+
+
+def test_where_the_releases_agree_nothing_changed() -> None:
+    """Every context oh-my-pi 18.2.3 built (``*.context.json``, and the snapshot cases'
+    ``.omp1823-context.json``) is still ours wherever 18.3.4 builds the same one; where it
+    does not, ours is 18.3.4's. They differ only on what 18.3 reads anew: an Anthropic
+    compaction's ``historyRewriteAt`` and ``signature``, and snapshots."""
+    snapshots = sorted((OMP183 / "snapshot").glob("*.jsonl"))
+    releases = [(p, p.with_suffix(".context.json")) for p in CONTEXT_FIXTURES]
+    releases += [(p, p.with_suffix(".omp1823-context.json")) for p in snapshots]
+    differ = set()
+    for path, old in releases:
+        before = orjson.loads(old.read_bytes())
+        after = orjson.loads(omp183_context(path).read_bytes())
+        if before != after or key_orders(before) != key_orders(after):
+            differ.add(str(path.relative_to(FIXTURES)))
+        ours, model = printed(path, OMP), after.pop("model")
+        assert ours.pop("model") == (pi_style_model(path) or model), path
+        assert ours == after, path
+        assert key_orders(ours) == key_orders(after), path
+    assert len(CONTEXT_FIXTURES) >= 39 and len(snapshots) == 19
+    assert differ == {"edge/anthropic-compaction.jsonl"} | {
+        str(p.relative_to(FIXTURES)) for p in snapshots if p.stem not in READ_ALIKE
+    }
 
 
 @pytest.mark.parametrize("path", PI_CONTEXT_FIXTURES, ids=lambda p: str(p.relative_to(FIXTURES)))

@@ -38,7 +38,7 @@ from handoff_cli.prompt import FACTS_INTRO
 from handoff_cli.session import load_session
 from handoff_cli.tree import branch, leaf
 
-from .conftest import EXAMPLES, FIXTURES, Entries, tool_call, write_session
+from .conftest import EXAMPLES, FIXTURES, Entries, handoff_entry, tool_call, write_session
 from .fakellm import Drop, Error, FakeLLMServer, Hang, Reply
 
 DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()} facts" for name in SECTIONS)
@@ -61,7 +61,7 @@ class Collect(Reporter):
 
 def document_of(new_session: Path) -> str:
     """The document a new session starts from, without the ``<files>`` block added to it."""
-    content = orjson.loads(new_session.read_bytes().splitlines()[-1])["content"]
+    content = handoff_entry(new_session)["content"]
     return without_files(unwrap_document(content))
 
 
@@ -103,17 +103,38 @@ def test_handoff_writes_the_new_session_and_records_the_exchange(
     assert any(m["role"] == "tool" for m in sent)
     assert reporter.pieces > 0 and reporter.warnings == []
 
-    # The new session: title slot (the source had one), header, the one handoff message.
+    # The new session, as oh-my-pi writes one it starts: the title slot (the source had one),
+    # the header, the session's model and thinking level, the handoff message, its name.
     assert result.path.parent == path.parent
     assert result.path.name.endswith(f"_{result.id}.jsonl")
     lines = result.path.read_bytes().splitlines(keepends=True)
-    assert len(lines) == 3 and len(lines[0]) == 256
-    header, entry = orjson.loads(lines[1]), orjson.loads(lines[2])
+    assert len(lines) == 6 and len(lines[0]) == 256
+    slot, header, model, thinking, entry, named = map(orjson.loads, lines)
     assert list(header) == ["type", "version", "id", "timestamp", "cwd", "parentSession"]
     assert header["id"] == result.id and header["version"] == 3
     assert header["cwd"] == "/home/dev/projects/weather-cli"
     assert header["parentSession"] == str(path.resolve())
-    assert orjson.loads(lines[0])["updatedAt"] == header["timestamp"]
+    title = "↳ Retry with backoff for the HTTP client"  # the old session's, continued
+    assert (slot["title"], slot["source"], slot["updatedAt"]) == (
+        title,
+        "auto",
+        header["timestamp"],
+    )
+    assert list(slot) == ["type", "v", "title", "source", "updatedAt", "pad"]
+    assert model == {
+        "type": "model_change",
+        "id": model["id"],
+        "parentId": None,
+        "timestamp": header["timestamp"],
+        "model": "anthropic/claude-sonnet-4-5",
+        "resolvedModelIsFallback": False,
+    }
+    assert list(thinking) == ["type", "id", "parentId", "timestamp", "thinkingLevel", "configured"]
+    assert (thinking["parentId"], thinking["thinkingLevel"], thinking["configured"]) == (
+        model["id"],
+        "medium",
+        None,
+    )
     assert list(entry) == [
         "type",
         "customType",
@@ -125,12 +146,21 @@ def test_handoff_writes_the_new_session_and_records_the_exchange(
         "timestamp",
     ]
     assert entry["content"] == wrap_document(DOCUMENT + WEATHER_FILES)  # the <files> block added
-    assert entry["parentId"] is None
+    assert entry["parentId"] == thinking["id"]
+    assert list(named) == ["type", "id", "parentId", "timestamp", "title", "source"]
+    assert (named["type"], named["parentId"], named["title"]) == (
+        "title_change",
+        entry["id"],
+        title,
+    )
     new = load_session(result.path)
-    messages = list(build_context(branch(new, leaf(new)), OMP).messages())
-    assert [(m["role"], m["customType"], m["content"]) for m in messages] == [
+    context = build_context(branch(new, leaf(new)), OMP)
+    assert [(m["role"], m["customType"], m["content"]) for m in context.messages()] == [
         ("custom", "handoff", wrap_document(DOCUMENT + WEATHER_FILES))
     ]
+    assert (context.model, context.thinking_level) == ("anthropic/claude-sonnet-4-5", "medium")
+    assert new.title == title
+    assert result.path.stat().st_mtime_ns > path.stat().st_mtime_ns  # the newer: --continue
 
     # The old session: exactly two whole lines more, chained from the leaf we read.
     after = path.read_bytes()
@@ -193,8 +223,16 @@ def test_a_pi_session_is_replayed_and_written_as_pi_does(
     assert result.agent == PI and reporter.warnings == []
     assert "half way through the parser" in str(llm_server.requests[0].messages)
 
-    header, entry = map(orjson.loads, result.path.read_bytes().splitlines())
+    header, model, entry, named = map(orjson.loads, result.path.read_bytes().splitlines())
     assert header["type"] == "session"
+    assert model == {
+        "type": "model_change",
+        "id": model["id"],
+        "parentId": None,
+        "timestamp": header["timestamp"],
+        "provider": "anthropic",
+        "modelId": "claude-sonnet-4-5",
+    }
     assert list(entry) == [
         "type",
         "customType",
@@ -204,6 +242,13 @@ def test_a_pi_session_is_replayed_and_written_as_pi_does(
         "parentId",
         "timestamp",
     ]
+    assert named == {
+        "type": "session_info",
+        "id": named["id"],
+        "parentId": entry["id"],
+        "timestamp": header["timestamp"],
+        "name": "↳ retries",
+    }
     new = load_session(result.path)
     assert list(build_context(branch(new, leaf(new)), PI).messages()) == [
         {
@@ -215,9 +260,12 @@ def test_a_pi_session_is_replayed_and_written_as_pi_does(
         }
     ]
     after = load_session(path)
-    messages = list(build_context(branch(after, leaf(after)), PI).messages())
+    resumed = build_context(branch(after, leaf(after)), PI)
+    messages = list(resumed.messages())
     assert messages[:-2] == context_before
     assert [m["role"] for m in messages[-2:]] == ["user", "assistant"]
+    assert messages[-1]["model"] == "test-model"  # the answer says which model wrote it
+    assert resumed.model == "anthropic/claude-sonnet-4-5"  # and the session keeps its own
 
     llm_server.script(Reply(DOCUMENT))
     run(path, llm_server, agent=OMP, record=False)  # oh-my-pi's rules drop the aborted turn
@@ -333,7 +381,7 @@ def test_extractive_model_runs_the_same_pipeline(tmp_path: Path) -> None:
     assert result.missing_sections == []
     recorded = orjson.loads(path.read_bytes()[len(before) :].splitlines()[1])["message"]
     assert (recorded["provider"], recorded["model"]) == ("handoff", "extractive")
-    content = orjson.loads(result.path.read_bytes().splitlines()[2])["content"]
+    content = handoff_entry(result.path)["content"]
     assert content == wrap_document(recorded["content"][0]["text"])
 
 

@@ -17,7 +17,7 @@ from handoff_cli.document import SECTIONS, missing_sections, sections_of, unwrap
 from handoff_cli.extractive import LIST_ITEMS, write_document
 from handoff_cli.facts import Command, Facts
 
-from .conftest import EXAMPLES, FIXTURES, Entries, write_session
+from .conftest import EXAMPLES, FIXTURES, Entries, handoff_entry, write_session
 
 GOLDEN = FIXTURES / "golden"
 WEATHER = next(EXAMPLES.glob("-home-dev-projects-weather-cli/*.jsonl"))
@@ -178,9 +178,8 @@ def test_a_second_handoff_is_no_longer_and_holds_nothing_of_our_prompt(tmp_path:
 
 
 def _content(path: Path) -> str:
-    import orjson
 
-    return str(orjson.loads(path.read_bytes().splitlines()[-1])["content"])
+    return str(handoff_entry(path)["content"])
 
 
 def test_sections_from_a_session_that_edits_files_and_fails(

@@ -288,7 +288,10 @@ def test_a_handoff_recorded_is_the_anchor_and_never_conversation(tmp_path: Path)
     assert not any("handoff document" in r for r in found.rules)
     new = load_session(first)  # a session handed off to starts from its document
     started = facts_of(new, branch(new, leaf(new)))
-    assert started.previous_document == found.previous_document and started.anchor == 0
+    opened = branch(new, leaf(new))
+    at = next(i for i, record in enumerate(opened) if record.type == "custom_message")
+    assert [record.type for record in opened[:at]] == ["model_change", "thinking_level_change"]
+    assert started.previous_document == found.previous_document and started.anchor == at
 
 
 def test_an_in_place_handoff_is_an_anchor_too(tmp_path: Path, entries: Entries) -> None:

@@ -55,7 +55,7 @@ def _line(entry: dict[str, Any], numbers: bool = False) -> str:
 
 
 LONE_SURROGATE = b"\\ud83d"
-"""A cut emoji, as JavaScript writes one (no model's HTTP client sends it: not ours to fix)."""
+"""A cut emoji, as JavaScript writes one (UTF-8 has no surrogates: it is sent as U+FFFD)."""
 INVALID_UTF8 = b"\xff"
 
 
@@ -142,7 +142,8 @@ def test_a_migration_writes_numbers_as_the_agent_would(
     code, out, err = run_in_process(capsys, path, "--model", "extractive", "--agent", "omp")
     assert code == 0, err
     lines = path.read_text().splitlines()
-    assert len(lines) == 6 and '"version":3' in lines[0]  # migrated, then two lines appended
+    # Migrated, then the exchange appended, and the session's model named again after it.
+    assert len(lines) == 7 and '"version":3' in lines[0]
     assert_strict_json(path, canonical=True)
     assert spelled(lines[2]) == {name: js for name, (_, js) in NUMBERS.items()}
     assert "on it \\ud83d" in lines[2]  # the lone surrogate kept, escaped, as JavaScript does
@@ -206,6 +207,22 @@ def test_a_model_handoff_of_such_numbers(
     arguments = request.messages[1]["tool_calls"][0]["function"]["arguments"]
     assert spelled(arguments) == {name: js for name, (_, js) in NUMBERS.items()}
     assert_strict_json(path, canonical=True)
+
+
+def test_a_cut_emoji_reaches_the_model_as_a_replacement_character(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], llm_server: FakeLLMServer
+) -> None:
+    """A lone surrogate, which the agents' JavaScript writes when it cuts a text inside an
+    emoji, cannot be encoded as UTF-8 for the request: the HTTP client failed on the whole
+    request ("the model's server refused the request (500)"). It goes as U+FFFD."""
+    llm_server.script(Reply(DOCUMENT))
+    path = odd_numbers_session(tmp_path / "sessions" / "v3.jsonl", 3, LONE_SURROGATE)
+    model = ("--model", "openai/test-model", "--api-base", llm_server.base_url, "--retries", "0")
+    code, _, err = run_in_process(capsys, path, *model, "--agent", "omp")
+    assert code == 0, err
+    (request,) = llm_server.requests
+    assert request.messages[1]["content"] == "on it \ufffd"
+    assert b"on it \\ud83d" in path.read_bytes()  # the session keeps its own, as written
 
 
 def test_numbers_are_spelled_as_node_spells_them() -> None:
@@ -571,3 +588,34 @@ def test_peak_memory_is_within_twice_the_file(
             smaller = peak_memory(command(_fresh(run, small)), report)
             growth = (peak - smaller) / (size - half)
             assert growth <= 2, f"{name}: {growth:.2f} bytes of memory a byte of file"
+
+
+@pytest.mark.parametrize("megabytes", quick_and_stress(20, 100))
+@pytest.mark.parametrize("shape", ["one huge line", "many tiny lines"])
+def test_recording_into_an_old_version_stays_within_twice_the_file(
+    tmp_path: Path, shape: str, megabytes: int
+) -> None:
+    """A handoff recorded into a version 2 file rewrites it whole at version 3 first: written
+    a line at a time, never the whole file held at once."""
+
+    def old(path: Path, size: float) -> Path:
+        shaped_session(path, shape, size)
+        lines = path.read_bytes().split(b"\n", 1)
+        header = orjson.loads(lines[0])
+        path.write_bytes(orjson.dumps({**header, "version": 2}) + b"\n" + lines[1])
+        return path
+
+    big, small = (
+        old(tmp_path / "big.jsonl", megabytes),
+        old(tmp_path / "small.jsonl", megabytes / 2),
+    )
+    size, half = big.stat().st_size, small.stat().st_size
+    command = COMMANDS["extractive handoff"]
+    peak = peak_memory(command(_fresh(tmp_path / "run.jsonl", big)), tmp_path / "peak")
+    assert b'"version":3' in (tmp_path / "run.jsonl").read_bytes()[:200]  # rewritten
+    if megabytes >= 100:
+        assert peak <= 2 * size, f"{peak / size:.2f}x the file"
+    else:
+        smaller = peak_memory(command(_fresh(tmp_path / "run.jsonl", small)), tmp_path / "peak")
+        growth = (peak - smaller) / (size - half)
+        assert growth <= 2, f"{growth:.2f} bytes of memory a byte of file"

@@ -18,7 +18,7 @@ from handoff_cli.config import Options
 from handoff_cli.core import handoff
 from handoff_cli.document import SECTIONS, unwrap_document
 
-from .conftest import EXAMPLES, FIXTURES, Entries, write_session
+from .conftest import EXAMPLES, FIXTURES, Entries, handoff_entry, write_session
 from .fakellm import FakeLLMServer, Reply
 
 DOCUMENT = "\n\n".join(f"## {name}\n- as the model wrote it" for name in SECTIONS)
@@ -147,7 +147,7 @@ CASES = {
 
 
 def document_of(new_session: Path) -> str:
-    return unwrap_document(orjson.loads(new_session.read_bytes().splitlines()[-1])["content"])
+    return unwrap_document(handoff_entry(new_session)["content"])
 
 
 @pytest.mark.parametrize("make", list(CASES), ids=lambda m: CASES[m].name)

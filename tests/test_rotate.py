@@ -15,12 +15,13 @@ import pytest
 
 from handoff_cli.config import AUTO, OMP, PI, Options, parse_duration, parse_shard
 from handoff_cli.core import handoff
-from handoff_cli.document import SECTIONS
+from handoff_cli.document import SECTIONS, is_handoff_prompt
 from handoff_cli.errors import HandedOffError
 from handoff_cli.listing import catalog
 from handoff_cli.output import Reporter
 from handoff_cli.places import Root
 from handoff_cli.rotate import RotateOptions, in_shard, select
+from handoff_cli.text import text_of
 
 from .conftest import HEADER, Entries, run_cli, write_session
 from .fakellm import FakeLLMServer, Reply
@@ -139,10 +140,11 @@ def rotate(folder: Path, server: FakeLLMServer, *extra: str) -> subprocess.Popen
 
 
 def exchanges(path: Path, lines_before: int) -> int:
-    """How many exchanges were recorded: each is two whole lines."""
-    added = path.read_bytes().splitlines()[lines_before:]
-    assert len(added) % 2 == 0 and all(orjson.loads(line) for line in added)
-    return len(added) // 2
+    """How many exchanges were recorded: each is whole lines, a handoff prompt first."""
+    added = [orjson.loads(line) for line in path.read_bytes().splitlines()[lines_before:]]
+    asked = [e for e in added if e.get("type") == "message" and e["message"]["role"] == "user"]
+    assert all(is_handoff_prompt(text_of(e["message"]["content"])) for e in asked)
+    return len(asked)
 
 
 def new_sessions(folder: Path, sources: list[Path]) -> list[Path]:

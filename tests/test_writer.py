@@ -19,6 +19,7 @@ from handoff_cli.context import build_context
 from handoff_cli.session import load_session
 from handoff_cli.tree import branch, leaf
 from handoff_cli.writer import (
+    TitleSlot,
     append_entries,
     new_entry_id,
     new_session_bytes,
@@ -57,7 +58,8 @@ def test_new_session_is_byte_identical_to_the_agents() -> None:
         "parentId": None,
         "timestamp": entry["timestamp"],
     }
-    assert new_session_bytes(rebuilt_header, [rebuilt_entry], title_slot=True) == raw
+    slot = TitleSlot("", header["timestamp"])
+    assert new_session_bytes(rebuilt_header, [rebuilt_entry], slot) == raw
 
 
 def test_title_slot_is_256_bytes_and_cuts_long_titles_by_characters() -> None:

@@ -1,6 +1,6 @@
-// Oracle: oh-my-pi (@oh-my-pi/pi-coding-agent 18.2.3) session context.
+// Oracle: oh-my-pi (@oh-my-pi/pi-coding-agent 18.2.3, or the release $OMP_LIB names) session context.
 //
-// Usage: node_modules/.bin/bun context.ts FILE.jsonl [FILE.jsonl ...]
+// Usage: [OMP_LIB=../omp-bundle/18.3.4/package/dist/lib.js] node_modules/.bin/bun context.ts FILE.jsonl [FILE.jsonl ...]
 //
 // For each input file: copy it into a private temp folder (opening may migrate
 // and rewrite it), open the copy with omp's own SessionManager.open(), call
@@ -46,7 +46,8 @@ function writeAll(text: string): void {
 	}
 }
 
-const { SessionManager } = await import("@oh-my-pi/pi-coding-agent/session/session-manager");
+const { loadOmp } = await import("./agent.ts");
+const { SessionManager } = await loadOmp();
 
 let n = 0;
 const out: string[] = [];
@@ -62,7 +63,7 @@ for (const original of process.argv.slice(2)) {
 	fs.mkdirSync(dir, { recursive: true });
 	const copy = path.join(dir, path.basename(original));
 	let line: Record<string, unknown>;
-	let manager: Awaited<ReturnType<typeof SessionManager.open>> | undefined;
+	let manager: any;
 	try {
 		fs.copyFileSync(original, copy);
 		manager = await SessionManager.open(copy, dir, undefined, { suppressBreadcrumb: true });

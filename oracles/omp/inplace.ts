@@ -1,6 +1,6 @@
-// Oracle: oh-my-pi (@oh-my-pi/pi-coding-agent 18.2.3) in-place handoff.
+// Oracle: oh-my-pi (@oh-my-pi/pi-coding-agent 18.2.3, or the release $OMP_LIB names) in-place handoff.
 //
-// Usage: DOC=document.md [KEEP=20000] node_modules/.bin/bun inplace.ts FILE.jsonl [...]
+// Usage: [OMP_LIB=...] DOC=document.md [KEEP=20000] node_modules/.bin/bun inplace.ts FILE.jsonl [...]
 //
 // For each input file, what the agent's own `/handoff` (SessionMaintenance.handoff) would
 // append, given the document in $DOC: copy the file into a private temp folder, open the copy
@@ -48,15 +48,18 @@ function writeAll(text: string): void {
 	}
 }
 
-const { SessionManager } = await import("@oh-my-pi/pi-coding-agent/session/session-manager");
-const { buildSessionContext } = await import("@oh-my-pi/pi-coding-agent/session/session-context");
-const { convertToLlm } = await import("@oh-my-pi/pi-coding-agent/session/messages");
-const { resolveMethodSettings } = await import("@oh-my-pi/pi-coding-agent/session/compaction-methods");
-const { prepareCompaction, DEFAULT_COMPACTION_SETTINGS } = await import(
-	"@oh-my-pi/pi-agent-core/compaction/compaction"
-);
-const { computeFileLists, upsertFileOperations } = await import("@oh-my-pi/pi-agent-core/compaction/utils");
-const { Tokenizer } = await import("@oh-my-pi/pi-agent-core/tokenizer");
+const { loadOmp } = await import("./agent.ts");
+const {
+	SessionManager,
+	buildSessionContext,
+	convertToLlm,
+	resolveMethodSettings,
+	prepareCompaction,
+	DEFAULT_COMPACTION_SETTINGS,
+	computeFileLists,
+	upsertFileOperations,
+	Tokenizer,
+} = await loadOmp();
 
 const document = fs.readFileSync(process.env.DOC ?? "", "utf8");
 const keepRecentTokens = Number(process.env.KEEP ?? "20000");
@@ -69,12 +72,12 @@ for (const original of process.argv.slice(2)) {
 	fs.mkdirSync(dir, { recursive: true });
 	const copy = path.join(dir, path.basename(original));
 	let line: Record<string, unknown>;
-	let manager: Awaited<ReturnType<typeof SessionManager.open>> | undefined;
+	let manager: any;
 	try {
 		fs.copyFileSync(original, copy);
 		manager = await SessionManager.open(copy, dir, undefined, { suppressBreadcrumb: true });
 		const branch = manager.getBranch();
-		if (branch.filter(e => e.type === "message").length < 2) throw new Error("Nothing to hand off (no messages yet)");
+		if (branch.filter((e: any) => e.type === "message").length < 2) throw new Error("Nothing to hand off (no messages yet)");
 		const preparation = prepareCompaction(branch, settings);
 		if (!preparation) throw new Error("Nothing to hand off (already compacted)");
 		const { readFiles, modifiedFiles } = computeFileLists(preparation.fileOps);
@@ -114,7 +117,7 @@ for (const original of process.argv.slice(2)) {
 		line = {
 			path: original,
 			leaf: leaf?.id ?? null,
-			branch: branch.map(e => e.id),
+			branch: branch.map((e: any) => e.id),
 			entry: JSON.parse(lines[lines.length - 1]),
 			context: { messages: ctx.messages, thinkingLevel: ctx.thinkingLevel, model: ctx.models?.default ?? null },
 		};

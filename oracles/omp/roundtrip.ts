@@ -1,7 +1,7 @@
-// Oracle: what oh-my-pi (@oh-my-pi/pi-coding-agent 18.2.3) writes when it OPENS
-// a session file and APPENDS to it.
+// Oracle: what oh-my-pi (@oh-my-pi/pi-coding-agent 18.2.3, or the release $OMP_LIB names)
+// writes when it OPENS a session file and APPENDS to it.
 //
-// Usage: node_modules/.bin/bun roundtrip.ts [--text TEXT] FILE.jsonl [FILE.jsonl ...]
+// Usage: [OMP_LIB=...] node_modules/.bin/bun roundtrip.ts [--text TEXT] FILE.jsonl [FILE.jsonl ...]
 //
 // For each input file: copy it into a private temp folder, open the copy with
 // SessionManager.open(), append one user message with the agent's own
@@ -43,7 +43,8 @@ function writeAll(text: string): void {
 	}
 }
 
-const { SessionManager } = await import("@oh-my-pi/pi-coding-agent/session/session-manager");
+const { loadOmp } = await import("./agent.ts");
+const { SessionManager } = await loadOmp();
 
 const args = process.argv.slice(2);
 let text = "roundtrip";
@@ -59,7 +60,7 @@ for (const original of files) {
 	fs.mkdirSync(dir, { recursive: true });
 	const copy = path.join(dir, path.basename(original));
 	let line: Record<string, unknown>;
-	let manager: Awaited<ReturnType<typeof SessionManager.open>> | undefined;
+	let manager: any;
 	try {
 		fs.copyFileSync(original, copy);
 		manager = await SessionManager.open(copy, dir, undefined, { suppressBreadcrumb: true });
