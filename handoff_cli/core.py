@@ -691,8 +691,10 @@ def _commit_in_place(
         where, answer.text, new_entry_id(session.by_id), request.leaf_id, iso_timestamp()
     )
     entry = with_tokens_after(request.branch, entry)
-    if request.redactor is not None and "details" in entry:  # its paths: from the session
-        entry["details"] = request.redactor.value(entry["details"])
+    if request.redactor is not None:  # its <files> block and details: paths of the session
+        entry["summary"] = request.redactor.text(entry["summary"])
+        if "details" in entry:
+            entry["details"] = request.redactor.value(entry["details"])
     old = source.resolve()
     with _holding(request, old, options.exclusive, old.parent) as held:
         _append(held, [entry])
