@@ -677,6 +677,8 @@ def _turn_to(new_path: Path, old: Path, options: Options) -> None:
 def _write_new(target: Path, data: bytes) -> Path:
     try:
         return write_new_session(target.parent, target.name, data)
+    except NotADirectoryError as error:  # the folder (or one above it) is a file
+        raise WriteError(target.parent, error) from None
     except OSError as error:
         raise WriteError(target, error) from None
 

@@ -28,9 +28,10 @@ def stdout() -> BinaryIO:
 
 
 def write_line(text: str) -> None:
-    """One line of result on stdout."""
+    """One line of result on stdout: ids a session gave, so made safe (``visible``) as for a
+    terminal; a script reads the same line."""
     out = stdout()
-    out.write(text.encode() + b"\n")
+    out.write(visible(text).encode() + b"\n")
     out.flush()
 
 
