@@ -100,3 +100,22 @@ def visible(text: str, lines: bool = False) -> str:
     can move the cursor, clear the screen or write the clipboard, and no character reorders
     or hides what is shown (those are shown as ``\\u202e``). Newlines stay with ``lines``."""
     return text.translate(_PICTURES_KEEPING_LINES if lines else _PICTURES)
+
+
+
+def _json_escape(code: int) -> str:
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    high, low = divmod(code - 0x10000, 0x400)
+    return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"
+
+
+# The same characters in JSON text, as escapes: they occur only inside strings there (JSON's
+# own structure is ASCII), where an escape stands for the character itself.
+_JSON_ESCAPES = {code: _json_escape(code) for code in [*range(0x80, 0xA0), *_HIDDEN]}
+
+
+def json_visible(data: bytes) -> bytes:
+    """JSON text safe to print on a terminal, its value the same: C1 controls and the
+    characters that reorder or hide text written as escapes (JSON escapes C0 already)."""
+    return data.decode().translate(_JSON_ESCAPES).encode()
