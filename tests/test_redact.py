@@ -8,6 +8,8 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from handoff_cli.config import Options
 from handoff_cli.core import prepare
@@ -15,7 +17,7 @@ from handoff_cli.extractive import write_document
 from handoff_cli.redact import Redactor
 
 from . import secrets_corpus
-from .conftest import CONTEXT_FIXTURES, Entries, tool_call, write_session
+from .conftest import CONTEXT_FIXTURES, Entries, quick_and_stress, tool_call, write_session
 
 SECRETS = {
     "openai-key": "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z",
@@ -184,6 +186,71 @@ def test_the_same_secret_keeps_its_number_whatever_finds_it() -> None:
         "PASSWORD=[REDACTED:password:1]\npostgres://app:[REDACTED:url-password:1]@db/app\n"
         "PASSWORD=[REDACTED:password:2]"
     )
+
+
+def test_a_bearer_value_holding_a_key_is_masked_whole_at_once() -> None:
+    """The first pass masks what a second would: once the Heroku key inside a bearer value was
+    masked alone, masking again found the rest of the value."""
+    text = (
+        "Authorization: Bearer eyJhbGU_API_KEY="
+        "HRKU-AAk3wOh9OXf9DM8eT-zwZ5KZJoGUm76swRmAAk3wOh9OXf9DM8eT"
+    )
+    once = Redactor().text(text)
+    assert once == "Authorization: Bearer [REDACTED:bearer-token:1]"
+    assert Redactor().text(once) == once
+
+
+_WORDS = [
+    *(
+        "token secret password passwd pwd pass passphrase passcode pin PIN key api_key apiKey Key "
+        "KEY auth Authorization Bearer Basic Cookie mysql sshpass echo base64 -d -p --password "
+        "--token :// @ ? & sk- sk_live_ ghp_ hf_ SG. dp.pt. dp.st. tskey-auth- AKIA AIza AAAA "
+        ':APA91b eyJ LS0tLS1CRUdJTi dapi SK -----BEGIN -----END PRIVATE KEY = : => := \' " \\" ` '
+        "] [ ( ) { } $ ${ < > ... xxxx is was my the , ; | ~ ! é 🙂"
+    ).split(),
+    *(" ", "\n", "\\n", "\\\n", "\\\\\\n", "\t"),  # and the line breaks a token can wrap at
+]
+
+
+def _piece(texts: list[str]) -> st.SearchStrategy[str]:
+    """A slice of one of ``texts``."""
+    return st.sampled_from(texts).flatmap(
+        lambda t: st.tuples(st.integers(0, len(t)), st.integers(1, 80)).map(
+            lambda ij: t[ij[0] : ij[0] + ij[1]]
+        )
+    )
+
+
+_CORPUS = [p.text for p in secrets_corpus.positives()] + secrets_corpus.traps()
+_TEXTS = st.lists(
+    st.one_of(
+        st.sampled_from(_CORPUS),
+        _piece(_CORPUS),
+        _piece([s for s in secrets_corpus.session_strings() if len(s) > 20]),
+        st.sampled_from(_WORDS),
+        st.text("abcXYZ019_-./:=@+ \n\"'\\", max_size=40),
+    ),
+    max_size=12,
+).map("".join)
+_QUICK = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@pytest.mark.parametrize("budget", quick_and_stress(_QUICK, settings(_QUICK, max_examples=5_000)))
+def test_masking_twice_changes_nothing(budget: settings) -> None:
+    """mask(mask(x)) == mask(x), on the corpus's records, pieces of them and of the sessions,
+    keywords, prefixes, quotes, escapes and noise: with a fresh redactor, and with the same one,
+    which finds no new secret in its own output."""
+
+    @budget
+    @given(_TEXTS)
+    def idempotent(text: str) -> None:
+        redactor = Redactor()
+        once = redactor.text(text)
+        count = redactor.count
+        assert redactor.text(once) == once and redactor.count == count
+        assert Redactor().text(once) == once
+
+    idempotent()
 
 
 def _texts() -> list[str]:
