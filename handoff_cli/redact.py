@@ -99,12 +99,13 @@ _ANCHORS: dict[str, tuple[bool, bytes, bytes]] = {
     "key": (
         True,
         b"k",
-        rb"ey(?:(?<=-()apikey)(?=[ \t])|(?<=-()api-key)(?=[ \t])|"
+        rb"ey(?:"
         + _THEN_ASSIGN
         + rb"|(?<=-key)(?=[ \t])|(?<=access_key)(?=[ \t])|(?=-data:)|"
         + _THEN_IS
         + rb")",
     ),
+    "-apikey": (True, b"k", rb"ey(?:(?<=-()apikey)|(?<=-()api-key))(?=[ \t])"),  # -ApiKey …
     "token": (
         True,
         b"k",
@@ -151,6 +152,7 @@ _ANCHORS: dict[str, tuple[bool, bytes, bytes]] = {
     "J": (False, b"J", rb"(?:(?<=()eyJ)|(?<=()IQoJ)|(?<=()LS0tLS1CRUdJ)|(?<=()ewogICJ))"),
     "-----BEGIN": (False, b"-", rb"----BEGIN "),
     "-u": (False, b"-", rb"""(?:u|-user)(?=[ \t=]+["']?[^\s:"']+:)"""),
+    "-b": (False, b"-", rb"""b(?=[ \t]+\\?["']?[\w.%-]{1,64}=)"""),  # curl -b 'name=value'
     "redis-cli": (False, b"-", rb"cli(?<=()redis-cli)"),
     "-us": (False, b"-", rb"us(?<=()[0-9a-f]{32}-us)[0-9]"),  # Mailchimp
     ".": (
@@ -165,9 +167,10 @@ _ANCHORS: dict[str, tuple[bool, bytes, bytes]] = {
 
 
 def _key(kind: str, prefix: str, body: str, anchor: str = PREFIX) -> Rule:
-    """A key known by its prefix: a word of its own, not a placeholder (``ghp_xxxx…``)."""
+    """A key known by its prefix: a word of its own (it ends where its letters and digits do,
+    or masking it would make the rest a word of its own), not a placeholder (``ghp_xxxx…``)."""
     after = _AFTER_PREFIX if anchor == PREFIX else ""
-    pattern = rf"\b(?:{prefix}){after}(?![\w.-]{{0,99}}?(?:xxxx|XXXX))(?:{body})"
+    pattern = rf"\b(?:{prefix}){after}(?![\w.-]{{0,99}}?(?:xxxx|XXXX))(?:{body})(?![A-Za-z0-9])"
     return Rule(kind, anchor, pattern, prefix if anchor == PREFIX else "")
 
 
@@ -405,7 +408,8 @@ _STOPWORDS = (
     r"unset|not_set|incorrect|invalid|wrong|missing|expired|changed|updated|reset"
 )
 _NOT_A_SECRET = (
-    r"(?![$%{<!*\[?/-]|~/|\.\.?/|\w+://"  # $REF, %(x)s, {{ x }}, <key>, !vault, ***, paths, URLs
+    r"(?![$%{<>=!*\[?/-]|~/|\.\.?/|\w+://"  # $REF, %(x)s, {{ x }}, <key>, !vault, ***, paths, URLs
+    # (and not the rest of an operator: => :=)
     rf"|{_CHAR}{{0,256}}?(?:\$[({{]|\.\.\.|…|\*\*\*|(?i:xxxx|your|placeholder|example|password|secret|changeme|replace))"
     rf"|(?i:{_STOPWORDS}){_END}"
     rf"|[xX*#•._-]{{1,256}}{_END}"
@@ -421,8 +425,12 @@ _KEY_LIKE = (
 )
 _WORDS = rf"(?![a-z][a-z0-9]{{0,256}}(?:[-_][a-z0-9]{{1,256}}){{1,256}}{_END})"  # us-east-1
 # In code, a snake_case or CONSTANT_CASE value is a variable (key=s3_object_key), unless a part
-# of it is as random as a key's: 8 characters or more, 3 of them digits (tok_bare_9f8e7d6c…).
-_RANDOM_PART = r"(?=[\w.-]{0,256}?(?<![A-Za-z0-9])(?=[A-Za-z0-9]{8})(?:[A-Za-z]{0,256}\d){3})"
+# of it is as random as a key's: 8 characters or more, letters and 3 digits (tok_bare_9f8e7d6c…,
+# not a date: token_20240101).
+_RANDOM_PART = (
+    r"(?=[\w.-]{0,256}?(?<![A-Za-z0-9])(?=[A-Za-z0-9]{8})(?=[0-9]{0,256}[A-Za-z])"
+    r"(?:[A-Za-z]{0,256}\d){3})"
+)
 _VARIABLE = (
     rf"(?:{_RANDOM_PART}|(?![a-z_][a-z0-9]{{0,256}}_[a-z0-9_]{{0,256}}{_END}"
     rf"|[A-Z][A-Z0-9]{{0,256}}(?:_[A-Z0-9]{{1,256}}){{1,256}}{_END}))"
@@ -547,7 +555,9 @@ _PASSWORD = (  # and PASS, db_pass, dbPass, "pass"; not a lone pass, a word of p
     r"|(?<=[\"'])pass(?=\\?[\"'])"
 )
 _PWD = r"(?<![A-Za-z])(?i:pwd)|(?<=[a-z0-9])Pwd"
-_KEY = r"(?<![A-Za-z])(?i:key)|(?<=[a-z0-9])Key"  # *_KEY, *-key, *Key, key
+# *_KEY, *-key, *Key, key; not a public key (PublicKey = … in WireGuard, # public key: age1…)
+_NOT_PUBLIC = r"(?<!(?i:public))(?<!(?i:public)[ _.-])(?<!(?i:pub))(?<!(?i:pub)[_-])"
+_KEY = rf"{_NOT_PUBLIC}(?:(?<![A-Za-z])(?i:key)|(?<=[a-z0-9])Key)"
 _API_KEY = _after(
     "api access auth master account signing encryption client app license subscription service "
     "admin deploy".split()
@@ -570,6 +580,13 @@ _PIN_VALUE = (
 # BIP-39 recovery phrases: 12 to 24 lower-case words.
 _SEED_WORDS = r"(?:[a-z]{3,8}[ \t]+){11,23}[a-z]{3,8}(?![a-z])"
 _SEED_ASSIGN = rf"(?:{_ASSIGN}|{_PROSE_IS}|:[ \t]*)"
+
+# Cookies, when one of them holds a session: all of them, as a header's value.
+_SESSION_COOKIES = (
+    r"(?P<secret>(?=[^\n\"'`\\]{0,1024}?(?<![\w.%-])[\w.-]{0,64}"
+    r"(?i:sess|sid|auth|token|jwt|remember|login)[\w.-]{0,64}=(?!\[)[^\s;,\"'`\\]{12})"
+    r"[^\s\"'`\\](?:[^\n\"'`\\]{0,4094}[^\s\"'`\\])?)"
+)
 
 _NAMES = (
     # Names that say which secret it is.
@@ -616,11 +633,9 @@ _NAMES = (
     Rule(  # Cookie: a=1; sessionid=…, Set-Cookie: session=…, --cookie "token=…": the value
         "session-cookie",
         "cookie",
-        r"(?i:cookie)(?:\\?[\"'`]?[ \t]*:[ \t]*|[ \t]+)(?:\\?[\"'`])?"
-        r"(?P<secret>(?=[^\n\"'`\\]{0,1024}?(?<![\w.%-])[\w.-]{0,64}"
-        r"(?i:sess|sid|auth|token|jwt|remember|login)[\w.-]{0,64}=(?!\[)[^\s;,\"'`\\]{12})"
-        r"[^\s\"'`\\](?:[^\n\"'`\\]{0,4094}[^\s\"'`\\])?)",
+        rf"(?i:cookie)(?:\\?[\"'`]?[ \t]*:[ \t]*|[ \t]+)(?:\\?[\"'`])?{_SESSION_COOKIES}",
     ),
+    Rule("session-cookie", "-b", rf"(?<![\w-])-b[ \t]+(?:\\?[\"'])?{_SESSION_COOKIES}"),  # curl
     # URLs: a password before the host, a signature in the query.
     Rule(
         "url-password",
@@ -710,7 +725,8 @@ _NAMES = (
     _after_name("private-key", "key", rf"{_after(['private'])}(?i:key)", 8, key_like=True),
     _after_name("api-key", "key", rf"{_API_KEY}(?i:key)", 8, key_like=True),
     _after_name("api-key", "key", _KEY, 12, key_like=True, loose=True),
-    _after_flag("api-key", "key", rf"(?i:api-?key)|{_KEY}", 8, key_like=True),
+    _after_flag("api-key", "key", _KEY, 8, key_like=True),
+    _after_flag("api-key", "-apikey", "(?i:api-?key)", 8, key_like=True),
     Rule(
         "api-key",
         "key",
@@ -758,7 +774,7 @@ _ENCODED = (
     Rule(
         "base64-secret",
         "J",
-        rf"(?<![A-Za-z0-9+/=_-])(?:eyJ|IQoJ|LS0tLS1CRUdJ|ewogICJ)[A-Za-z0-9+/_-]{{12,16384}}={{0,2}}{_B64_END}",
+        rf"(?<![A-Za-z0-9+/_-])(?:eyJ|IQoJ|LS0tLS1CRUdJ|ewogICJ)[A-Za-z0-9+/_-]{{12,16384}}={{0,2}}{_B64_END}",
         check=_holds_credential,
     ),
     Rule(
@@ -868,14 +884,15 @@ class _Finder:
     group: int = 0
     """The group that only the separator's alternative ends with."""
 
-    def which(self, data: bytes, hit: re.Match[bytes]) -> tuple[str, re.Match[bytes]]:
-        """The anchor (not the separator) that ``hit`` is, and its own match."""
+    def which(self, data: bytes, hit: re.Match[bytes]) -> Iterator[tuple[str, re.Match[bytes]]]:
+        """The anchors (not the separator) that ``hit`` is, each with its own match: all of them,
+        as two may start matches at different places (``-apiKey =…``: a flag, and ``Key =``)."""
         if len(self.anchors) == 1:
-            return self.anchors[0][0], hit
+            yield self.anchors[0][0], hit
+            return
         for name, regex in self.anchors:
             if anchor := regex.match(data, hit.start()):
-                return name, anchor
-        raise AssertionError(hit)  # the scan's regex is the anchors' alternation
+                yield name, anchor
 
 
 def _finders() -> list[_Finder]:
@@ -908,93 +925,133 @@ _SHORTEST = 8  # no secret is found in a shorter text
 _PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+:[0-9]+\]")
 
 # Where a token goes on at the next line, as the texts' bytes: a shell continuation (a backslash
-# and a newline, also \\\n inside JSON), or a hard wrap (a newline, also \n inside JSON) after a
-# line of 40 characters at least, where the next line goes on with the token, not with a word or
-# an assignment (checked further in _hard_wrap). The empty group marks where the break starts.
+# and a newline, also \\\n inside JSON); or a hard wrap (a newline, also \n inside JSON) after a
+# line of 40 characters at least, where the next line goes on with the token (not with a word,
+# a list's number, a name followed by an assignment or a call, and not a path after a file's
+# name; = may pad base64), _hard_wrap telling the rest. Or, where the next line starts with a
+# word or a digit after a line whose last 4 characters are no word's (a digit, a capital, _ = or
+# - among them), or with one of - . ~ : ! % / + and a letter or a digit (not a list's dash, a
+# flag's --, an END line): a hard wrap only if the two parts are a key's shape together
+# (``glpat`` and ``-Kmb4…``). The first empty group that took part marks where the break
+# starts; the last says which it is.
 _TOKEN = rb"[A-Za-z0-9+/=_-]"
-_LONG = rb"[^\r\n\0]{39}"  # the rest of a long line
-_GOES_ON = rb"(?=[A-Za-z0-9+/_])"
-_WRAPPED = (  # not a word, not a name followed by an assignment or a call (but = may pad base64)
-    rb"(?![A-Za-z][a-z]*(?![A-Za-z0-9+/=_-]))"
-    rb"(?![A-Za-z0-9+/_-]*(?:[ \t]*[:(]|[ \t]+=|=[^=\s\"'`\\,;)\]}]))"
+_LEFT = rb"[A-Za-z0-9+/=_.-]"  # how a token ends before a line break (ya29., SG. end with a dot)
+_GOES_ON = rb"(?=[^\s\\])"  # after a continuation, whatever is not a space goes on the word
+_WRAPPED = (
+    rb"(?=[A-Za-z0-9_])(?![A-Za-z][a-z]*(?![A-Za-z0-9+/=_-]))(?![0-9]{1,3}[.)][ \t])"
+    rb"(?![A-Za-z0-9+/_-]*(?:[ \t]*:|\(|[ \t]+=|=[^=\s\"'`\\,;)\]}]))"
 )
-_LINE_BREAKS = (  # each first checks the characters on both sides, which rules most out
-    re.compile(
-        rb"\n(?<=[A-Za-z0-9+/=_\\\r-]\n)"
-        + _GOES_ON
-        + rb"(?:(?<="
-        + _TOKEN
-        + rb"()\\\r\n)|(?<="
-        + _TOKEN
-        + rb"()\\\n)"
-        rb"|(?<="
-        + _LONG
-        + _TOKEN
-        + rb"()\r\n)"
+
+
+def _line_breaks(newline: bytes, cr: bytes, backslash: bytes) -> re.Pattern[bytes]:
+    """The regex for line breaks written as ``newline`` (after ``cr`` in a CRLF) and a shell's
+    backslash as ``backslash``: as the text has them, or escaped inside JSON. The checks that
+    rule the most out come first."""
+    # The rest of a long line: in JSON, without a \n (the n before a break is not a token's).
+    long = rb"[^\r\n\0]{39}" if newline == b"\n" else rb"(?:(?!\\[nr])[^\r\n\0]){39}"
+    words = b"|".join(rb"(?<=[0-9A-Z_=-][A-Za-z0-9]{%d}" % n + newline + rb")" for n in range(4))
+    # Not a list of paths, one a line: a file's name (.ts, .json), then a path (src/…, /Users/…).
+    named = (
+        rb"(?!(?=[A-Za-z0-9_.-]*/)(?:"
+        + b"|".join(rb"(?<=\.[a-z]{%d}" % n + newline + rb")" for n in range(1, 5))
+        + rb"))"
+    )
+    hard = (  # where it starts, a long line, then which kind it is
+        rb"(?=[A-Za-z0-9_.~:!%/+-])(?:(?<="
+        + _LEFT
+        + rb"()"
+        + cr
+        + newline
+        + rb")(?<="
+        + long
+        + _LEFT
+        + cr
+        + newline
+        + rb")|(?<="
+        + _LEFT
+        + rb"()"
+        + newline
+        + rb")(?<="
+        + long
+        + _LEFT
+        + newline
+        + rb"))"
+        + named
+        + rb"(?:"
         + _WRAPPED
-        + rb"|(?<="
-        + _LONG
-        + _TOKEN
-        + rb"()\n)"
-        + _WRAPPED
+        + rb"()|(?:"
+        + words
+        + rb")(?=[A-Za-z0-9])()|(?=[-.~:!%/+][A-Za-z0-9])())"
+    )
+    continued = (
+        rb"(?<=[^\s\\\0]()"
+        + backslash
+        + cr
+        + newline
         + rb")"
-    ),
-    re.compile(
-        rb"\\n(?<=[A-Za-z0-9+/=_\\-]\\n)"
         + _GOES_ON
-        + rb"(?:(?<="
-        + _TOKEN
-        + rb"()\\\\\\n)|(?<="
-        + _LONG
-        + _TOKEN
-        + rb"()\\r\\n)"
-        + _WRAPPED
-        + rb"|(?<="
-        + _LONG
-        + _TOKEN
-        + rb"()\\n)"
-        + _WRAPPED
+        + rb"|(?<=[^\s\\\0]()"
+        + backslash
+        + newline
         + rb")"
-    ),
-)
-_CONTINUATIONS = ({1, 2}, {1})  # the groups of each that are a continuation, not a wrap
+        + _GOES_ON
+    )
+    return re.compile(
+        newline
+        + rb"(?<=[A-Za-z0-9+/=_.\\\r-]"
+        + newline
+        + rb")(?:"
+        + continued
+        + rb"|"
+        + hard
+        + rb")"
+    )
+
+
+_LINE_BREAKS = (_line_breaks(b"\n", b"\r", rb"\\"), _line_breaks(rb"\\n", rb"\\r", rb"\\\\"))
+_WRAP = 5  # the marker groups: 1 and 2 a continuation, 3 or 4 a hard wrap; 5 a token goes on
 _RUN = re.compile(_TOKEN + rb"*")
+_LEFT_RUN = re.compile(_LEFT + rb"*")  # run on the bytes before a break, reversed
 _PLAIN_WORD = re.compile(rb"[A-Za-z][a-z]*")
 _ALNUM = re.compile(rb"[A-Za-z0-9]")
 _LINE_END = re.compile(rb"\n|\\n|\0")
 
 
-def _hard_wrap(raw: bytes, start: int, end: int) -> bool:
-    """Whether the line break ``raw[start:end]`` (the line ending in a token, the next going on
-    with one) wraps one token: the line is long (40 characters at least), and the two parts are
-    neither of them a word (nor without a letter or a digit), and long enough together (20) to
-    be a token."""
+def _hard_wrap(raw: bytes, start: int, end: int, as_a_shape: bool = False) -> bool:
+    """Whether the line break ``raw[start:end]`` (after a line of 40 characters at least, ending
+    in a token, the next going on with one) wraps one token: the two parts are a key's shape
+    together (``dapi`` and ``b3215…``); or, neither a word nor without a letter or a digit (and
+    not ``as_a_shape`` only, nor after a dot), they are long enough to be a token (4 characters
+    before, 20 together), the next line not a key of its own."""
     if start < 40 or _LINE_END.search(raw, start - 40, start) or raw.endswith(b"-----", 0, start):
         return False  # a short line, or a key block's armor (-----BEGIN … KEY-----)
-    first = start
-    while first > start - 256 and raw[first - 1 : first] and _RUN.fullmatch(raw, first - 1, first):
-        first -= 1
+    run = _LEFT_RUN.match(raw[max(0, start - 256) : start][::-1])
+    first = start - (run.end() if run else 0)
     rest = _RUN.match(raw, end)
     after = rest.end() if rest else end
-    if (start - first) + (after - end) < 20:
+    shapes = _PASSES[0].everywhere
+    key = shapes.match((raw[first:start] + raw[end : end + 512]).decode("ascii", "replace"))
+    if key and key.end() > start - first:
+        return True  # a key's shape goes on across it
+    if as_a_shape or raw[start - 1] == ord(".") or _PLAIN_WORD.fullmatch(raw, first, start):
+        return False  # a dot ends a prefix (ya29.), or a sentence
+    if start - first < 4 or (start - first) + (after - end) < 20:
         return False
     if not _ALNUM.search(raw, first, start) or not _ALNUM.search(raw, end, after):
         return False  # a ruler (// =====), a comment
-    if _PLAIN_WORD.fullmatch(raw, first, start) or _PLAIN_WORD.fullmatch(raw, end, after):
-        return False
     # Not when the next line starts a key of its own (a list of keys, one a line).
-    return not _PASSES[0].everywhere.match(raw[end : end + 512].decode("ascii", "replace"))
+    return not shapes.match(raw[end : end + 512].decode("ascii", "replace"))
 
 
 def _breaks(raw: bytes) -> list[tuple[int, int]]:
     """Where a token goes on at the next line in ``raw``: the line breaks to take out, in order."""
     found = []
-    for finder, continuations in zip(_LINE_BREAKS, _CONTINUATIONS, strict=True):
+    for finder in _LINE_BREAKS:
         for hit in finder.finditer(raw):
-            group = hit.lastindex or 0
-            start, end = hit.start(group), hit.end()
-            if group in continuations or _hard_wrap(raw, start, end):
-                found.append((start, end))
+            start = next(hit.start(g) for g in range(1, _WRAP) if hit.start(g) >= 0)
+            continuation = hit.start(1) >= 0 or hit.start(2) >= 0
+            if continuation or _hard_wrap(raw, start, hit.end(), hit.start(_WRAP) < 0):
+                found.append((start, hit.end()))
     return sorted(found)
 
 
@@ -1058,7 +1115,7 @@ def _scan(texts: list[str]) -> tuple[dict[int, Starts], dict[int, list[tuple[int
     holds): a scan costs little a character, but much a call."""
     joined = texts[0] if len(texts) == 1 else "\0".join(texts)
     raw = joined.encode("ascii", "replace")  # a character a byte: the same positions
-    offsets = list(accumulate((len(t) + 1 for t in texts), initial=0))
+    offsets = list(accumulate(map((1).__add__, map(len, texts)), initial=0))  # and a NUL each
     found: dict[int, Starts] = {}
 
     def add(at: int, users: list[tuple[int, int]]) -> None:
@@ -1098,13 +1155,13 @@ def _find(
                     add(prefix.start(), _USERS[PREFIX])
                     at = prefix.start() + 1
                 continue
-            name, anchor = finder.which(data, hit)
-            at = hit.start()
-            for group in range(1, anchor.re.groups + 1):  # where the match starts, if not there
-                if anchor.start(group) >= 0:
-                    at = anchor.start(group)
-                    break
-            add(at, _USERS[name])
+            for name, anchor in finder.which(data, hit):
+                at = hit.start()
+                for group in range(1, anchor.re.groups + 1):  # where the match starts, if not there
+                    if anchor.start(group) >= 0:
+                        at = anchor.start(group)
+                        break
+                add(at, _USERS[name])
 
 
 # How near a joined line break an anchor may start, or be looked for, and see it: the reach of
@@ -1157,8 +1214,9 @@ class Redactor:
         places: list[tuple[Any, Any]] = []  # (the list or dict, the index or key) of each string
         _copy(top, places)
         texts = [where[key] for where, key in places]
-        for (where, key), text in zip(places, self._texts(texts), strict=True):
-            where[key] = text
+        for (where, key), before, text in zip(places, texts, self._texts(texts), strict=True):
+            if text is not before:  # most are not masked: leave them
+                where[key] = text
         return top[0]
 
     def messages(self, messages: Iterable[ChatMessage]) -> list[ChatMessage]:
@@ -1186,26 +1244,37 @@ class Redactor:
     ) -> str:
         """``text`` masked: the rules run from the anchors in ``starts``, or, without them, at
         every position (slow, the same: the tests compare them), on ``view`` (``text`` with its
-        wrapped tokens joined). Each pass reads the text as the ones before it left it."""
+        wrapped tokens joined). Each pass reads the text as the ones before it left it; and the
+        passes run again on what they made until they find nothing more (a value too long to be
+        one, say, is one once a base64 key in it is masked): so masking again finds nothing."""
         if view is None:
             view = _Unwrapped.of(text, _breaks(text.encode("ascii", "replace")))
         found: list[_Found] = []  # apart, in order, where they are in view.text
         seen, marks = view.text, list[tuple[int, int, _Found]]()
-        for n, each in enumerate(_PASSES):
-            where = None if starts is None else starts[n]
-            if where == {}:
-                continue  # no anchor of this pass
-            if found:
-                seen, marks = _provisional(view.text, found)
-                where = where and _moved(where, marks)
-            # Nothing inside a placeholder is a secret, ours or one already in the text.
-            taken = [m.span() for m in _PLACEHOLDER.finditer(seen)] if "[REDACTED:" in seen else []
-            for match in each.matches(seen, where, taken):
-                rule, start, end = each.secret(match)
-                if rule.check and not rule.check(seen[start:end]):
-                    continue
-                _take(taken, start, end)
-                _place(found, _Found(*_in_view(marks, start, end), rule.kind))
+        read: list[_Found] = []  # what ``seen`` has as placeholders
+        for _ in range(_ROUNDS):
+            before = list(found)
+            for n, each in enumerate(_PASSES):
+                where = None if starts is None else starts[n]
+                if where == {}:
+                    continue  # no anchor of this pass
+                if found != read:
+                    seen, marks = _provisional(view.text, found)
+                    read = list(found)
+                if marks:
+                    where = where and _moved(where, marks)
+                # Nothing inside a placeholder is a secret, ours or one already in the text.
+                taken = (
+                    [m.span() for m in _PLACEHOLDER.finditer(seen)] if "[REDACTED:" in seen else []
+                )
+                for match in each.matches(seen, where, taken):
+                    rule, start, end = each.secret(match)
+                    if rule.check and not rule.check(seen[start:end]):
+                        continue
+                    _take(taken, start, end)
+                    _place(found, _Found(*_in_view(marks, start, end), rule.kind))
+            if found == before:
+                break
         parts: list[str] = []
         done = 0
         for secret in found:
@@ -1219,6 +1288,7 @@ class Redactor:
 
 
 _NO_STARTS: list[dict[int, int]] = [{} for _ in _PASSES]
+_ROUNDS = 4  # a round that finds anything is followed by one that finds nothing, in practice
 
 
 def _inside(taken: list[tuple[int, int]], at: int) -> int | None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import random
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,7 +17,7 @@ from hypothesis import strategies as st
 from handoff_cli.config import Options
 from handoff_cli.core import prepare
 from handoff_cli.extractive import write_document
-from handoff_cli.redact import Redactor
+from handoff_cli.redact import _SHAPES, Redactor
 
 from . import secrets_corpus
 from .conftest import CONTEXT_FIXTURES, Entries, quick_and_stress, tool_call, write_session
@@ -166,9 +169,80 @@ def test_the_corpus_every_secret_masked_and_no_trap_touched() -> None:
     """``tests/fixtures/secrets``: recall 100%, no false positive, and the right kinds."""
     score = secrets_corpus.score(lambda text: Redactor().text(text))
     assert score.missed == [] and score.changed == [], score.summary()
-    assert len(score.kinds) >= 30 and score.secrets >= 100
+    assert len(score.kinds) >= 120 and score.secrets >= 250 and len(secrets_corpus.traps()) >= 40
     for positive in secrets_corpus.positives():
         assert f"[REDACTED:{positive.kind}:" in Redactor().text(positive.text), positive.line
+
+
+# Where a key known by its shape may be: alone, in prose, shell, YAML, JSON tool arguments (with
+# escaped quotes), an HTTP header, a URL's path and query, code, Markdown, a file's path, HTML.
+PLACES = [
+    "{}",
+    "I pasted {} into the config by mistake.",
+    "export VALUE={}",
+    "value: {}",
+    '{{"command":"deploy --with \\"{}\\" --now"}}',
+    "X-Custom: {}",
+    "https://api.acme.dev/v1/{}/items?q=1",
+    "https://api.acme.dev/v1/items?q={}&page=2",
+    'client = Client("{}")',
+    "`{}`",
+    "build/{}/out.txt",
+    "<td>{}</td>",
+]
+
+
+def _by_shape() -> list[tuple[str, str]]:
+    """(kind, secret) for each of the corpus's keys that its shape alone gives away."""
+    shapes = {rule.kind for rule in _SHAPES}
+    found = []
+    for positive in secrets_corpus.positives():
+        for secret in positive.secrets:
+            alone = Redactor().text(secret)
+            if positive.kind in shapes and alone == f"[REDACTED:{positive.kind}:1]":
+                found.append((positive.kind, secret))
+    return found
+
+
+BY_SHAPE = _by_shape()
+PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+:[0-9]+\]")
+
+
+def test_a_key_known_by_its_shape_is_masked_wherever_it_is() -> None:
+    """Each key of the corpus that its shape gives away, in each place (a matrix of kinds and
+    places, not the corpus's one place a kind)."""
+    assert len({kind for kind, _ in BY_SHAPE}) >= 90
+    for kind, secret in BY_SHAPE:
+        for place in PLACES:
+            out = Redactor().text(place.format(secret))
+            assert secret not in out and "[REDACTED:" in out, (kind, place)
+
+
+def _wrapped(left: str, right: str) -> list[str]:
+    """A token split into ``left`` and ``right``: by a shell continuation, also in JSON tool
+    arguments, and by a log line wrapped at its width, also in JSON."""
+    line = "2026-11-30T10:12:44.812Z DEBUG http.client: configured with"
+    return [
+        f"curl -H 'X-Key: {left}\\\n{right}' https://api.acme.dev/v2/orders",
+        f'{{"command":"curl -H \\"X-Key: {left}\\\\\\n{right}\\" https://api.acme.dev"}}',
+        f"{line} {left}\n{right} (ok)",
+        f'{{"output":"{line} {left}\\n{right} (ok)"}}',
+    ]
+
+
+def test_a_key_wrapped_across_two_lines_is_masked_whole() -> None:
+    """Each key known by its shape, split near its start, in its middle and near its end: no
+    part of it stays, and it keeps its number, wrapped or not."""
+    for kind, secret in BY_SHAPE:
+        if len(secret) < 24:
+            continue
+        for at in (5, len(secret) // 2, len(secret) - 6):
+            left, right = secret[:at], secret[at:]
+            for text in _wrapped(left, right):
+                redactor = Redactor()
+                out = PLACEHOLDER.sub("", redactor.text(f"{secret} and {text}"))
+                assert left not in out and right not in out, (kind, at, text)
+                assert redactor.count == 1, (kind, text)
 
 
 def test_masked_json_is_still_json_and_masking_twice_changes_nothing() -> None:
@@ -251,6 +325,82 @@ def test_masking_twice_changes_nothing(budget: settings) -> None:
         assert Redactor().text(once) == once
 
     idempotent()
+
+
+# Where base64 is decoded: a shell, Python, Ruby, .NET, Go; and SMTP's AUTH PLAIN.
+DECODED = [
+    "echo {} | base64 -d",
+    "echo -n '{}' | base64 --decode > creds.txt",
+    'base64 -d <<< "{}"',
+    'creds = base64.b64decode("{}").decode()',
+    'Base64.decode64("{}")',
+    'Convert.FromBase64String("{}")',
+    '{{"command":"echo \\"{}\\" | base64 -D"}}',
+]
+
+
+def test_a_credential_in_base64_is_masked_where_it_is_decoded() -> None:
+    """Each key known by its shape, and user:password pairs, base64-encoded where the text
+    decodes them; while base64 of what holds no credential stays."""
+    pairs = ["deploy:Wq3rT8yU1iO6", "ci-bot:hunter22"]
+    encoded = [base64.b64encode(s.encode()).decode() for s in [*(s for _, s in BY_SHAPE), *pairs]]
+    for form in DECODED:
+        for value in encoded:
+            assert value not in Redactor().text(form.format(value)), (form, value)
+        harmless = base64.b64encode(b"hello world, see https://acme.dev").decode()
+        assert Redactor().text(form.format(harmless)) == form.format(harmless), form
+
+
+def test_json_and_key_blocks_in_base64_are_masked_wherever_they_hold_a_secret() -> None:
+    """A config or a key in base64 (a Kubernetes Secret's data, an env variable) is masked when
+    what it decodes to holds a secret, and left alone when it does not (a cursor, a config)."""
+    for _, secret in BY_SHAPE:
+        for decoded in (
+            json.dumps({"auths": {"registry": {"auth": "x", "token": secret}}}),
+            json.dumps({"type": "service_account", "key": secret}, indent=2),
+        ):
+            value = base64.b64encode(decoded.encode()).decode()
+            text = f"data:\n  config.json: {value}\nGCP_KEY={value}"
+            assert value not in Redactor().text(text), secret
+    for harmless in ({"offset": 100, "limit": 50}, {"level": "debug", "region": "eu-west-1"}):
+        value = base64.b64encode(json.dumps(harmless, indent=2).encode()).decode()
+        assert Redactor().text(f"config.json: {value}") == f"config.json: {value}"
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        # Quoted, a secret whatever it is made of; bare, only if it is no ordinary word.
+        ('the passphrase is "correct horse battery staple"', "correct horse battery staple"),
+        ("my password is `sunshine`", "sunshine"),
+        ("the password is Hunter2!", "Hunter2!"),
+        ("the passphrase is correct-horse-battery-staple.", "correct-horse-battery-staple"),
+        ("The password for the staging db is pgDevPass2026, sorry.", "pgDevPass2026"),
+        ("password: letmein (don't share)", "letmein"),
+        ("the token is abc123def456ghi7, use it once", "abc123def456ghi7"),
+        ("use the pin 4821 at the door", "4821"),
+        ("PIN: 0619", "0619"),
+        ("my passcode is 935172", "935172"),
+        # Ordinary words, numbers and references are what prose says of a secret.
+        ("the passphrase is correct horse battery staple", None),
+        ("the password is incorrect, the password is required", None),
+        ("my password is sunshine and the passphrase is stored in the keychain", None),
+        ("the password is case-sensitive; the token is expired", None),
+        ("the password is ${DB_PASSWORD}; the password is 12345678", None),
+        ("connect it to pin 13; pin numpy to 1.26; the pin count is 4096", None),
+    ],
+)
+def test_a_secret_given_in_prose(text: str, masked: str | None) -> None:
+    """The rule for prose: after password, passphrase, passcode, token, secret or api key, and
+    "is" (or "was", "will be"), a value counts when it is quoted (then words too), or when it
+    is no ordinary word (it holds a digit or a symbol, or capitals inside); a PIN is 4 to 8
+    digits after "the pin", "PIN", "pin is", "passcode". An unquoted passphrase of plain words
+    is not found: it reads as prose."""
+    out = Redactor().text(text)
+    if masked is None:
+        assert out == text
+    else:
+        assert masked not in out and "[REDACTED:" in out, out
 
 
 def _texts() -> list[str]:
