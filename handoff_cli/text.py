@@ -102,7 +102,6 @@ def visible(text: str, lines: bool = False) -> str:
     return text.translate(_PICTURES_KEEPING_LINES if lines else _PICTURES)
 
 
-
 def _json_escape(code: int) -> str:
     if code < 0x10000:
         return f"\\u{code:04x}"
