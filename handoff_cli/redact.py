@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
+from .jsonl import dumps, parse_line
 from .prompt import ChatMessage
 
 
@@ -1223,10 +1224,26 @@ class Redactor:
         _copy(top, wheres, keys)
         texts = [where[key] for where, key in zip(wheres, keys, strict=True)]
         masked = self._texts(texts)
+        for index, key in enumerate(keys):
+            if key == "arguments" and masked[index].startswith("{"):
+                masked[index] = self._arguments(masked[index])
         for where, key, before, text in zip(wheres, keys, texts, masked, strict=True):
             if text is not before:  # most are not masked: leave them
                 where[key] = text
         return top[0]
+
+    def _arguments(self, text: str) -> str:
+        """A tool call's arguments (JSON text, as a request carries them) masked once more
+        value by value, where the rules read each string as it is and not as JSON escapes it
+        (a key after an escaped newline, a token wrapped across one)."""
+        try:
+            arguments = parse_line(text.encode("utf-8", "surrogatepass"))
+        except ValueError:
+            return text
+        if not isinstance(arguments, dict):
+            return text
+        masked = self.value(arguments)
+        return text if masked == arguments else dumps(masked).decode()
 
     def messages(self, messages: Iterable[ChatMessage]) -> list[ChatMessage]:
         return list(self.value(list(messages)))
