@@ -26,7 +26,10 @@ class ExitCode(IntEnum):
 EXIT_CODES: dict[ExitCode, str] = {
     ExitCode.OK: "success",
     ExitCode.FAILED: "the handoff failed: model, credentials, network, rate limit, timeout, disk",
-    ExitCode.USAGE: "usage error: bad option, unknown entry id, ambiguous id prefix",
+    ExitCode.USAGE: (
+        "usage error: bad option, unknown entry id, ambiguous id prefix, a text option that is "
+        "not UTF-8"
+    ),
     ExitCode.NOTHING_TO_HAND_OFF: (
         "nothing to hand off: fewer than two message entries (of any role) on the branch, as "
         "oh-my-pi's own guard counts; or, --in-place, nothing to compact; or, show --document, "
