@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, BinaryIO
 
 from .jsonl import Verbatim, dumps
 from .session import Session
-from .text import visible
+from .text import json_visible, visible
 
 MAX_LISTED_LINES = 10
 
@@ -28,9 +28,10 @@ def stdout() -> BinaryIO:
 
 
 def write_line(text: str) -> None:
-    """One line of result on stdout."""
+    """One line of result on stdout: ids a session gave, so made safe (``visible``) as for a
+    terminal; a script reads the same line."""
     out = stdout()
-    out.write(text.encode() + b"\n")
+    out.write(visible(text).encode() + b"\n")
     out.flush()
 
 
@@ -41,27 +42,36 @@ def write_json(fields: Mapping[str, Any], out: BinaryIO | None = None) -> None:
     passed on as it was read (``Verbatim``) is written without a copy.
     """
     out = out if out is not None else stdout()
-    out.write(b"{")
+    write = _writer(out)
+    write(b"{")
     for position, (key, value) in enumerate(fields.items()):
-        out.write(b"," if position else b"")
-        out.write(dumps(key) + b":")
+        write(b"," if position else b"")
+        write(dumps(key) + b":")
         if isinstance(value, Iterator):
-            out.write(b"[")
+            write(b"[")
             for index, item in enumerate(value):
                 if index:
-                    out.write(b",")
-                out.write(item.data if isinstance(item, Verbatim) else dumps(item))
-            out.write(b"]")
+                    write(b",")
+                write(item.data if isinstance(item, Verbatim) else dumps(item))
+            write(b"]")
         else:
-            out.write(dumps(value))
-    out.write(b"}\n")
+            write(dumps(value))
+    write(b"}\n")
     out.flush()
 
 
 def write_json_value(value: Any, out: BinaryIO | None = None) -> None:
     out = out if out is not None else stdout()
-    out.write(dumps(value) + b"\n")
+    _writer(out)(dumps(value) + b"\n")
     out.flush()
+
+
+def _writer(out: BinaryIO) -> Callable[[bytes | memoryview], Any]:
+    """How JSON reaches ``out``: as it is, unless ``out`` is a terminal, where what could
+    reorder or hide text is written as escapes (``json_visible``): the same JSON value."""
+    if not out.isatty():
+        return out.write
+    return lambda data: out.write(json_visible(bytes(data)))
 
 
 def reader_gone() -> None:
