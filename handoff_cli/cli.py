@@ -45,6 +45,7 @@ from .errors import (
     CancelledError,
     ExitCode,
     HandoffError,
+    NoDocumentHeldError,
     UsageError,
     exit_codes_help,
 )
@@ -214,12 +215,25 @@ def _open(session: str, sessions_dirs: list[Path] | None) -> Session:
     return loaded
 
 
-FocusOpt = Annotated[str | None, typer.Option("--focus", help="What the document should focus on.")]
+def _text(context: click.Context, parameter: click.Parameter, value: str | None) -> str | None:
+    """The callback of the options sent as text (the focus, the model, the key, the URL): the
+    shell's bytes that are not UTF-8 reach Python as lone surrogates, which no request can
+    carry. Refused here, as a usage error, rather than as a failed request."""
+    if value is not None and any("\udc80" <= c <= "\udcff" for c in value):
+        raise click.UsageError(f"{_given(context, parameter)} is not valid UTF-8 text", context)
+    return value
+
+
+FocusOpt = Annotated[
+    str | None,
+    typer.Option("--focus", callback=_text, help="What the document should focus on."),
+]
 ModelOpt = Annotated[
     str | None,
     typer.Option(
         "--model",
         envvar="HANDOFF_MODEL",
+        callback=_text,
         help="LiteLLM model name, or 'extractive' [default: the session's own model].",
     ),
 ]
@@ -228,6 +242,7 @@ ApiKeyOpt = Annotated[
     typer.Option(
         "--api-key",
         envvar="HANDOFF_API_KEY",
+        callback=_text,
         help="Key for the model's provider [default: the provider's usual variable].",
         show_envvar=True,
     ),
@@ -237,6 +252,7 @@ ApiBaseOpt = Annotated[
     typer.Option(
         "--api-base",
         envvar="HANDOFF_API_BASE",
+        callback=_text,
         help="URL of an OpenAI-compatible server (vLLM, llama.cpp, Ollama's /v1).",
     ),
 ]
@@ -479,9 +495,7 @@ def _show_document(loaded: Session, path: list[Record], json_out: bool) -> None:
 
     text = facts_of(loaded, path).previous_document
     if text is None:
-        raise UsageError(
-            f"{loaded.path} holds no handoff document: it neither starts from one nor records one"
-        )
+        raise NoDocumentHeldError(loaded.path)
     if json_out:
         write_json_value({"id": loaded.id, "document": text})
     else:

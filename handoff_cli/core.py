@@ -122,6 +122,8 @@ class Request:
     """The focus as sent: masked, and cut if it would not leave room for the conversation."""
     redacted: int = 0
     """How many distinct secrets were masked in the conversation and the prompt."""
+    redactor: Redactor | None = field(default=None, repr=False, compare=False)
+    """What masked them, to mask what is written the same way (None: ``--no-redact``)."""
     branch: list[Record] = field(default_factory=list, repr=False)
     """The entries from the root to the leaf handed off."""
     cut: Cut | None = None
@@ -263,6 +265,7 @@ def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> R
         facts=facts,
         focus=focus,
         redacted=redactor.count,
+        redactor=redactor if options.redact else None,
         branch=path_records,
         cut=where,
         leaf_digest=_leaf_digest(session, tip),
@@ -499,6 +502,8 @@ async def ahandoff(path: Path, options: Options, reporter: Reporter | None = Non
             )
         reporter.stage(f"asking {model.name}")
         answer, missing, plan = await _generate(request, options, reporter)
+        if request.redactor is not None:  # the model may quote a secret the session holds
+            answer = replace(answer, text=request.redactor.text(answer.text))
         reporter.stage("writing")
         _allow_cancel(False)
         done: InPlace | None = None
@@ -522,7 +527,7 @@ async def ahandoff(path: Path, options: Options, reporter: Reporter | None = Non
         duration_s=time.monotonic() - started,
         requests=plan.requests,
         strategy=plan.strategy,
-        redacted=request.redacted,
+        redacted=request.redactor.count if request.redactor else request.redacted,
         agent=request.agent,
         in_place=done,
     )
@@ -716,6 +721,8 @@ def _new_session(request: Request, answer: Answer, new_id: str, created: str, ol
         del document["attribution"]
     entries.append(document)
     title = continued_title(session.title)
+    if title is not None and request.redactor is not None:  # a first request may hold one
+        title = request.redactor.text(title)
     slot = session.title_slot is not None and not pi
     if title is not None:
         entries.append(naming_entry(agent, title, document["id"], taken, created))
@@ -741,6 +748,8 @@ def _turn_to(new_path: Path, old: Path, options: Options) -> None:
 def _write_new(target: Path, data: bytes) -> Path:
     try:
         return write_new_session(target.parent, target.name, data)
+    except NotADirectoryError as error:  # the folder (or one above it) is a file
+        raise WriteError(target.parent, error) from None
     except OSError as error:
         raise WriteError(target, error) from None
 
@@ -755,6 +764,10 @@ def _commit_in_place(
         where, answer.text, new_entry_id(session.by_id), request.leaf_id, iso_timestamp()
     )
     entry = with_tokens_after(request.branch, entry)
+    if request.redactor is not None:  # its <files> block and details: paths of the session
+        entry["summary"] = request.redactor.text(entry["summary"])
+        if "details" in entry:
+            entry["details"] = request.redactor.value(entry["details"])
     old = source.resolve()
     with _holding(request, old, options.exclusive, old.parent) as held:
         _append(held, [entry])

@@ -26,10 +26,14 @@ class ExitCode(IntEnum):
 EXIT_CODES: dict[ExitCode, str] = {
     ExitCode.OK: "success",
     ExitCode.FAILED: "the handoff failed: model, credentials, network, rate limit, timeout, disk",
-    ExitCode.USAGE: "usage error: bad option, unknown entry id, ambiguous id prefix",
+    ExitCode.USAGE: (
+        "usage error: bad option, unknown entry id, ambiguous id prefix, a text option that is "
+        "not UTF-8"
+    ),
     ExitCode.NOTHING_TO_HAND_OFF: (
-        "nothing to hand off: fewer than two messages on the branch (or, --in-place, nothing "
-        "to compact)"
+        "nothing to hand off: fewer than two message entries (of any role) on the branch, as "
+        "oh-my-pi's own guard counts; or, --in-place, nothing to compact; or, show --document, "
+        "no document"
     ),
     ExitCode.BAD_SESSION: (
         "the session file is missing, unreadable or not a session file, or it changed while "
@@ -60,6 +64,8 @@ def os_reason(error: OSError) -> str:
         return "is a directory, not a session file"
     if isinstance(error, PermissionError):
         return "permission denied"
+    if isinstance(error, NotADirectoryError):
+        return "not a folder"
     return (error.strerror or str(error)).rstrip(".")
 
 
@@ -106,6 +112,18 @@ class AlreadyCompactedError(NothingToHandOffError):
 
     def __init__(self) -> None:
         HandoffError.__init__(self, "Nothing to hand off (already compacted)")
+
+
+class NoDocumentHeldError(HandoffError):
+    """``show --document`` of a session that neither starts from a handoff document nor
+    records one: nothing to show."""
+
+    exit_code = ExitCode.NOTHING_TO_HAND_OFF
+
+    def __init__(self, path: Path | str) -> None:
+        super().__init__(
+            f"{path} holds no handoff document: it neither starts from one nor records one"
+        )
 
 
 class ModelError(HandoffError):

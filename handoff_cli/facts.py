@@ -149,6 +149,10 @@ class Facts:
             "branch_summaries": [[list(s) for s in b] for b in self.branch_summaries],
             "last_answer": self.last_answer,
             "previous_document": self.previous_document,
+            # Paths too: a token can be a folder's name, and the <files> block is written.
+            "read_files": list(self.read_files),
+            "modified_files": list(self.modified_files),
+            "read_set": sorted(self.read_set),
         }
         done = mask(texts)
         return replace(
@@ -168,6 +172,9 @@ class Facts:
             ),
             last_answer=done["last_answer"],
             previous_document=done["previous_document"],
+            read_files=tuple(done["read_files"]),
+            modified_files=tuple(done["modified_files"]),
+            read_set=frozenset(done["read_set"]),
         )
 
 

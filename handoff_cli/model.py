@@ -501,14 +501,22 @@ async def acomplete(
     import openai
 
     most_chars = None if most_tokens is None else most_tokens * CHARS_PER_TOKEN
+    received = [0]  # pieces of the answer so far: an error after some is one mid-stream
+
+    def counted(pieces: int) -> None:
+        received[0] = pieces
+        if progress is not None:
+            progress(pieces)
+
     for attempt in range(retries + 1):
+        received[0] = 0
         try:
-            streamed = _stream(litellm, messages, model, progress, metadata, most_chars)
+            streamed = _stream(litellm, messages, model, counted, metadata, most_chars)
             return await asyncio.wait_for(streamed, timeout)
         except asyncio.TimeoutError:
             raise ModelError(f"{model.name}: no answer within {timeout:g} s") from None
         except openai.APIError as error:
-            reason = f"{model.name}: {explain(error, timeout)}"
+            reason = f"{model.name}: {explain(error, timeout, received[0])}"
             if _too_long(litellm, error):
                 raise ContextTooLongError(reason, stated_limit(str(error))) from None
             if attempt == retries or not _retryable(error):
@@ -729,8 +737,9 @@ def _backoff(error: Exception, attempt: int) -> float:
     return min(MAX_BACKOFF_S, max(wanted, exponential))
 
 
-def explain(error: Exception, timeout: float) -> str:
-    """One line saying what went wrong, without LiteLLM's prefixes."""
+def explain(error: Exception, timeout: float, received: int = 0) -> str:
+    """One line saying what went wrong, by what happened (not by the status LiteLLM gives it),
+    without LiteLLM's prefixes; ``received`` pieces of the answer had come."""
     import openai
 
     litellm = _import_litellm()
@@ -738,6 +747,9 @@ def explain(error: Exception, timeout: float) -> str:
     if isinstance(error, openai.APITimeoutError):
         return f"no answer within {timeout:g} s"
     detail = str(getattr(error, "message", "") or error)
+    causes = list(_causes(error))
+    if isinstance(error, getattr(litellm.exceptions, "MidStreamFallbackError", ())) or received:
+        return _broken_stream(causes, received)
     if isinstance(error, openai.APIConnectionError) or "Connection error" in detail:
         # LiteLLM reports a refused or dropped connection as a 500 "Connection error."
         return "cannot reach the model's server (connection refused or dropped)"
@@ -749,8 +761,46 @@ def explain(error: Exception, timeout: float) -> str:
         kind = "the conversation is too long for the model"
     else:
         kind = "the model's server refused the request"
-    detail = detail.split(" - ", 1)[-1] if " - " in detail else detail
-    # A provider may echo the key it refused: what reaches the terminal is masked too.
-    detail = Redactor().text(" ".join(detail.split()))[:240]
     code = f" ({status})" if isinstance(status, int) else ""
-    return f"{kind}{code}: {detail}" if detail else f"{kind}{code}"
+    said = _said(detail)
+    return f"{kind}{code}: {said}" if said else f"{kind}{code}"
+
+
+def _broken_stream(causes: list[BaseException], received: int) -> str:
+    """What broke an answer once it was streaming: the connection, the stream's own form, or
+    LiteLLM's checks of what it carries."""
+    after = f" after {received:,} pieces" if received else ""
+    texts = " ".join(str(cause) for cause in causes)
+    invalid = [cause for cause in causes if isinstance(cause, ValueError)]  # JSONDecodeError
+    if invalid:
+        said = _said(str(invalid[-1]))
+        return f"the model's server sent a stream that is not valid{after}: {said}"
+    if "repeating the same chunk" in texts:
+        return f"LiteLLM stopped the answer{after}: the model repeated the same piece of it"
+    connection = ("Connection error", "payload is not completed", "ReadError", "closed")
+    if any(word in texts for word in connection):
+        return f"the answer broke off{after}: the connection closed before its end"
+    return f"the answer broke off{after}: {_said(texts)}"
+
+
+def _causes(error: BaseException) -> Iterator[BaseException]:
+    """``error`` and what it was raised from, in turn (LiteLLM wraps each error in its own)."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        yield cause
+        cause = cause.__cause__ or cause.__context__
+
+
+SAID_CHARS = 200
+"""The most of a provider's own words an error line quotes (a body can be megabytes)."""
+
+
+def _said(detail: str) -> str:
+    """A provider's words, on one line, masked (it may echo the key it refused), cut short."""
+    detail = detail.split(" - ", 1)[-1] if " - " in detail else detail
+    for prefix in ("litellm.", "MidStreamFallbackError: ", "APIConnectionError: "):
+        detail = detail.replace(prefix, "")
+    words = Redactor().text(" ".join(detail[: SAID_CHARS * 4].split()))
+    return words if len(words) <= SAID_CHARS else words[: SAID_CHARS - 1] + "…"

@@ -9,13 +9,13 @@ from __future__ import annotations
 import io
 import os
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, BinaryIO
 
 from .jsonl import Verbatim, dumps
 from .session import Session
-from .text import visible
+from .text import json_visible, visible
 
 MAX_LISTED_LINES = 10
 
@@ -29,9 +29,10 @@ def stdout() -> BinaryIO:
 
 
 def write_line(text: str) -> None:
-    """One line of result on stdout."""
+    """One line of result on stdout: ids a session gave, so made safe (``visible``) as for a
+    terminal; a script reads the same line."""
     out = stdout()
-    out.write(text.encode() + b"\n")
+    out.write(visible(text).encode() + b"\n")
     out.flush()
 
 
@@ -42,8 +43,9 @@ def write_json(fields: Mapping[str, Any], out: BinaryIO | None = None) -> None:
     passed on as it was read (``Verbatim``) is written without a copy.
     """
     out = out if out is not None else stdout()
-    _write_object(fields, out)
-    out.write(b"\n")
+    write = _writer(out)
+    _write_object(fields, write)
+    write(b"\n")
     out.flush()
 
 
@@ -52,31 +54,39 @@ def objects(rows: Iterable[Mapping[str, Any]]) -> Iterator[Verbatim]:
     streamed), made one at a time: a long list of large ones is never held whole."""
     for row in rows:
         data = io.BytesIO()
-        _write_object(row, data)
+        _write_object(row, data.write)
         yield Verbatim(data.getvalue())
 
 
-def _write_object(fields: Mapping[str, Any], out: BinaryIO) -> None:
-    out.write(b"{")
+def _write_object(fields: Mapping[str, Any], write: Callable[[bytes | memoryview], Any]) -> None:
+    write(b"{")
     for position, (key, value) in enumerate(fields.items()):
-        out.write(b"," if position else b"")
-        out.write(dumps(key) + b":")
+        write(b"," if position else b"")
+        write(dumps(key) + b":")
         if isinstance(value, Iterator):
-            out.write(b"[")
+            write(b"[")
             for index, item in enumerate(value):
                 if index:
-                    out.write(b",")
-                out.write(item.data if isinstance(item, Verbatim) else dumps(item))
-            out.write(b"]")
+                    write(b",")
+                write(item.data if isinstance(item, Verbatim) else dumps(item))
+            write(b"]")
         else:
-            out.write(dumps(value))
-    out.write(b"}")
+            write(dumps(value))
+    write(b"}")
 
 
 def write_json_value(value: Any, out: BinaryIO | None = None) -> None:
     out = out if out is not None else stdout()
-    out.write(dumps(value) + b"\n")
+    _writer(out)(dumps(value) + b"\n")
     out.flush()
+
+
+def _writer(out: BinaryIO) -> Callable[[bytes | memoryview], Any]:
+    """How JSON reaches ``out``: as it is, unless ``out`` is a terminal, where what could
+    reorder or hide text is written as escapes (``json_visible``): the same JSON value."""
+    if not out.isatty():
+        return out.write
+    return lambda data: out.write(json_visible(bytes(data)))
 
 
 def reader_gone() -> None:

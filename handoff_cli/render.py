@@ -6,6 +6,7 @@ set, and lines are never wrapped, so the plain text stays greppable.
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -411,15 +412,32 @@ def show_list_tree(family: Catalog, sessions: Iterable[SessionSummary]) -> None:
 
 
 def show_markdown(text: str) -> None:
-    """A handoff document: rendered Markdown on a terminal, the raw text otherwise."""
+    """A handoff document: rendered Markdown on a terminal, the raw text otherwise (a lone
+    surrogate, which UTF-8 cannot encode, as U+FFFD).
+
+    On a terminal nothing in it becomes a hyperlink (a link shows its text and its real
+    target, an image its name), and HTML is shown as the text it is: a document's first line
+    as a tag would otherwise hide the whole first section."""
     console = _Console(highlight=False, emoji=False, markup=False)
     if console.is_terminal:
-        from rich.markdown import Markdown
-
-        console.print(Markdown(visible(text, lines=True)))
+        console.print(_document(visible(text, lines=True)))
     else:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        printable = _LONE_SURROGATE.sub("\ufffd", text)
+        sys.stdout.buffer.write(printable.encode() + (b"" if text.endswith("\n") else b"\n"))
         sys.stdout.flush()
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _document(text: str) -> Any:
+    from markdown_it import MarkdownIt
+    from rich.markdown import Markdown
+
+    rendered = Markdown(text, hyperlinks=False)
+    parser = MarkdownIt("commonmark", {"html": False}).enable(["strikethrough", "table"])
+    rendered.parsed = parser.parse(text)
+    return rendered
 
 
 class HandoffProgress(Reporter):

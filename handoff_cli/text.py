@@ -73,17 +73,48 @@ def cut_text(text: str, keep: int) -> str:
 
 # Control characters as visible symbols, one character for one: C0 as Unicode's control
 # pictures (ESC as ␛), DEL as ␡, and C1, which has no pictures, as the replacement character.
-_PICTURES = {
+_PICTURES: dict[int, int | str] = {
     **{code: 0x2400 + code for code in range(0x20)},
     0x7F: 0x2421,
     **{code: 0xFFFD for code in range(0x80, 0xA0)},
     **{code: 0xFFFD for code in range(0xD800, 0xE000)},  # lone surrogates cannot be printed
 }
+# Characters that reorder or hide text (bidirectional overrides and isolates, zero-width
+# characters, the byte-order mark, line and paragraph separators): shown as their escapes, so
+# that what is printed reads in the order it is stored and nothing is hidden in it.
+_HIDDEN = [
+    0x061C,
+    0x180E,
+    *range(0x200B, 0x2010),
+    *range(0x2028, 0x202F),
+    *range(0x2060, 0x2070),
+    0xFEFF,
+    *range(0xE0000, 0xE0080),  # tag characters: text that is there and not seen
+]
+_PICTURES |= {code: f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}" for code in _HIDDEN}
 _PICTURES_KEEPING_LINES = {k: v for k, v in _PICTURES.items() if k != ord("\n")}
 
 
 def visible(text: str, lines: bool = False) -> str:
     """``text`` safe to print on a terminal: no escape sequence from a session or a provider
-    can move the cursor, clear the screen or write the clipboard. Newlines stay with
-    ``lines``."""
+    can move the cursor, clear the screen or write the clipboard, and no character reorders
+    or hides what is shown (those are shown as ``\\u202e``). Newlines stay with ``lines``."""
     return text.translate(_PICTURES_KEEPING_LINES if lines else _PICTURES)
+
+
+def _json_escape(code: int) -> str:
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    high, low = divmod(code - 0x10000, 0x400)
+    return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"
+
+
+# The same characters in JSON text, as escapes: they occur only inside strings there (JSON's
+# own structure is ASCII), where an escape stands for the character itself.
+_JSON_ESCAPES = {code: _json_escape(code) for code in [*range(0x80, 0xA0), *_HIDDEN]}
+
+
+def json_visible(data: bytes) -> bytes:
+    """JSON text safe to print on a terminal, its value the same: C1 controls and the
+    characters that reorder or hide text written as escapes (JSON escapes C0 already)."""
+    return data.decode().translate(_JSON_ESCAPES).encode()

@@ -18,6 +18,7 @@ The helpers make ids, times and names in the agents' own formats.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import re
@@ -252,7 +253,10 @@ def write_new_session(folder: Path, name: str, data: bytes) -> Path:
     never show it; it carries the writer's process id, so that the next run can remove one a
     killed process left behind.
     """
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a file of that name: mkdir's own words would say "File exists"
+        raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(folder)) from None
     remove_stale_temporaries(folder)
     return _replace(folder, name, data, 0o600)
 

@@ -60,7 +60,9 @@ class Reply:
     one piece per word, trailing space included). ``delay`` seconds pass before each piece.
     ``usage`` is ``(prompt_tokens, completion_tokens)``; None counts them with ``count_tokens``.
     With ``ignore_stream``, a streaming request gets one plain JSON completion
-    (``Content-Type: application/json``), as from a server that ignores ``stream``.
+    (``Content-Type: application/json``), as from a server that ignores ``stream``. With
+    ``cut_after``, the stream breaks off after that many pieces: the connection is closed with
+    no end of the answer (no finish, no ``[DONE]``, no last HTTP chunk).
     """
 
     text: str = "ok"
@@ -70,6 +72,7 @@ class Reply:
     usage: tuple[int, int] | None = None
     finish_reason: str = "stop"
     ignore_stream: bool = False
+    cut_after: int | None = None
 
     def __post_init__(self) -> None:
         if self.chunks is not None and self.chunk_size is not None:
@@ -178,10 +181,12 @@ class Drop:
 
 @dataclass(frozen=True)
 class Raw:
-    """A 200 answer whose body is ``body`` exactly, whatever the request asked for."""
+    """An answer whose body is ``body`` exactly, whatever the request asked for (with
+    ``status``, 200 by default)."""
 
     body: bytes
     content_type: str = "application/json"
+    status: int = 200
 
 
 Response = Reply | Error | Hang | Drop | Raw
@@ -417,7 +422,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif isinstance(response, Drop):
             self.close_connection = True
         elif isinstance(response, Raw):
-            self._send_body(200, response.body, response.content_type)
+            self._send_body(response.status, response.body, response.content_type)
         elif isinstance(response, Hang):
             self.close_connection = True  # whatever happens, this response is unfinished
             if response.headers:
@@ -458,7 +463,10 @@ class _Handler(BaseHTTPRequestHandler):
 
         self._start(200, "text/event-stream; charset=utf-8", chunked=True)
         self._event(chunk({"role": "assistant", "content": "", "refusal": None}))
-        for piece in reply.pieces():
+        for number, piece in enumerate(reply.pieces()):
+            if number == reply.cut_after:
+                self.close_connection = True
+                return
             self._wait(reply.delay)
             self._event(chunk({"content": piece}))
         self._event(chunk({}, reply.finish_reason))

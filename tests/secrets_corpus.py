@@ -1,6 +1,6 @@
 """The corpus of secrets and traps in ``tests/fixtures/secrets``, and how a redactor scores on it.
 
-Used by ``tests/test_redact.py`` and by ``bench/secrets.py``, which also scores other
+Used by ``tests/test_redact.py`` and by ``bench/redactors.py``, which also scores other
 redactors on it: only the standard library here.
 """
 

@@ -502,7 +502,7 @@ def test_show_document_piped_and_on_a_terminal(tmp_path: Path) -> None:
     text = shown.decode(errors="replace")
     assert "Goal" in text and "## Goal" not in text
     nothing = run_cli("show", FIXTURES / "omp/sample-v3.jsonl", "--document")
-    assert nothing.code == 2 and "holds no handoff document" in nothing.stderr
+    assert nothing.code == 3 and "holds no handoff document" in nothing.stderr
 
 
 @pytest.mark.parametrize(

@@ -150,6 +150,73 @@ def test_failures_write_nothing(
     assert session.read_bytes() == before and files_in(session.parent) == [session.name]
 
 
+WORDS = "## Goal\n" + "word " * 300
+
+
+@pytest.mark.parametrize(
+    ("step", "message"),
+    [
+        (
+            Reply(WORDS, cut_after=20),
+            "the answer broke off after 20 pieces: the connection closed before its end",
+        ),
+        (
+            Raw(b"data: {not json}\n\ndata: [DONE]\n\n", content_type="text/event-stream"),
+            "the model's server sent a stream that is not valid: Expecting property name",
+        ),
+        (
+            Reply(WORDS, chunk_size=5),  # "word " each time: LiteLLM's check for a loop
+            "LiteLLM stopped the answer after ",
+        ),
+        (
+            Raw(b'{"error": {"message": "' + b"x" * 5_000_000 + b'"}}', status=500),
+            "the model's server refused the request (500): xxx",
+        ),
+    ],
+)
+def test_each_failure_is_told_as_what_happened(
+    session: Path,
+    llm_server: FakeLLMServer,
+    capsys: pytest.CaptureFixture[str],
+    step: object,
+    message: str,
+) -> None:
+    """A stream cut mid-way, a stream of invalid events, LiteLLM's own mid-stream check, a
+    megabytes-long error body: each one line of at most ~300 characters saying what it was,
+    exit 1, nothing written."""
+    before = session.read_bytes()
+    llm_server.script(step)  # type: ignore[arg-type]
+    model = ("--model", "openai/test-model", "--api-base", llm_server.base_url)
+    code = run([str(session), *model, "--retries", "0", "--quiet"])
+    err = capsys.readouterr().err
+    (line,) = err.strip().splitlines()
+    assert code == 1 and line.startswith("Handoff failed: openai/test-model: " + message), line
+    assert len(line) <= 300
+    assert session.read_bytes() == before and files_in(session.parent) == [session.name]
+
+
+@pytest.mark.parametrize("option", ["--focus", "--api-key", "--model", "--api-base"])
+def test_text_options_that_are_not_utf8_are_usage_errors(
+    session: Path, capsys: pytest.CaptureFixture[str], option: str
+) -> None:
+    undecodable = b"fix \xff\xfe it".decode("utf-8", "surrogateescape")  # as the shell passes it
+    code = run([str(session), option, undecodable, "--dry-run"])
+    assert code == 2
+    assert capsys.readouterr().err.startswith(f"Usage error: {option} is not valid UTF-8 text")
+
+
+def test_an_out_dir_that_is_a_file_is_not_a_folder(
+    session: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = tmp_path / "a-file"
+    file.write_text("x")
+    for out_dir in (file, file / "below"):
+        code = run([str(session), "--model", "extractive", "--out-dir", str(out_dir), "-q"])
+        assert code == 1
+        line = capsys.readouterr().err.strip()
+        assert line == f"Handoff failed: cannot write {out_dir}: not a folder", line
+
+
 def test_invalid_options_are_usage_errors(session: Path) -> None:
     for args in (["--timeout", "0"], ["--retries", "-1"], ["--bogus"]):
         result = run_cli(session, *args)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -781,3 +782,64 @@ def test_the_builtin_writer_reads_only_the_facts(tmp_path: Path, entries: Entrie
     messages = list(dry_run(path, Options(model="extractive"))["messages"])
     assert [m["role"] for m in messages] == ["user"]
     assert len(orjson.dumps(messages)) < 5_000
+
+
+SECRET_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+SECRET_KEY = "AKIA" + "Z7QW3ERT5YUI2OPA"
+
+
+def secret_paths_session(entries: Entries, tmp_path: Path) -> Path:
+    """A session whose secrets are in file paths (a token as a folder's and a file's name, in
+    a URL's query) and in its first request, which becomes the new session's title."""
+    entries.user(f"deploy with token {SECRET_TOKEN}")
+    read = {"path": f"build/{SECRET_TOKEN}/out.txt"}
+    entries.assistant(
+        {"type": "toolCall", "id": "c1", "name": "read", "arguments": read}, stop="toolUse"
+    )
+    entries.result("c1", "contents")
+    wrote = {"path": f"src/{SECRET_TOKEN}.py", "content": "x = 1"}
+    entries.assistant(
+        {"type": "toolCall", "id": "c2", "name": "write", "arguments": wrote}, stop="toolUse"
+    )
+    entries.result("c2", "ok")
+    fetched = {"path": f"https://example.com/api?token={SECRET_TOKEN}"}
+    entries.assistant(
+        {"type": "toolCall", "id": "c3", "name": "read", "arguments": fetched}, stop="toolUse"
+    )
+    entries.result("c3", "<html>")
+    for turn in range(40):  # more than an in-place handoff keeps
+        entries.user(f"step {turn} " + "and the tests pass " * 200)
+        entries.assistant("done " * 200)
+    return write_session(tmp_path / "sessions" / "s.jsonl", entries.items)
+
+
+@pytest.mark.parametrize("in_place", [False, True])
+def test_nothing_written_holds_a_secret_the_session_or_the_answer_held(
+    tmp_path: Path, llm_server: FakeLLMServer, entries: Entries, in_place: bool
+) -> None:
+    """What comes from the session is masked wherever it is written, as in the request: the
+    <files> block's paths, an in-place compaction's details, the new session's title; and so is
+    the model's answer, which may quote a secret (counted in ``redacted``)."""
+    path = secret_paths_session(entries, tmp_path)
+    before = path.read_bytes()
+    quoting = DOCUMENT.replace(
+        "- goal facts", f"- goal facts; the key is {SECRET_KEY}, {SECRET_TOKEN}"
+    )
+    llm_server.script(Reply(quoting))
+    result = run(path, llm_server, in_place=in_place)
+    sent = json.dumps([r.messages for r in llm_server.requests])
+    new_files = [p.read_text() for p in path.parent.glob("*.jsonl") if p != path]
+    written = [*new_files, path.read_bytes()[len(before) :].decode()]  # all we wrote
+    for secret in (SECRET_TOKEN, SECRET_KEY):
+        assert secret not in sent
+        assert not any(secret in text for text in written), secret
+    assert result.redacted == 2  # the token, and the key only the answer held
+    if in_place:
+        entry = orjson.loads(path.read_bytes().splitlines()[-1])
+        assert "[REDACTED:github-token:1]" in str(entry["details"])
+    else:
+        new = load_session(result.path)
+        assert new.title == "↳ deploy with token [REDACTED:github-token:1]"
+        assert "# build/[REDACTED:github-token:1]/" in handoff_entry(result.path)["content"]
+    unmasked = run(path, llm_server, redact=False, record=False, model="extractive")
+    assert SECRET_TOKEN in unmasked.path.read_text() and unmasked.redacted == 0

@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import random
+import re
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from handoff_cli.config import Options
 from handoff_cli.core import prepare
 from handoff_cli.extractive import write_document
-from handoff_cli.redact import Redactor
+from handoff_cli.redact import _SHAPES, Redactor
 
 from . import secrets_corpus
-from .conftest import CONTEXT_FIXTURES, Entries, tool_call, write_session
+from .conftest import CONTEXT_FIXTURES, Entries, quick_and_stress, tool_call, write_session
 
 SECRETS = {
     "openai-key": "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z",
@@ -164,9 +170,80 @@ def test_the_corpus_every_secret_masked_and_no_trap_touched() -> None:
     """``tests/fixtures/secrets``: recall 100%, no false positive, and the right kinds."""
     score = secrets_corpus.score(lambda text: Redactor().text(text))
     assert score.missed == [] and score.changed == [], score.summary()
-    assert len(score.kinds) >= 30 and score.secrets >= 100
+    assert len(score.kinds) >= 120 and score.secrets >= 250 and len(secrets_corpus.traps()) >= 40
     for positive in secrets_corpus.positives():
         assert f"[REDACTED:{positive.kind}:" in Redactor().text(positive.text), positive.line
+
+
+# Where a key known by its shape may be: alone, in prose, shell, YAML, JSON tool arguments (with
+# escaped quotes), an HTTP header, a URL's path and query, code, Markdown, a file's path, HTML.
+PLACES = [
+    "{}",
+    "I pasted {} into the config by mistake.",
+    "export VALUE={}",
+    "value: {}",
+    '{{"command":"deploy --with \\"{}\\" --now"}}',
+    "X-Custom: {}",
+    "https://api.acme.dev/v1/{}/items?q=1",
+    "https://api.acme.dev/v1/items?q={}&page=2",
+    'client = Client("{}")',
+    "`{}`",
+    "build/{}/out.txt",
+    "<td>{}</td>",
+]
+
+
+def _by_shape() -> list[tuple[str, str]]:
+    """(kind, secret) for each of the corpus's keys that its shape alone gives away."""
+    shapes = {rule.kind for rule in _SHAPES}
+    found = []
+    for positive in secrets_corpus.positives():
+        for secret in positive.secrets:
+            alone = Redactor().text(secret)
+            if positive.kind in shapes and alone == f"[REDACTED:{positive.kind}:1]":
+                found.append((positive.kind, secret))
+    return found
+
+
+BY_SHAPE = _by_shape()
+PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+:[0-9]+\]")
+
+
+def test_a_key_known_by_its_shape_is_masked_wherever_it_is() -> None:
+    """Each key of the corpus that its shape gives away, in each place (a matrix of kinds and
+    places, not the corpus's one place a kind)."""
+    assert len({kind for kind, _ in BY_SHAPE}) >= 90
+    for kind, secret in BY_SHAPE:
+        for place in PLACES:
+            out = Redactor().text(place.format(secret))
+            assert secret not in out and "[REDACTED:" in out, (kind, place)
+
+
+def _wrapped(left: str, right: str) -> list[str]:
+    """A token split into ``left`` and ``right``: by a shell continuation, also in JSON tool
+    arguments, and by a log line wrapped at its width, also in JSON."""
+    line = "2026-11-30T10:12:44.812Z DEBUG http.client: configured with"
+    return [
+        f"curl -H 'X-Key: {left}\\\n{right}' https://api.acme.dev/v2/orders",
+        f'{{"command":"curl -H \\"X-Key: {left}\\\\\\n{right}\\" https://api.acme.dev"}}',
+        f"{line} {left}\n{right} (ok)",
+        f'{{"output":"{line} {left}\\n{right} (ok)"}}',
+    ]
+
+
+def test_a_key_wrapped_across_two_lines_is_masked_whole() -> None:
+    """Each key known by its shape, split near its start, in its middle and near its end: no
+    part of it stays, and it keeps its number, wrapped or not."""
+    for kind, secret in BY_SHAPE:
+        if len(secret) < 24:
+            continue
+        for at in (5, len(secret) // 2, len(secret) - 6):
+            left, right = secret[:at], secret[at:]
+            for text in _wrapped(left, right):
+                redactor = Redactor()
+                out = PLACEHOLDER.sub("", redactor.text(f"{secret} and {text}"))
+                assert left not in out and right not in out, (kind, at, text)
+                assert redactor.count == 1, (kind, text)
 
 
 def test_masked_json_is_still_json_and_masking_twice_changes_nothing() -> None:
@@ -184,6 +261,174 @@ def test_the_same_secret_keeps_its_number_whatever_finds_it() -> None:
         "PASSWORD=[REDACTED:password:1]\npostgres://app:[REDACTED:url-password:1]@db/app\n"
         "PASSWORD=[REDACTED:password:2]"
     )
+
+
+def test_a_bearer_value_holding_a_key_is_masked_whole_at_once() -> None:
+    """The first pass masks what a second would: once the Heroku key inside a bearer value was
+    masked alone, masking again found the rest of the value."""
+    text = (
+        "Authorization: Bearer eyJhbGU_API_KEY="
+        "HRKU-AAk3wOh9OXf9DM8eT-zwZ5KZJoGUm76swRmAAk3wOh9OXf9DM8eT"
+    )
+    once = Redactor().text(text)
+    assert once == "Authorization: Bearer [REDACTED:bearer-token:1]"
+    assert Redactor().text(once) == once
+
+
+_WORDS = [
+    *(
+        "token secret password passwd pwd pass passphrase passcode pin PIN key api_key apiKey Key "
+        "KEY auth Authorization Bearer Basic Cookie mysql sshpass echo base64 -d -p --password "
+        "--token :// @ ? & sk- sk_live_ ghp_ hf_ SG. dp.pt. dp.st. tskey-auth- AKIA AIza AAAA "
+        ':APA91b eyJ LS0tLS1CRUdJTi dapi SK -----BEGIN -----END PRIVATE KEY = : => := \' " \\" ` '
+        "] [ ( ) { } $ ${ < > ... xxxx is was my the , ; | ~ ! é 🙂"
+    ).split(),
+    *(" ", "\n", "\\n", "\\\n", "\\\\\\n", "\t"),  # and the line breaks a token can wrap at
+]
+
+
+def _piece(texts: list[str]) -> st.SearchStrategy[str]:
+    """A slice of one of ``texts``."""
+    return st.sampled_from(texts).flatmap(
+        lambda t: st.tuples(st.integers(0, len(t)), st.integers(1, 80)).map(
+            lambda ij: t[ij[0] : ij[0] + ij[1]]
+        )
+    )
+
+
+_CORPUS = [p.text for p in secrets_corpus.positives()] + secrets_corpus.traps()
+_TEXTS = st.lists(
+    st.one_of(
+        st.sampled_from(_CORPUS),
+        _piece(_CORPUS),
+        _piece([s for s in secrets_corpus.session_strings() if len(s) > 20]),
+        st.sampled_from(_WORDS),
+        st.text("abcXYZ019_-./:=@+ \n\"'\\", max_size=40),
+    ),
+    max_size=12,
+).map("".join)
+_QUICK = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+# What masking twice once changed, each found by this property: a bearer value holding a key,
+# judged by words inside the key; a secret in a command's context (login … -p); a value after
+# => read again after =; a value too long until a base64 key in it is masked; a flag's name
+# and a name at one place; a key that ended mid-word, and the next one after it.
+_FOUND = [
+    "Authorization: Bearer eyJhbGU_API_KEY=HRKU-AAk3wOh9OXf9DM8eT-zwZ5KZJoGUm76swRm"
+    "AAk3wOh9OXf9DM8eT",
+    "> authorization: bearer Xk29fLq7Zv0RmT4cYw8sNp1bHd5gJa3USTRIPE_RESTRICTED_KEY"
+    "=rk_live_2NyEN5qBHLVar1uFJtGed4GJsecret",
+    "gh auth login --with-token Gt5hY6jU7kI8lO9pmkdir -p src/auth && ssh -p 2222 dev@host",
+    "docker login -u acmebot -p Dk8sPass2026 registry.acme.devdocker run -p 5432:5432 pg",
+    '{"SERVICE_TOKEN=>0190e0a0',
+    "GCP_SA_KEY=GCP_SA_KEY="
+    + base64.b64encode(
+        json.dumps({"key": "x" * 200, "token": SECRETS["github-token"]}).encode()
+    ).decode(),
+    "-----END RSA PRIVATE KEY-----apiKey =pU3KGCUw",
+    "prefect cloud login --key pnu_ZfUU6HlKq72wEMnCzuPw4Aq9bEtC5pRQiFpx"
+    "pplx-FW2zT1KdRbiH40r9fwO60YlEtrBVF2gG",
+]
+
+
+def _counterexamples(test: Callable[[str], None]) -> Callable[[str], None]:
+    for text in _FOUND:
+        test = example(text)(test)
+    return test
+
+
+@pytest.mark.parametrize("budget", quick_and_stress(_QUICK, settings(_QUICK, max_examples=5_000)))
+def test_masking_twice_changes_nothing(budget: settings) -> None:
+    """mask(mask(x)) == mask(x), on the corpus's records, pieces of them and of the sessions,
+    keywords, prefixes, quotes, escapes and noise: with a fresh redactor, and with the same one,
+    which finds no new secret in its own output."""
+
+    @budget
+    @given(_TEXTS)
+    @_counterexamples
+    def idempotent(text: str) -> None:
+        redactor = Redactor()
+        once = redactor.text(text)
+        count = redactor.count
+        assert redactor.text(once) == once and redactor.count == count
+        assert Redactor().text(once) == once
+
+    idempotent()
+
+
+# Where base64 is decoded: a shell, Python, Ruby, .NET, Go; and SMTP's AUTH PLAIN.
+DECODED = [
+    "echo {} | base64 -d",
+    "echo -n '{}' | base64 --decode > creds.txt",
+    'base64 -d <<< "{}"',
+    'creds = base64.b64decode("{}").decode()',
+    'Base64.decode64("{}")',
+    'Convert.FromBase64String("{}")',
+    '{{"command":"echo \\"{}\\" | base64 -D"}}',
+]
+
+
+def test_a_credential_in_base64_is_masked_where_it_is_decoded() -> None:
+    """Each key known by its shape, and user:password pairs, base64-encoded where the text
+    decodes them; while base64 of what holds no credential stays."""
+    pairs = ["deploy:Wq3rT8yU1iO6", "ci-bot:hunter22"]
+    encoded = [base64.b64encode(s.encode()).decode() for s in [*(s for _, s in BY_SHAPE), *pairs]]
+    for form in DECODED:
+        for value in encoded:
+            assert value not in Redactor().text(form.format(value)), (form, value)
+        harmless = base64.b64encode(b"hello world, see https://acme.dev").decode()
+        assert Redactor().text(form.format(harmless)) == form.format(harmless), form
+
+
+def test_json_and_key_blocks_in_base64_are_masked_wherever_they_hold_a_secret() -> None:
+    """A config or a key in base64 (a Kubernetes Secret's data, an env variable) is masked when
+    what it decodes to holds a secret, and left alone when it does not (a cursor, a config)."""
+    for _, secret in BY_SHAPE:
+        for decoded in (
+            json.dumps({"auths": {"registry": {"auth": "x", "token": secret}}}),
+            json.dumps({"type": "service_account", "key": secret}, indent=2),
+        ):
+            value = base64.b64encode(decoded.encode()).decode()
+            text = f"data:\n  config.json: {value}\nGCP_KEY={value}"
+            assert value not in Redactor().text(text), secret
+    for harmless in ({"offset": 100, "limit": 50}, {"level": "debug", "region": "eu-west-1"}):
+        value = base64.b64encode(json.dumps(harmless, indent=2).encode()).decode()
+        assert Redactor().text(f"config.json: {value}") == f"config.json: {value}"
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        # Quoted, a secret whatever it is made of; bare, only if it is no ordinary word.
+        ('the passphrase is "correct horse battery staple"', "correct horse battery staple"),
+        ("my password is `sunshine`", "sunshine"),
+        ("the password is Hunter2!", "Hunter2!"),
+        ("the passphrase is correct-horse-battery-staple.", "correct-horse-battery-staple"),
+        ("The password for the staging db is pgDevPass2026, sorry.", "pgDevPass2026"),
+        ("password: letmein (don't share)", "letmein"),
+        ("the token is abc123def456ghi7, use it once", "abc123def456ghi7"),
+        ("use the pin 4821 at the door", "4821"),
+        ("PIN: 0619", "0619"),
+        ("my passcode is 935172", "935172"),
+        # Ordinary words, numbers and references are what prose says of a secret.
+        ("the passphrase is correct horse battery staple", None),
+        ("the password is incorrect, the password is required", None),
+        ("my password is sunshine and the passphrase is stored in the keychain", None),
+        ("the password is case-sensitive; the token is expired", None),
+        ("the password is ${DB_PASSWORD}; the password is 12345678", None),
+        ("connect it to pin 13; pin numpy to 1.26; the pin count is 4096", None),
+    ],
+)
+def test_a_secret_given_in_prose(text: str, masked: str | None) -> None:
+    """The rule for prose: after password, passphrase, passcode, token, secret or api key, and
+    "is" (or "was", "will be"), a value counts when it is quoted (then words too), or when it
+    is no ordinary word (it holds a digit or a symbol, or capitals inside); a PIN is 4 to 8
+    digits after "the pin", "PIN", "pin is", "passcode". An unquoted passphrase of plain words
+    is not found: it reads as prose."""
+    out = Redactor().text(text)
+    if masked is None:
+        assert out == text
+    else:
+        assert masked not in out and "[REDACTED:" in out, out
 
 
 def _texts() -> list[str]:

@@ -1,0 +1,168 @@
+"""Nothing from a session drives the terminal: every command, on a real terminal (a pty), on
+sessions that hold escape sequences, C1 controls, hyperlinks and reordering characters in
+every field that is printed, prints none of them raw."""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from handoff_cli.document import wrap_document
+
+from .conftest import HEADER, Entries, write_session
+
+ESCAPES = "\x1b[2J\x1b]52;c;ZXZpbA==\x07\x1b]8;;https://evil.example/x\x07click\x1b]8;;\x07\x9b1A"
+HIDING = "\u202e\u2066\u200b\ufeff\U000e0041"
+HOSTILE = ESCAPES + HIDING
+# What must never reach the terminal as it is: the sequences above, byte for byte.
+RAW = [
+    b"\x1b[2J",
+    b"\x1b]52",
+    b"\x1b]8;",
+    "\x9b".encode(),
+    *(character.encode() for character in HIDING),
+]
+DOCUMENT = (
+    "## Goal\nSee [https://github.com/good](https://evil.example/phish) and "
+    "![https://github.com/logo.png](https://evil.example/pixel.png)\n\n"
+    "## Constraints & Preferences\n- none\n\n## Progress\n- done\n\n## Key Decisions\n- "
+    "none\n\n## Critical Context\n- " + HOSTILE + "\n\n## Next Steps\n- go on"
+)
+
+
+def hostile_session(folder: Path) -> Path:
+    """A session with the hostile text in its id, cwd, title, name, entry ids, texts, tool
+    names, labels, custom types, model names, and its file name."""
+    entries = Entries()
+    entries.add("session_info", name=f"name {HOSTILE}")
+    entries.user(f"fix it {HOSTILE}")
+    call = {"type": "toolCall", "id": f"c{HOSTILE}", "name": f"bash{HOSTILE}", "arguments": {}}
+    entries.assistant(f"on it {HOSTILE}", call, stop="toolUse", model=f"m{HOSTILE}")
+    entries.result(f"c{HOSTILE}", f"out {HOSTILE}")
+    entries.custom_message(f"type{HOSTILE}", f"said {HOSTILE}")
+    entries.add("label", targetId=entries.leaf, label=f"label {HOSTILE}")
+    entries.items[-1]["id"] = entries.leaf = f"id{HOSTILE}"
+    entries.assistant(f"done {HOSTILE}")
+    header = {**HEADER, "id": f"0199aaaa-{HOSTILE}", "cwd": f"/home/u/{HOSTILE}"}
+    path = write_session(folder / f"s{ESCAPES[:4]}.jsonl", entries.items, header)
+    os.utime(path, (time.time() - 3600,) * 2)
+    return path
+
+
+def on_a_terminal(*args: str | Path) -> tuple[int, bytes]:
+    """The program run with stdout and stderr on a pty, as a person runs it; what it printed
+    there, byte for byte."""
+    leader, follower = os.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    env |= {"TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "handoff_cli", *map(str, args)],
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=follower,
+        env=env,
+    )
+    os.close(follower)
+    printed = bytearray()
+    while True:
+        ready, _, _ = select.select([leader], [], [], 60)
+        if not ready:
+            process.kill()
+            raise AssertionError(f"{args}: no end after 60 s")
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # the pty closes with the last writer: EIO
+            break
+        if not data:
+            break
+        printed += data
+    os.close(leader)
+    return process.wait(timeout=60), bytes(printed)
+
+
+def assert_safe(args: tuple[str | Path, ...], printed: bytes) -> None:
+    found = [sequence for sequence in RAW if sequence in printed]
+    assert not found, f"{args} printed raw {found}: {printed[:400]!r}"
+
+
+def test_no_command_prints_what_a_session_holds_raw(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    path = hostile_session(folder)
+    done = subprocess.run(
+        [sys.executable, "-m", "handoff_cli", path, "--model", "extractive", "--json"],
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    new = Path(orjson.loads(done.stdout)["path"])
+    runs: list[tuple[str | Path, ...]] = [
+        ("show", path),
+        ("show", path, "--tree"),
+        ("show", path, "--context"),
+        ("show", path, "--json"),
+        ("show", path, "--document"),
+        ("show", new),
+        ("list", folder),
+        ("list", folder, "--tree"),
+        ("rotate", folder, "--dry-run", "--over-tokens", "1", "--model", "extractive"),
+        (path, "--model", "extractive", "--dry-run"),
+        (path, "--model", "extractive", "--in-place", "--agent", "omp"),
+        ("rotate", folder, "--over-tokens", "1", "--model", "extractive", "--idle", "1s"),
+        ("show", folder / "missing\x1b[2J.jsonl"),
+    ]
+    for args in runs:
+        code, printed = on_a_terminal(*args)
+        assert code in (0, 3, 4), (args, code, printed[-300:])
+        assert_safe(args, printed)
+    _, shown = on_a_terminal("show", path, "--tree")
+    assert "␛[2J".encode() in shown and b"\\u202e" in shown  # shown, as visible symbols
+
+
+def test_a_document_links_nowhere_but_where_it_says(tmp_path: Path) -> None:
+    """Rendered on a terminal, a document's links are no hyperlinks: the text and the real
+    target are both shown; an image becomes its name; HTML is text."""
+    entries = Entries()
+    entries.custom_message("handoff", wrap_document(f"<div>\n{DOCUMENT}"))
+    path = write_session(tmp_path / "s.jsonl", entries.items)
+    code, printed = on_a_terminal("show", path, "--document")
+    assert code == 0, printed
+    assert_safe(("show --document",), printed)
+    plain = re.sub(rb"\x1b\[[0-9;]*m", b"", printed)  # our own styles aside
+    assert b"https://github.com/good (https://evil.example/phish)" in plain
+    assert b"\x1b]8;" not in printed and b"<div>" in printed  # the first section not lost
+    assert b"Goal" in printed
+
+
+def test_a_piped_document_with_a_cut_emoji_is_printed(tmp_path: Path) -> None:
+    """JavaScript writes half an emoji as a lone surrogate's escape; piped, the raw document
+    goes out as UTF-8, which has no surrogates: as U+FFFD (it was a traceback)."""
+    entries = Entries()
+    entries.custom_message("handoff", wrap_document("## Goal\ncut HALF here"))
+    lines = [orjson.dumps(e) for e in [HEADER, *entries.items]]
+    lines[-1] = lines[-1].replace(b"HALF", b"\\ud83d")
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "handoff_cli", "show", path, "--document"],
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "## Goal\ncut \ufffd here\n".encode()
+
+
+@pytest.mark.parametrize("command", [("show",), ("list",)])
+def test_an_error_line_is_safe_too(tmp_path: Path, command: tuple[str, ...]) -> None:
+    named = tmp_path / f"x{HOSTILE.replace('/', '_')}.jsonl"
+    named.write_bytes(b"not json\n")
+    code, printed = on_a_terminal(*command, named if command == ("show",) else tmp_path)
+    assert_safe(command, printed)
+    assert code in (0, 4)
