@@ -24,9 +24,7 @@ SECRETS = sorted({s for p in positives() for s in p.secrets if len(s) >= 8})
 # Secrets known by their shape alone, with no name or context around them, of the shape a
 # file's name takes: what a path can carry (a folder named after a token).
 BARE = sorted(
-    s
-    for s in SECRETS
-    if len(s) <= 100 and re.fullmatch(r"[\w.-]+", s) and Redactor().text(s) != s
+    s for s in SECRETS if len(s) <= 100 and re.fullmatch(r"[\w.-]+", s) and Redactor().text(s) != s
 )
 DOCUMENT = "## Goal\n- g\n\n## Constraints & Preferences\n- c\n\n## Progress\n- p\n\n"
 DOCUMENT += "## Key Decisions\n- k\n\n## Critical Context\n- x\n\n## Next Steps\n- n"
