@@ -1216,6 +1216,11 @@ class Redactor:
 
     def value(self, value: Any) -> Any:
         """``value`` with every string in it redacted (dicts and lists walked)."""
+        return self._value(value)[0]
+
+    def _value(self, value: Any) -> tuple[Any, bool]:
+        """``value`` redacted, and whether any string in it changed (told, not compared: a
+        value may be nested deeper than Python compares)."""
         top = [value]
         # Where each string is: the list or dict, and its index or key (two lists, not a pair
         # a string: the facts of a long session hold hundreds of thousands of them).
@@ -1227,10 +1232,12 @@ class Redactor:
         for index, key in enumerate(keys):
             if key == "arguments" and masked[index].startswith("{"):
                 masked[index] = self._arguments(masked[index])
+        changed = False
         for where, key, before, text in zip(wheres, keys, texts, masked, strict=True):
             if text is not before:  # most are not masked: leave them
                 where[key] = text
-        return top[0]
+                changed = True
+        return top[0], changed
 
     def _arguments(self, text: str) -> str:
         """A tool call's arguments (JSON text, as a request carries them) masked once more
@@ -1242,8 +1249,8 @@ class Redactor:
             return text
         if not isinstance(arguments, dict):
             return text
-        masked = self.value(arguments)
-        return text if masked == arguments else dumps(masked).decode()
+        masked, changed = self._value(arguments)
+        return dumps(masked).decode() if changed else text
 
     def messages(self, messages: Iterable[ChatMessage]) -> list[ChatMessage]:
         return list(self.value(list(messages)))
