@@ -53,6 +53,7 @@ from .listing import Catalog, SessionSummary, catalog, loop_warning, resolve_ses
 from .output import (
     Reporter,
     notice,
+    objects,
     reader_gone,
     reader_may_leave,
     report_load_problems,
@@ -409,8 +410,8 @@ def handoff_command(
             options = replace(options, folder_agent=_folder_agent(path, sessions_dirs))
         if dry_run:
             planned = plan_only(path, options, Reporter())
-            with reader_may_leave():
-                write_json_value(planned)
+            with reader_may_leave():  # each request streamed, built as it is written
+                write_json({**planned, "requests": objects(planned["requests"])})
             return
         from .render import HandoffProgress
 

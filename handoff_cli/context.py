@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, NamedTuple
 
 from .config import OMP, PI
@@ -86,12 +87,19 @@ class Context:
     def __len__(self) -> int:
         return len(self.records) + len(self.head)
 
-    def messages(self, longest: int = LONGEST_TEXT) -> Iterator[Message]:
-        """The context's messages in order, each built only when reached; a string longer
-        than ``longest`` characters is read as its head and tail (``Record.message``)."""
-        yield from self.head
-        for record in self.records:
+    def messages(self, longest: int = LONGEST_TEXT, start: int = 0) -> Iterator[Message]:
+        """The context's messages in order, from the one at ``start``, each built only when
+        reached; a string longer than ``longest`` characters is read as its head and tail
+        (``Record.message``)."""
+        yield from self.head[start:]
+        for record in islice(self.records, max(0, start - len(self.head)), None):
             yield to_message(record, self.agent, self.changes.get(record.id), longest)
+
+    def read_size(self, start: int, stop: int) -> int:
+        """Bytes of the file its messages from ``start`` to ``stop`` are read from."""
+        first = len(self.head)
+        records = self.records[max(0, start - first) : max(0, stop - first)]
+        return sum(record.message_size for record in records)
 
     def json_size(self) -> int:
         """Characters of the context's JSON, counted without building what is kept as JSON."""

@@ -25,6 +25,7 @@ from .agents import choose_agent
 from .compaction import Cut, compaction_entry, cut, with_tokens_after
 from .config import OMP, PI, Options
 from .context import Context, build_context
+from .conversation import Conversation
 from .document import HANDOFF_TYPE, files_block, missing_sections, with_files, wrap_document
 from .errors import (
     AlreadyCompactedError,
@@ -35,10 +36,12 @@ from .errors import (
     NoDocumentError,
     NothingToHandOffError,
     SessionChangedError,
+    SessionFileError,
     WriteError,
 )
 from .facts import Facts, facts_of
 from .js import js_time
+from .jsonl import dumps
 from .listing import TAIL_BYTES, ends_with_handoff, handoff_children
 from .model import (
     Answer,
@@ -52,15 +55,17 @@ from .model import (
 from .output import Reporter
 from .plan import (
     CHARS_PER_TOKEN,
+    Bound,
     Budget,
     Plan,
+    far_under,
     final_request,
     fold_request,
     make_plan,
-    precut,
+    sent,
     sized_requests,
 )
-from .prompt import ChatMessage, handoff_prompt, handoff_request, repair_prompt
+from .prompt import ChatMessage, handoff_prompt, repair_prompt
 from .redact import Redactor
 from .resume import (
     continued_title,
@@ -72,7 +77,7 @@ from .resume import (
     naming_entry,
     starting_entries,
 )
-from .session import CURRENT_VERSION, Entry, Record, Session, load_session
+from .session import CURRENT_VERSION, Entry, Record, Session, file_shape, load_session
 from .tree import branch, leaf
 from .writer import (
     Locked,
@@ -104,7 +109,8 @@ class Request:
     """What is to be sent: the model, the conversation and the prompt."""
 
     model: Model
-    conversation: list[ChatMessage]
+    conversation: Conversation
+    """Measured, and built again as each request sends it (masked, like the prompt)."""
     prompt: ChatMessage
     session: Session = field(repr=False)
     leaf_id: str
@@ -211,8 +217,9 @@ def _allow_cancel(allowed: bool) -> None:
 
 def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> Request:
     """Steps 1 to 4: load, guard, build the context and the request, decide the model."""
-    session = load_session(path)
     reporter = reporter or Reporter()
+    named = _named_model(path, options, reporter)
+    session = load_session(path)
     reporter.loaded(session)
     if options.exclusive and ends_with_handoff(_tail_as_read(session)):
         raise HandedOffError()
@@ -225,33 +232,29 @@ def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> R
     assert tip is not None, "the guard leaves no empty branch"
     context = build_context(path_records, chosen.agent)
     facts = facts_of(session, path_records)
-    model = resolve_model(
-        options.model,
-        context.model,
-        api_key=options.api_key,
-        api_base=options.api_base,
-        context_window=options.context_window,
-        prices=options.prices,
-        warn=reporter.warn,
-    )
+    model = named or _model(options, context.model, reporter)
     focus = _fitted_focus(options.focus, model, reporter)
     redactor = Redactor()
     if options.redact:
         facts = facts.masked(redactor.value)
-    since = _since_anchor(context, facts, path_records)
-    tokens = options.max_doc_tokens
+    mask = redactor if options.redact else None
     budget = _budget(model)
-    if budget is None:  # the built-in writer reads the facts alone: no conversation to build
-        request: list[ChatMessage] = [
-            {"role": "user", "content": handoff_prompt(focus, facts, tokens)}
-        ]
-    else:
-        messages = since.messages(_read_whole(budget))
-        request = _bounded(handoff_request(messages, focus, facts, tokens), budget)
-    if options.redact:
-        request = redactor.messages(request)
-        focus = redactor.text(focus) if focus else focus
-    *conversation, prompt = request
+    prompt: ChatMessage = {
+        "role": "user",
+        "content": handoff_prompt(focus, facts, options.max_doc_tokens),
+    }
+    conversation = Conversation.empty()  # the built-in writer reads the facts alone
+    if budget is not None:
+        bound = _bound(budget)
+        since = _since_anchor(context, facts, path_records)
+        read_whole = _read_whole(budget)
+        # Measured (and masked) before the prompt is masked: its secrets are numbered after
+        # the conversation's, as in one pass over the whole request.
+        conversation = Conversation.measured(since, read_whole, bound, mask, model.count, budget)
+        prompt = bound.cut(prompt, len(dumps(prompt))) or prompt
+    if mask is not None:
+        prompt = mask.value(prompt)
+        focus = mask.text(focus) if focus else focus
     return Request(
         model=model,
         conversation=conversation,
@@ -268,6 +271,53 @@ def prepare(path: Path, options: Options, reporter: Reporter | None = None) -> R
         leaf_digest=_leaf_digest(session, tip),
         session_model=context.model,
     )
+
+
+def _model(options: Options, session_model: str | None, reporter: Reporter) -> Model:
+    return resolve_model(
+        options.model,
+        session_model,
+        api_key=options.api_key,
+        api_base=options.api_base,
+        context_window=options.context_window,
+        prices=options.prices,
+        warn=reporter.warn,
+    )
+
+
+def _named_model(path: Path, options: Options, reporter: Reporter) -> Model | None:
+    """The model named (``--model``, ``$HANDOFF_MODEL``), decided before the session is read:
+    it never depends on the session."""
+    if not options.model:
+        return None
+    model = _model(options, None, reporter)
+    budget = _budget(model)
+    try:
+        if budget is not None and _counted_first(path, budget):
+            model.count.load()
+    except (OSError, SessionFileError):  # loading the session says what is wrong with it
+        pass
+    return model
+
+
+RECORD_BYTES = 300
+"""About what loading keeps of each line of a session (``session.Record``; less for a line
+that is not a message)."""
+LOADING_BYTES = 30 << 20
+"""What loading a tokenizer holds for a moment over what it keeps (its table of ranks: some
+25 MB for o200k_base)."""
+
+
+def _counted_first(path: Path, budget: Budget) -> bool:
+    """Whether the tokenizer is best loaded before the session at ``path``, which will be
+    counted: when the session's records will outweigh the longest line read while the
+    conversation is built, the memory it takes for a moment to load comes before theirs,
+    rather than on top of them; else it is loaded when first needed, after the longest lines
+    (docs/handoff.md §7)."""
+    if far_under(path.stat().st_size, budget):
+        return False  # not counted, most likely
+    shape = file_shape(path)
+    return shape.longest < shape.lines * RECORD_BYTES + LOADING_BYTES
 
 
 def guard(records: list[Record], agent: str, in_place: bool) -> Cut | None:
@@ -318,9 +368,19 @@ def _line_digest(fd: int, record: Record) -> bytes:
 def _since_anchor(context: Context, facts: Facts, branch: list[Record]) -> Context:
     """The context without our own recorded exchanges, and, when the branch holds a handoff
     document already, only what came after it: the update starts from that document."""
-    at = {record.id: index for index, record in enumerate(branch)}
+    records = context.records
+    if facts.skipped:
+        records = [r for r in records if r.id not in facts.skipped]
     after = -1 if facts.anchor is None else facts.anchor
-    records = [r for r in context.records if r.id not in facts.skipped and at[r.id] > after]
+    if after >= 0:
+        # The ids on the smaller side of the document (a branch's ids are distinct): a set of
+        # a long branch's, every one, would cost more than its records.
+        if after < len(branch) // 2:
+            before = {r.id for r in branch[: after + 1]}
+            records = [r for r in records if r.id not in before]
+        else:
+            since = {r.id for r in branch[after + 1 :]}
+            records = [r for r in records if r.id in since]
     compactions = [i for i, r in enumerate(branch) if r.type == "compaction"]
     head = context.head if compactions and compactions[-1] > after else ()
     return replace(context, records=records, head=head)
@@ -328,16 +388,16 @@ def _since_anchor(context: Context, facts: Facts, branch: list[Record]) -> Conte
 
 def _read_whole(budget: Budget) -> int:
     """The longest string read whole for a request within ``budget``: a longer one makes its
-    message longer than ``_bounded`` lets through whole, and is read as its head and tail,
-    more of each than ``_bounded`` keeps (so that the request is the same)."""
+    message longer than ``_bound`` lets through whole, and is read as its head and tail,
+    more of each than ``_bound`` keeps (so that the request is the same)."""
     return 4 * budget.tokens * CHARS_PER_TOKEN + 200
 
 
-def _bounded(request: list[ChatMessage], budget: Budget) -> list[ChatMessage]:
-    """The request with every text far too long to be sent (several times the model's window)
-    cut already, so that masking and counting never read what cannot be used."""
+def _bound(budget: Budget) -> Bound:
+    """Every message far too long to be sent (several times the model's window) is cut
+    already, so that masking and counting never read what cannot be used."""
     keep = max(200, (budget.tokens // 4) * CHARS_PER_TOKEN // 2)
-    return precut(request, 4 * budget.tokens * CHARS_PER_TOKEN, keep)
+    return Bound(4 * budget.tokens * CHARS_PER_TOKEN, keep)
 
 
 def _fitted_focus(focus: str | None, model: Model, reporter: Reporter) -> str | None:
@@ -363,19 +423,23 @@ def _budget(model: Model) -> Budget | None:
 
 
 def _plan(request: Request, budget: Budget | None) -> Plan:
+    conversation = request.conversation
     if budget is None:
-        return Plan("single", request.conversation)
-    return make_plan(request.conversation, request.prompt, budget, request.model.count)
+        return Plan("single", range(len(conversation)))
+    return make_plan(conversation, request.prompt, budget, request.model.count)
 
 
 def dry_run(path: Path, options: Options, reporter: Reporter | None = None) -> dict[str, Any]:
-    """The plan, each request with its size (``--dry-run``): nothing is called or written."""
+    """The plan, each request with its size (``--dry-run``): nothing is called or written.
+    The requests' ``messages`` are iterators, each request's built as it is read: the JSON
+    writer streams them (``output.write_json``)."""
     request = prepare(path, options, reporter)
     model = request.model
     budget = _budget(model)
     plan = _plan(request, budget)
     draft_tokens = budget.reserve if budget else 0
-    requests = sized_requests(plan, request.prompt, model.count, draft_tokens)
+    conversation = request.conversation
+    requests = sized_requests(plan, request.prompt, model.count, draft_tokens, conversation)
     where = request.cut
     return {
         "mode": "new_session" if where is None else "in_place",
@@ -383,8 +447,8 @@ def dry_run(path: Path, options: Options, reporter: Reporter | None = None) -> d
         "strategy": plan.strategy,
         "window": budget.window if budget else None,
         "budget_tokens": budget.tokens if budget else None,
-        "messages": requests[-1]["messages"],
-        "requests": requests,
+        "messages": _streamed(requests[-1].build),
+        "requests": [{"tokens": r.tokens, "messages": _streamed(r.build)} for r in requests],
         "redacted": request.redacted,
         "agent": request.agent,
     } | (
@@ -396,6 +460,10 @@ def dry_run(path: Path, options: Options, reporter: Reporter | None = None) -> d
             "kept_entries": where.kept,
         }
     )
+
+
+def _streamed(build: Callable[[], list[ChatMessage]]) -> Iterator[ChatMessage]:
+    yield from build()
 
 
 def _json_number(value: int | float) -> int | float | None:
@@ -495,12 +563,12 @@ async def _generate(
     if request.model.builtin:  # in this process: no LiteLLM, no request
         facts, focus = request.facts, request.focus
         answer = builtin_answer(facts, focus, options.max_doc_tokens, [request.prompt])
-        return _with_files(answer, request.facts), [], Plan("single", request.conversation)
+        return _with_files(answer, request.facts), [], Plan("single", range(0))
     budget = _budget(request.model)
     for attempt in range(REPLANS + 1):
         plan = _plan(request, budget)
         try:
-            answer = await _run(plan, request.prompt, ask, reporter)
+            answer = await _run(plan, request, ask, reporter)
             break
         except ContextTooLongError as error:
             if budget is None:
@@ -559,21 +627,24 @@ def _with_files(answer: Answer, facts: Facts) -> Answer:
 
 async def _run(
     plan: Plan,
-    prompt: ChatMessage,
+    request: Request,
     ask: Callable[[list[ChatMessage]], Awaitable[Answer]],
     reporter: Reporter,
 ) -> Answer:
-    """Send the plan's requests: fold each chunk into the draft, then the final request."""
+    """Send the plan's requests: fold each chunk into the draft, then the final request; each
+    request's messages built as it is sent."""
+    conversation = request.conversation
     draft: str | None = None
     spent: Answer | None = None
     for number, chunk in enumerate(plan.chunks, 1):
         reporter.stage(f"chunk {number}/{len(plan.chunks)}")
-        folded = await ask(fold_request(chunk, draft))
+        folded = await ask(fold_request(sent(conversation, plan, chunk), draft))
         draft = folded.text.strip() or draft
         spent = folded if spent is None else _combined(spent, folded, folded.text)
     if plan.chunks:
         reporter.stage(f"final request ({plan.requests} in all)")
-    answer = await ask(final_request(plan, prompt, draft))
+    final = sent(conversation, plan, plan.final)
+    answer = await ask(final_request(final, request.prompt, draft))
     return answer if spent is None else _combined(spent, answer, answer.text)
 
 

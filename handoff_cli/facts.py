@@ -82,8 +82,8 @@ class Facts:
     go_ahead: bool = False
     """Whether the acknowledgement agreed to something the assistant proposed or asked, rather
     than only thanking it for an answer."""
-    requests: tuple[str, ...] = ()
     rules: tuple[str, ...] = ()
+    """The rules the user stated in their requests, each once, in order."""
     read_files: tuple[str, ...] = ()
     """Files only read, sorted."""
     modified_files: tuple[str, ...] = ()
@@ -124,7 +124,7 @@ class Facts:
 
     @classmethod
     def from_json(cls, value: dict[str, Any]) -> Facts:
-        tuples = ("requests", "rules", "read_files", "modified_files")
+        tuples = ("rules", "read_files", "modified_files")
         fields: dict[str, Any] = {k: tuple(v) if k in tuples else v for k, v in value.items()}
         fields["read_set"] = frozenset(value.get("read_set", ()))
         fields["skipped"] = frozenset(value.get("skipped", ()))
@@ -142,7 +142,6 @@ class Facts:
             "original_task": self.original_task,
             "latest_request": self.latest_request,
             "acknowledgement": self.acknowledgement,
-            "requests": list(self.requests),
             "rules": list(self.rules),
             "commands": [c.text for c in self.commands],
             "open_error": self.open_error,
@@ -161,7 +160,6 @@ class Facts:
             original_task=done["original_task"],
             latest_request=done["latest_request"],
             acknowledgement=done["acknowledgement"],
-            requests=tuple(done["requests"]),
             rules=tuple(done["rules"]),
             commands=tuple(
                 replace(c, text=text)
@@ -463,7 +461,11 @@ _RESULT_ARGUMENTS = ("command", "cmd", "path")
 class _Reader:
     """Walks a branch once, in order."""
 
-    requests: list[str] = field(default_factory=list)
+    first_request: str | None = None
+    latest_request: str | None = None
+    """Of the substantive requests (not the acknowledgements): a branch's are never all held."""
+    rules: list[str] = field(default_factory=list)
+    seen_rules: set[str] = field(default_factory=set)
     acknowledgement: str | None = None
     go_ahead: bool = False
     answered: bool = True
@@ -536,11 +538,14 @@ class _Reader:
         if is_handoff_prompt(text):
             self.asked_at = entry_id
             return
-        if is_acknowledgement(text) and self.requests:
+        if is_acknowledgement(text) and self.first_request is not None:
             self.acknowledgement = text
             self.go_ahead = bool(self.last_answer and _PROPOSAL.search(self.last_answer[-400:]))
             return
-        self.requests.append(text)
+        if self.first_request is None:
+            self.first_request = text
+        self.latest_request = text
+        self.rules += _rules(text, self.seen_rules)
         self.acknowledgement = None
         self.answered = False
 
@@ -636,15 +641,13 @@ class _Reader:
             self.summary = sections_of(document)
 
     def facts(self) -> Facts:
-        substantive = self.requests
         modified = sorted(self.written, key=js_order)
         return Facts(
-            original_task=substantive[0] if substantive else None,
-            latest_request=substantive[-1] if substantive else None,
+            original_task=self.first_request,
+            latest_request=self.latest_request,
             acknowledgement=self.acknowledgement,
             go_ahead=self.go_ahead,
-            requests=tuple(substantive),
-            rules=tuple(_rules(substantive)),
+            rules=tuple(self.rules),
             read_files=tuple(sorted(self.read - self.written, key=js_order)),
             modified_files=tuple(modified),
             read_set=frozenset(self.read),
@@ -683,11 +686,10 @@ def _key(value: Any) -> Any:
     return value if isinstance(value, (str, int, float)) else dumps(value)
 
 
-def _rules(requests: list[str]) -> Iterator[str]:
-    seen: set[str] = set()
-    for request in requests:
-        for sentence in _SENTENCE_END.split(request):
-            sentence = " ".join(sentence.split()).strip("-*• ")
-            if is_rule(sentence) and sentence.casefold() not in seen:
-                seen.add(sentence.casefold())
-                yield sentence
+def _rules(request: str, seen: set[str]) -> Iterator[str]:
+    """The rules ``request`` states that are not in ``seen`` (casefolded), which it joins."""
+    for sentence in _SENTENCE_END.split(request):
+        sentence = " ".join(sentence.split()).strip("-*• ")
+        if is_rule(sentence) and sentence.casefold() not in seen:
+            seen.add(sentence.casefold())
+            yield sentence

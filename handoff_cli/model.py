@@ -25,7 +25,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import orjson
 
@@ -96,9 +96,28 @@ MAX_BACKOFF_S = 30.0
 NO_KEY = "sk-no-key-needed"  # OpenAI's client insists on a key, which local servers ignore
 
 
-def rough_count(messages: Sequence[ChatMessage]) -> int:
-    """Tokens of ``messages`` estimated from their JSON size, for a model with no tokenizer."""
-    return rough_tokens(len(dumps(list(messages))))
+class Counting(Counter, Protocol):
+    """A model's token counter (``plan.Counter``), which may have a tokenizer to load."""
+
+    def load(self) -> None:
+        """Load what counting takes now, rather than at the first count."""
+        ...
+
+
+class _Rough:
+    """Tokens estimated from the JSON's size, for a model with no tokenizer."""
+
+    def __call__(self, messages: Sequence[ChatMessage]) -> int:
+        return rough_tokens(len(dumps(list(messages))))
+
+    def each(self, messages: Sequence[ChatMessage]) -> list[int]:
+        return [rough_tokens(len(dumps(m))) for m in messages]
+
+    def load(self) -> None:
+        """Nothing to load."""
+
+
+rough_count = _Rough()
 
 
 @dataclass(frozen=True)
@@ -116,7 +135,7 @@ class Model:
     max_output: int | None = None
     missing_keys: tuple[str, ...] = ()
     """Environment variables its provider needs and does not have here."""
-    count: Counter = field(default=rough_count, repr=False, compare=False)
+    count: Counting = field(default=rough_count, repr=False, compare=False)
     """Counts the tokens of messages as the provider will (near enough)."""
     prices: tuple[float, float] | None = None
     """USD a token in and out, as the user gave them; None: LiteLLM's table decides."""
@@ -441,7 +460,7 @@ def _window(model: str) -> tuple[int | None, int | None]:
     return info.get("max_input_tokens"), info.get("max_output_tokens")
 
 
-def _token_counter(model: str) -> Counter:
+def _token_counter(model: str) -> tokens.Counter:
     """Counts the tokens of messages as LiteLLM does for ``model``: with tiktoken where LiteLLM
     does and the table says which encoding, else with LiteLLM. Either way a request's count is
     the sum of its messages' (``tokens.Counter``), each message counted once."""
@@ -453,7 +472,7 @@ def _token_counter(model: str) -> Counter:
     name = tokens.encoding_name(model) if _table_holds() and _counts_as_usual() else None
     if name in tokens.ENCODINGS:
         counting = tokens.Tiktoken(name, fallback=litellm_count)
-        return tokens.Counter(counting, ahead=counting.ahead)
+        return tokens.Counter(counting, ahead=counting.ahead, load=counting.load)
     return tokens.Counter(litellm_count)
 
 

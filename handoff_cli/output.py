@@ -6,9 +6,10 @@ importing rich.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, BinaryIO
 
@@ -43,6 +44,21 @@ def write_json(fields: Mapping[str, Any], out: BinaryIO | None = None) -> None:
     """
     out = out if out is not None else stdout()
     write = _writer(out)
+    _write_object(fields, write)
+    write(b"\n")
+    out.flush()
+
+
+def objects(rows: Iterable[Mapping[str, Any]]) -> Iterator[Verbatim]:
+    """Each of ``rows`` as the JSON object ``write_json`` writes of it (an iterator in it
+    streamed), made one at a time: a long list of large ones is never held whole."""
+    for row in rows:
+        data = io.BytesIO()
+        _write_object(row, data.write)
+        yield Verbatim(data.getvalue())
+
+
+def _write_object(fields: Mapping[str, Any], write: Callable[[bytes | memoryview], Any]) -> None:
     write(b"{")
     for position, (key, value) in enumerate(fields.items()):
         write(b"," if position else b"")
@@ -56,8 +72,7 @@ def write_json(fields: Mapping[str, Any], out: BinaryIO | None = None) -> None:
             write(b"]")
         else:
             write(dumps(value))
-    write(b"}\n")
-    out.flush()
+    write(b"}")
 
 
 def write_json_value(value: Any, out: BinaryIO | None = None) -> None:

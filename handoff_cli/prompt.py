@@ -11,7 +11,7 @@ the new session carries the document in. The prompt and the focus are sent liter
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .config import DEFAULT_DOCUMENT_TOKENS
@@ -241,20 +241,32 @@ class _Lookahead:
     def __init__(self, messages: Iterable[Message]) -> None:
         self._items = iter(messages)
         self.next: Message | None = next(self._items, None)
+        self.taken = 0
+        """How many were taken."""
 
     def take(self) -> Message:
         taken, self.next = self.next, next(self._items, None)
         assert taken is not None, "taken only when there is one"
+        self.taken += 1
         return taken
 
 
 def to_chat(messages: Iterable[Message]) -> list[ChatMessage]:
     """The context as chat messages that every provider accepts."""
+    return [chat for _, _, step in chat_steps(messages) for chat in step]
+
+
+def chat_steps(messages: Iterable[Message]) -> Iterator[tuple[int, int, list[ChatMessage]]]:
+    """``to_chat``, a step at a time: where in ``messages`` each step starts and ends, and the
+    chat messages it makes (none, or a message, or an assistant turn and the results that
+    answer it). A step starts with a message that is not a tool result: from there, the rest
+    can be made again alone, and a step can be made alone from its messages."""
     ahead = _Lookahead(messages)
-    chat: list[ChatMessage] = []
     while ahead.next is not None:
+        at = ahead.taken
         message = ahead.take()
         role = message.get("role")
+        chat: list[ChatMessage] = []
         if role == "user":
             parts = _text_parts(message.get("content"))
             if parts:
@@ -270,7 +282,7 @@ def to_chat(messages: Iterable[Message]) -> list[ChatMessage]:
             text = _side_text(message)
             if text:
                 chat.append(_user(text))
-    return chat
+        yield at, ahead.taken, chat
 
 
 def _assistant_turn(message: Message, ahead: _Lookahead, chat: list[ChatMessage]) -> None:

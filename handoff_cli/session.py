@@ -82,20 +82,35 @@ class MessageFacts(NamedTuple):
     """Its ``content`` is null or missing (pi gives such a message an empty one)."""
 
 
+_FIELD_BITS = 31
+"""A line is at most ``MAX_LINE_BYTES`` long, so are its parts."""
+_FIELD = (1 << _FIELD_BITS) - 1
+_OFFSET_SHIFT = 3 * _FIELD_BITS
+
+
+def spanning(offset: int, length: int, at: int = 0, size: int = 0) -> int:
+    """``Record.span`` of a line at ``offset`` of ``length`` bytes, its message's JSON ``size``
+    bytes from ``at`` on."""
+    return length | at << _FIELD_BITS | size << 2 * _FIELD_BITS | offset << _OFFSET_SHIFT
+
+
 class Record(NamedTuple):
     """One entry of the file, located by its byte range.
 
     Records (and facts) are named tuples: as immutable as a frozen dataclass, and four times
     cheaper to build, which counts when loading builds one per line. What is seldom needed is
-    left in the file (its line number, a message's timestamp): for a file of many short lines,
-    records are most of the memory a command takes.
+    left in the file (its line number, a message's timestamp), and where it is in the file is
+    one number (``span``): for a file of many short lines, records are most of the memory a
+    command takes.
     """
 
     id: str
     parent_id: str | None
     type: str
-    offset: int
-    length: int
+    span: int
+    """Where its line is (``offset``, ``length``) and, for a ``message`` entry whose message is
+    an object and stays on disk, where that message's JSON is in the line (``at``, ``size``),
+    in one number (``spanning``): one object for four."""
     entry: Entry | None
     """The whole entry, for every type but ``message``."""
     facts: MessageFacts | None
@@ -106,12 +121,28 @@ class Record(NamedTuple):
     kept: bytes | None = None
     """For a ``message`` entry whose message is an object and had to be serialised again
     (migrated, or not written as the agents write it): its JSON."""
-    at: int = 0
-    size: int = 0
-    """Else, for a ``message`` entry whose message is an object: where its JSON is in the line
-    (from the line's start, a small number) and how long. It stays on disk until it is output
-    (passed on as it is, never parsed a second time)."""
     source: Source | None = None
+
+    @property
+    def offset(self) -> int:
+        """Where its line starts in the file."""
+        return self.span >> _OFFSET_SHIFT
+
+    @property
+    def length(self) -> int:
+        """Bytes of its line, with the newline."""
+        return self.span & _FIELD
+
+    @property
+    def at(self) -> int:
+        """Where its message's JSON starts in the line (a small number), if it is on disk."""
+        return self.span >> _FIELD_BITS & _FIELD
+
+    @property
+    def size(self) -> int:
+        """Bytes of its message's JSON on disk (0 where it is not): it stays there until it is
+        output, passed on as it is and never parsed a second time."""
+        return self.span >> 2 * _FIELD_BITS & _FIELD
 
     @property
     def line(self) -> int:
@@ -132,7 +163,7 @@ class Record(NamedTuple):
     @property
     def has_message(self) -> bool:
         """A ``message`` entry whose message is an object: the context can send it."""
-        return self.kept is not None or self.size > 0
+        return self.kept is not None or self.span >> 2 * _FIELD_BITS & _FIELD > 0
 
     @property
     def message_size(self) -> int:
@@ -144,7 +175,9 @@ class Record(NamedTuple):
         if self.kept is not None:
             return self.kept
         assert self.source is not None, "a message on disk has its source"
-        return self.source.read(self.offset + self.at, self.size)
+        span = self.span
+        at = (span >> _OFFSET_SHIFT) + (span >> _FIELD_BITS & _FIELD)
+        return self.source.read(at, span >> 2 * _FIELD_BITS & _FIELD)
 
     def message(self, longest: int | None = LONGEST_TEXT) -> Any:
         """Its message, parsed (``has_message`` must hold); a string longer than ``longest``
@@ -597,20 +630,18 @@ def _message_record(
     if facts.role == "assistant" and not facts.tool_call_ids:
         facts = alike.setdefault(facts, facts)
     # Built as a plain tuple: once per message line, and twice as fast as through __new__.
+    size = end - begin if isinstance(message, dict) else 0
     return _new_record(
         Record,
         (
             entry_id.decode(),
             parent,
             "message",
-            start,
-            len(raw),
+            len(raw) | begin << _FIELD_BITS | size << 2 * _FIELD_BITS | start << _OFFSET_SHIFT,
             None,
             facts,
             IN_LINE,
             None,
-            begin,
-            end - begin if isinstance(message, dict) else 0,
             source,
         ),
     )
@@ -649,6 +680,30 @@ def load_session(path: Path | str) -> Session:
         by_id=body.by_id,
         read_as=read_as,
     )
+
+
+class Shape(NamedTuple):
+    """A session file's lines, counted without reading them as entries."""
+
+    lines: int
+    longest: int
+    """Bytes of its longest line, where that is past ``READ_AHEAD`` (else less than that)."""
+
+
+def file_shape(path: Path) -> Shape:
+    """How many lines ``path`` has and how long the longest is: at the speed of reading it,
+    for a guess at what loading it will cost before it is loaded."""
+    lines = longest = run = 0  # ``run``: the bytes since the last newline
+    with open_regular(path, buffering=0) as file:
+        while chunk := file.read(READ_AHEAD):
+            first = chunk.find(b"\n")
+            if first < 0:
+                run += len(chunk)
+                continue
+            longest = max(longest, run + first)
+            lines += chunk.count(b"\n")
+            run = len(chunk) - chunk.rfind(b"\n") - 1
+    return Shape(lines + (run > 0), max(longest, run))
 
 
 def open_regular(path: Path, buffering: int = -1) -> BinaryIO:
@@ -859,8 +914,7 @@ def _record(
         id=entry_id,
         parent_id=parent_id if isinstance(parent_id, str) else None,
         type=kind if isinstance(kind, str) else "",
-        offset=start,
-        length=length,
+        span=spanning(start, length),
         entry=entry,
         facts=facts,
         written_stamp=value.get("timestamp"),

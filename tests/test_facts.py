@@ -90,9 +90,8 @@ def test_a_trivial_last_message_points_back_at_the_request(
     entries.user("yes, do it all")
     found = facts(tmp_path, entries)
     assert found.latest_request == "Rename the module to core."
-    assert found.acknowledgement == "yes, do it all" and found.requests == (
-        "Rename the module to core.",
-    )
+    assert found.acknowledgement == "yes, do it all"
+    assert found.original_task == "Rename the module to core."  # no request of its own
     assert found.go_ahead  # it agreed to what the assistant asked
 
 
@@ -285,7 +284,8 @@ def test_a_handoff_recorded_is_the_anchor_and_never_conversation(tmp_path: Path)
     assert found.previous_document is not None and found.previous_document.startswith("## Goal")
     assert found.anchor == len(branch(session, leaf(session))) - 1
     assert len(found.skipped) == 2
-    assert not any("handoff document" in r for r in found.requests)
+    assert found.latest_request and "handoff document" not in found.latest_request
+    assert not any("handoff document" in r for r in found.rules)
     new = load_session(first)  # a session handed off to starts from its document
     started = facts_of(new, branch(new, leaf(new)))
     opened = branch(new, leaf(new))

@@ -111,11 +111,11 @@ def test_request_is_masked_including_the_focus(tmp_path: Path, entries: Entries)
     assert key not in sent
     assert sent.count("[REDACTED:anthropic-key:1]") >= 4  # the conversation, facts and focus
     assert request.redacted == 1
-    assert request.conversation[-1]["tool_call_id"] == "c1"  # ids are never rewritten
+    assert list(request.conversation)[-1]["tool_call_id"] == "c1"  # ids are never rewritten
     document = write_document(request.facts, request.focus)
     assert key not in document and "[REDACTED:anthropic-key:1]" in document
     unmasked = prepare(path, replace(options, redact=False))
-    assert key in orjson.dumps(unmasked.conversation).decode() and unmasked.redacted == 0
+    assert key in orjson.dumps(list(unmasked.conversation)).decode() and unmasked.redacted == 0
     builtin = prepare(path, Options(model="extractive", focus=f"rotate {key}"))
     assert key not in orjson.dumps(builtin.prompt).decode() and builtin.redacted == 1
 

@@ -8,6 +8,7 @@ A dry run that LiteLLM's data answers never imports it.
 
 from __future__ import annotations
 
+import collections
 import logging
 import os
 import subprocess
@@ -15,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import orjson
 import pytest
 
 # Before litellm's import, as handoff_cli sets them: the bundled table, nothing fetched.
@@ -96,7 +98,7 @@ def requests_of(path: Path, model: str, window: int | None = None) -> list[list[
         if window is None:
             request = prepare(path, options)
             return [[*request.conversation, request.prompt]]
-        return [r["messages"] for r in dry_run(path, options)["requests"]]
+        return [list(r["messages"]) for r in dry_run(path, options)["requests"]]
     except NothingToHandOffError:
         return []
 
@@ -168,7 +170,7 @@ def test_our_counts_add_up() -> None:
     (request,) = requests_of(FIXTURES / "pi" / "before-compaction.jsonl", model)
     each = [theirs(model, [m]) - tokens.REPLY_PRIMER for m in request]
     assert [ours([m]) - tokens.REPLY_PRIMER for m in request] == each
-    assert [ours.message(m) for m in request] == each
+    assert ours.each(request) == each
     assert ours(request) == tokens.REPLY_PRIMER + sum(each)
     assert ours([]) == tokens.REPLY_PRIMER
 
@@ -184,21 +186,23 @@ def test_many_messages_are_counted_at_once_alike() -> None:
     assert tokens.Counter(tiktoken, tiktoken.ahead)(many) == theirs(model, many)
 
 
-def test_each_message_is_counted_once() -> None:
-    counted: list[ChatMessage] = []
-    tiktoken_count = tokens.Tiktoken("o200k_base", litellm_message("openai/gpt-4o"))
+def test_each_message_is_counted_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plan of many requests, made in stages, counts each message of the conversation once
+    (and adds): a long session's are counted in one pass, none of them kept."""
+    counted: collections.Counter[bytes] = collections.Counter()
+    count = tokens.Tiktoken._count
 
-    def recording(message: ChatMessage) -> int:
-        counted.append(message)
-        return tiktoken_count(message)
+    def recording(self: tokens.Tiktoken, message: ChatMessage) -> int:
+        counted[orjson.dumps(message)] += 1
+        return count(self, message)
 
-    ours = tokens.Counter(recording)
-    first, second = {"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}
-    assert ours([first, second]) == ours([first]) + ours([second]) - tokens.REPLY_PRIMER
-    ours([second, first, second])
-    assert counted == [first, second]
-    assert ours([{"role": "user", "content": "a"}]) == ours([first])  # equal, not the same
-    assert len(counted) == 3
+    path = FIXTURES / "pi" / "large-session.jsonl"
+    options = Options(model="openai/gpt-4o", api_key="sk-test", context_window=8_000)
+    conversation = collections.Counter(orjson.dumps(m) for m in prepare(path, options).conversation)
+    monkeypatch.setattr(tokens.Tiktoken, "_count", recording)
+    planned = dry_run(path, options)
+    assert planned["strategy"] == "chunked" and len(planned["requests"]) > 10
+    assert all(counted[m] == n for m, n in conversation.items())
 
 
 EDGE_TEXTS = {
