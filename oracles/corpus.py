@@ -45,11 +45,11 @@ sys.path.insert(0, str(HERE.parent))
 
 from compare import first_difference  # noqa: E402
 
-from handoff_cli.cli import run  # noqa: E402
-from handoff_cli.context import UNCHANGED, build_context  # noqa: E402
-from handoff_cli.js import UNDEFINED  # noqa: E402
-from handoff_cli.session import load_session  # noqa: E402
-from handoff_cli.tree import branch, leaf  # noqa: E402
+from handoff_cli.agents.context import UNCHANGED, build_context  # noqa: E402
+from handoff_cli.cli.app import run  # noqa: E402
+from handoff_cli.sessions.js import UNDEFINED  # noqa: E402
+from handoff_cli.sessions.session import load_session  # noqa: E402
+from handoff_cli.sessions.tree import branch, leaf  # noqa: E402
 from tests import sessiongen  # noqa: E402
 
 FAILED = ("error", "aborted")

@@ -50,15 +50,15 @@ from compare import first_difference, js_numbers  # noqa: E402
 from corpus import key_orders, ours, pi_style_model  # noqa: E402
 from ompdiff import write_variants  # noqa: E402
 
-from handoff_cli.compaction import (  # noqa: E402
+from handoff_cli.agents.compaction import (  # noqa: E402
     KEEP_RECENT_TOKENS,
     compaction_entry,
     cut,
     with_tokens_after,
 )
-from handoff_cli.session import CURRENT_VERSION, load_session  # noqa: E402
-from handoff_cli.tree import branch, leaf  # noqa: E402
-from handoff_cli.writer import iso_timestamp, locked, migrated_lines, new_entry_id  # noqa: E402
+from handoff_cli.sessions.files import iso_timestamp, locked, migrated_lines, new_entry_id  # noqa: E402
+from handoff_cli.sessions.session import CURRENT_VERSION, load_session  # noqa: E402
+from handoff_cli.sessions.tree import branch, leaf  # noqa: E402
 from tests import sessiongen  # noqa: E402
 
 FIXTURES = HERE.parent / "tests" / "fixtures"

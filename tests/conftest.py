@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 import pytest
 
-from handoff_cli import writer
+from handoff_cli.sessions import files as writer
 
 from .fakellm import llm_server as llm_server  # the loopback model server fixture
 

@@ -20,10 +20,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from handoff_cli.cli import _finite as finite
-from handoff_cli.cli import app, run
+from handoff_cli.cli.app import _finite as finite
+from handoff_cli.cli.app import app, run
 from handoff_cli.errors import EXIT_CODES, ExitCode, exit_codes_help
-from handoff_cli.session import load_session
+from handoff_cli.sessions.session import load_session
 
 from .conftest import (
     EXAMPLES,
@@ -345,7 +345,7 @@ def test_readme_lists_every_exit_code() -> None:
 
 def test_show_and_list_never_import_litellm(tmp_path: Path) -> None:
     probe = (
-        "import sys\nfrom handoff_cli.cli import run\n"
+        "import sys\nfrom handoff_cli.cli.app import run\n"
         "for args in (['show', sys.argv[1], '--context', '--json'], ['list', sys.argv[2]]):\n"
         "    run(args)\n"
         "print('litellm' in sys.modules, file=sys.stderr)\n"

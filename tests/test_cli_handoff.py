@@ -13,9 +13,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from handoff_cli.cli import run
-from handoff_cli.document import SECTIONS, unwrap_document
+from handoff_cli.cli.app import run
 from handoff_cli.errors import ExitCode
+from handoff_cli.handoff.document import SECTIONS, unwrap_document
 
 from .conftest import EXAMPLES, Result, handoff_entry, last_message, run_cli
 from .fakellm import Error, FakeLLMServer, Raw, Reply

@@ -11,16 +11,16 @@ from typing import Any
 
 import pytest
 
-from handoff_cli.compaction import (
+from handoff_cli.agents.compaction import (
     compaction_entry,
     cut,
     estimate,
     strip_read_selector,
     with_tokens_after,
 )
-from handoff_cli.config import OMP
-from handoff_cli.session import load_session
-from handoff_cli.tree import branch, leaf
+from handoff_cli.options import OMP
+from handoff_cli.sessions.session import load_session
+from handoff_cli.sessions.tree import branch, leaf
 
 from .conftest import OMP183
 from .test_context import key_orders, printed

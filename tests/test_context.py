@@ -9,13 +9,13 @@ from typing import Any
 import orjson
 import pytest
 
-from handoff_cli.config import AGENTS, OMP, PI
-from handoff_cli.context import Context, build_context
-from handoff_cli.js import js_time
-from handoff_cli.jsonl import Verbatim, dumps
-from handoff_cli.output import write_json
-from handoff_cli.session import load_session
-from handoff_cli.tree import branch, leaf
+from handoff_cli.agents.context import Context, build_context
+from handoff_cli.cli.output import write_json
+from handoff_cli.options import AGENTS, OMP, PI
+from handoff_cli.sessions.js import js_time
+from handoff_cli.sessions.jsonl import Verbatim, dumps
+from handoff_cli.sessions.session import load_session
+from handoff_cli.sessions.tree import branch, leaf
 
 from . import sessiongen
 from .conftest import (

@@ -8,9 +8,7 @@ from typing import Any
 import orjson
 import pytest
 
-from handoff_cli.config import Options
-from handoff_cli.core import handoff
-from handoff_cli.facts import (
+from handoff_cli.handoff.facts import (
     Command,
     Facts,
     covers,
@@ -19,8 +17,10 @@ from handoff_cli.facts import (
     is_rule,
     runner_and_targets,
 )
-from handoff_cli.session import load_session
-from handoff_cli.tree import branch, leaf
+from handoff_cli.handoff.pipeline import handoff
+from handoff_cli.options import Options
+from handoff_cli.sessions.session import load_session
+from handoff_cli.sessions.tree import branch, leaf
 
 from .conftest import EXAMPLES, Entries, write_session
 

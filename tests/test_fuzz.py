@@ -24,19 +24,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from handoff_cli.agents import choose_agent
-from handoff_cli.cli import run
-from handoff_cli.config import AGENTS
-from handoff_cli.context import build_context
+from handoff_cli.agents.choice import choose_agent
+from handoff_cli.agents.context import build_context
+from handoff_cli.cli.app import run
+from handoff_cli.cli.render import describe_entry
 from handoff_cli.errors import ExitCode, SessionFileError
-from handoff_cli.extractive import write_document
-from handoff_cli.facts import facts_of
-from handoff_cli.jsonl import dumps
-from handoff_cli.prompt import handoff_request
-from handoff_cli.redact import Redactor
-from handoff_cli.render import describe_entry
-from handoff_cli.session import load_session
-from handoff_cli.tree import branch, leaf
+from handoff_cli.handoff.builtin import write_document
+from handoff_cli.handoff.facts import facts_of
+from handoff_cli.handoff.prompt import handoff_request
+from handoff_cli.handoff.redact import Redactor
+from handoff_cli.options import AGENTS
+from handoff_cli.sessions.jsonl import dumps
+from handoff_cli.sessions.session import load_session
+from handoff_cli.sessions.tree import branch, leaf
 
 from . import sessiongen
 from .conftest import EXAMPLES, FIXTURES, HEADER, quick_and_stress

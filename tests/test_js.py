@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from handoff_cli.js import UNDEFINED, UNPAIRABLE, js_key, js_string, js_time, js_truthy
+from handoff_cli.sessions.js import UNDEFINED, UNPAIRABLE, js_key, js_string, js_time, js_truthy
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from handoff_cli.jsonl import dumps, dumps_line, parse_line
+from handoff_cli.sessions.jsonl import dumps, dumps_line, parse_line
 
 
 def test_round_trip_is_compact_and_ordered() -> None:

@@ -18,8 +18,8 @@ from typing import Any
 import orjson
 import pytest
 
-from handoff_cli.cli import run
-from handoff_cli.document import SECTIONS
+from handoff_cli.cli.app import run
+from handoff_cli.handoff.document import SECTIONS
 
 from .conftest import HEADER, NODE, assert_strict_json, quick_and_stress, strict_json_lines
 from .fakellm import FakeLLMServer, Reply
@@ -228,7 +228,7 @@ def test_a_cut_emoji_reaches_the_model_as_a_replacement_character(
 def test_numbers_are_spelled_as_node_spells_them() -> None:
     """Number::toString against node itself, on random doubles of every magnitude and on
     integers past 2**53."""
-    from handoff_cli.jsonl import dumps
+    from handoff_cli.sessions.jsonl import dumps
 
     if NODE is None:
         values: list[float] = [1e21, 1e-7, 123e-20, 0.1]
@@ -528,7 +528,7 @@ TOO_SLOW = ("many tiny lines", "show")
 # child counts the pages of the test process it was forked from, before it ran the program).
 _MEASURED = """
 import os, sys
-from handoff_cli.cli import run
+from handoff_cli.cli.app import run
 code = run(sys.argv[2:])
 sys.stdout.flush()
 with open("/proc/self/status") as status:

@@ -9,12 +9,14 @@ import httpx2 as httpx  # the HTTP client openai builds its errors from
 import openai
 import pytest
 
-from handoff_cli import model as model_module
-from handoff_cli.document import SECTIONS
 from handoff_cli.errors import ModelError, UsageError
-from handoff_cli.extractive import write_document
-from handoff_cli.facts import Facts, facts_of_chat
-from handoff_cli.model import (
+from handoff_cli.handoff.builtin import write_document
+from handoff_cli.handoff.document import SECTIONS
+from handoff_cli.handoff.facts import Facts, facts_of_chat
+from handoff_cli.handoff.plan import DEFAULT_WINDOW
+from handoff_cli.handoff.prompt import handoff_prompt
+from handoff_cli.llm import model as model_module
+from handoff_cli.llm.model import (
     BUILTIN,
     EXTRACTIVE,
     MAX_BACKOFF_S,
@@ -30,8 +32,6 @@ from handoff_cli.model import (
     run,
     stated_limit,
 )
-from handoff_cli.plan import DEFAULT_WINDOW
-from handoff_cli.prompt import handoff_prompt
 
 from .fakellm import Error, FakeLLMServer, Reply
 

@@ -11,14 +11,14 @@ from typing import Any
 import orjson
 import pytest
 
-from handoff_cli.output import (
+from handoff_cli.cli.output import (
     Reporter,
     notice,
     report_load_problems,
     write_json,
     write_json_value,
 )
-from handoff_cli.session import Session, load_session
+from handoff_cli.sessions.session import Session, load_session
 
 from .conftest import HEADER, Entries, line, write_session
 

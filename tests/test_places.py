@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from handoff_cli.places import (
+from handoff_cli.agents.places import (
     OMP,
     PI,
     Root,

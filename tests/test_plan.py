@@ -6,8 +6,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from handoff_cli.jsonl import dumps
-from handoff_cli.plan import (
+from handoff_cli.handoff.plan import (
     Budget,
     Plan,
     final_request,
@@ -18,8 +17,9 @@ from handoff_cli.plan import (
     shrunk,
     sized_requests,
 )
-from handoff_cli.prompt import ChatMessage, handoff_prompt
-from handoff_cli.tokens import Counter
+from handoff_cli.handoff.prompt import ChatMessage, handoff_prompt
+from handoff_cli.llm.tokens import Counter
+from handoff_cli.sessions.jsonl import dumps
 
 PROMPT = {"role": "user", "content": handoff_prompt()}
 

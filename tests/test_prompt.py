@@ -6,15 +6,15 @@ from typing import Any
 
 import pytest
 
-from handoff_cli.document import (
+from handoff_cli.handoff.document import (
     PROMPT_OPENINGS,
     SECTIONS,
     is_handoff_prompt,
     missing_sections,
     wrap_document,
 )
-from handoff_cli.facts import Command, Facts
-from handoff_cli.prompt import (
+from handoff_cli.handoff.facts import Command, Facts
+from handoff_cli.handoff.prompt import (
     FACTS_INTRO,
     HANDOFF_PROMPT,
     facts_block,

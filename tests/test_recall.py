@@ -14,9 +14,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from handoff_cli.config import Options
-from handoff_cli.core import handoff
-from handoff_cli.document import SECTIONS, unwrap_document
+from handoff_cli.handoff.document import SECTIONS, unwrap_document
+from handoff_cli.handoff.pipeline import handoff
+from handoff_cli.options import Options
 
 from .conftest import EXAMPLES, FIXTURES, Entries, handoff_entry, write_session
 from .fakellm import FakeLLMServer, Reply

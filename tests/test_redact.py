@@ -15,10 +15,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from handoff_cli.config import Options
-from handoff_cli.core import prepare
-from handoff_cli.extractive import write_document
-from handoff_cli.redact import _SHAPES, Redactor
+from handoff_cli.handoff.builtin import write_document
+from handoff_cli.handoff.pipeline import prepare
+from handoff_cli.handoff.redact import _SHAPES, Redactor
+from handoff_cli.options import Options
 
 from . import secrets_corpus
 from .conftest import CONTEXT_FIXTURES, Entries, quick_and_stress, tool_call, write_session

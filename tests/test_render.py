@@ -13,11 +13,9 @@ from typing import Any
 
 import pytest
 
-from handoff_cli.config import OMP
-from handoff_cli.context import build_context
-from handoff_cli.listing import Catalog, SessionSummary
-from handoff_cli.output import Reporter
-from handoff_cli.render import (
+from handoff_cli.agents.context import build_context
+from handoff_cli.cli.output import Reporter
+from handoff_cli.cli.render import (
     HandoffProgress,
     _human_size,
     describe_entry,
@@ -29,8 +27,10 @@ from handoff_cli.render import (
     show_list_tree,
     show_tree,
 )
-from handoff_cli.session import Record, Session, load_session
-from handoff_cli.tree import branch, leaf
+from handoff_cli.options import OMP
+from handoff_cli.sessions.catalog import Catalog, SessionSummary
+from handoff_cli.sessions.session import Record, Session, load_session
+from handoff_cli.sessions.tree import branch, leaf
 
 from .conftest import EXAMPLES, FIXTURES, HEADER, PROJECT, Entries, tool_call, write_session
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from handoff_cli.cli import run
-from handoff_cli.document import SECTIONS
+from handoff_cli.cli.app import run
+from handoff_cli.handoff.document import SECTIONS
 
 from .conftest import FIXTURES, Entries, tool_call, write_session
 from .fakellm import FakeLLMServer, Reply

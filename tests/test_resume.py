@@ -15,13 +15,13 @@ from typing import Any
 import orjson
 import pytest
 
-from handoff_cli.cli import run
-from handoff_cli.config import OMP, PI, Options
-from handoff_cli.context import build_context
-from handoff_cli.core import handoff
-from handoff_cli.resume import continued_title, move_pointers
-from handoff_cli.session import load_session
-from handoff_cli.tree import branch, leaf
+from handoff_cli.agents.context import build_context
+from handoff_cli.agents.resume import continued_title, move_pointers
+from handoff_cli.cli.app import run
+from handoff_cli.handoff.pipeline import handoff
+from handoff_cli.options import OMP, PI, Options
+from handoff_cli.sessions.session import load_session
+from handoff_cli.sessions.tree import branch, leaf
 
 from .conftest import FIXTURES
 

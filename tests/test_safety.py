@@ -22,13 +22,13 @@ from typing import Any
 import orjson
 import pytest
 
-from handoff_cli import writer
-from handoff_cli.config import Options
-from handoff_cli.core import handoff
-from handoff_cli.document import SECTIONS
 from handoff_cli.errors import WriteError
-from handoff_cli.listing import list_sessions
-from handoff_cli.session import load_session
+from handoff_cli.handoff.document import SECTIONS
+from handoff_cli.handoff.pipeline import handoff
+from handoff_cli.options import Options
+from handoff_cli.sessions import files as writer
+from handoff_cli.sessions.catalog import list_sessions
+from handoff_cli.sessions.session import load_session
 
 from .conftest import EXAMPLES, handoff_entry, quick_and_stress
 from .fakellm import FakeLLMServer, Reply

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from handoff_cli.cli import run
-from handoff_cli.redact import Redactor
+from handoff_cli.cli.app import run
+from handoff_cli.handoff.redact import Redactor
 
 from .conftest import Entries, write_session
 from .fakellm import FakeLLMServer, Reply

@@ -9,10 +9,10 @@ from typing import Any
 import orjson
 import pytest
 
-from handoff_cli import session as session_module
 from handoff_cli.errors import ExitCode, SessionFileError
-from handoff_cli.listing import summarize
-from handoff_cli.session import load_session
+from handoff_cli.sessions import session as session_module
+from handoff_cli.sessions.catalog import summarize
+from handoff_cli.sessions.session import load_session
 
 from .conftest import EXAMPLES, FIXTURES, HEADER, Entries, line, write_session
 

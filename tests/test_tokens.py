@@ -25,12 +25,13 @@ os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
 import litellm
 
-from handoff_cli import model_table, tokens
-from handoff_cli.config import Options
-from handoff_cli.core import dry_run, prepare
 from handoff_cli.errors import NothingToHandOffError
-from handoff_cli.model import resolve_model
-from handoff_cli.prompt import ChatMessage
+from handoff_cli.handoff.pipeline import dry_run, prepare
+from handoff_cli.handoff.prompt import ChatMessage
+from handoff_cli.llm import table as model_table
+from handoff_cli.llm import tokens
+from handoff_cli.llm.model import resolve_model
+from handoff_cli.options import Options
 
 from .conftest import EXAMPLES, FIXTURES
 
@@ -269,10 +270,10 @@ def test_the_resolved_model_counts_with_tiktoken() -> None:
 NO_IMPORT_PROBE = """
 import sys
 from pathlib import Path
-from handoff_cli.cli import run
-from handoff_cli.config import Options
-from handoff_cli.core import dry_run
-from handoff_cli.model import price, resolve_model
+from handoff_cli.cli.app import run
+from handoff_cli.options import Options
+from handoff_cli.handoff.pipeline import dry_run
+from handoff_cli.llm.model import price, resolve_model
 
 session, folder = Path(sys.argv[1]), sys.argv[2]
 options = Options(model="openai/gpt-4o", api_key="sk-test", context_window=8_000)

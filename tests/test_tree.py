@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from handoff_cli.errors import ExitCode, SessionFileError, UsageError
-from handoff_cli.session import load_session
-from handoff_cli.tree import branch, children, find_entry, leaf
+from handoff_cli.sessions.session import load_session
+from handoff_cli.sessions.tree import branch, children, find_entry, leaf
 
 from .conftest import Entries, write_session
 

@@ -1,0 +1,777 @@
+"""The command line: parse arguments, call the library, render the result.
+
+``handoff SESSION ...`` with no command word runs the ``handoff`` command (a default group, as
+simonw/llm and sqlite-utils do it). Every error the library raises is a ``HandoffError``;
+``main`` turns it into one line on stderr and its exit code, in one place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import click
+import typer
+from click.core import ParameterSource
+from click_default_group import DefaultGroup
+from typer.core import TyperGroup
+
+from handoff_cli import __version__
+from handoff_cli.agents.choice import Choice, choose_agent
+from handoff_cli.agents.places import Root, agent_of, expand, omp_terminal_sessions, roots
+from handoff_cli.cli.output import (
+    Reporter,
+    notice,
+    objects,
+    reader_gone,
+    reader_may_leave,
+    report_load_problems,
+    write_json,
+    write_json_value,
+    write_line,
+)
+from handoff_cli.cli.signals import interrupt, settle, take, unanswered
+from handoff_cli.errors import (
+    CancelledError,
+    ExitCode,
+    HandoffError,
+    NoDocumentHeldError,
+    UsageError,
+    exit_codes_help,
+)
+from handoff_cli.options import (
+    AGENTS,
+    AUTO,
+    DEFAULT_DOCUMENT_TOKENS,
+    DEFAULT_IDLE,
+    DEFAULT_JOBS,
+    DEFAULT_RETRIES,
+    DEFAULT_TIMEOUT_S,
+    MIN_CONTEXT_WINDOW,
+    MIN_DOCUMENT_TOKENS,
+    Options,
+    parse_duration,
+    parse_shard,
+)
+from handoff_cli.sessions.catalog import (
+    Catalog,
+    SessionSummary,
+    catalog,
+    loop_warning,
+    resolve_session,
+    same_folder,
+)
+from handoff_cli.sessions.session import Record, Session, load_session
+from handoff_cli.sessions.tree import branch, leaf
+
+if TYPE_CHECKING:
+    from handoff_cli.handoff.rotate import Estimate, Outcome
+
+
+class _Commands(DefaultGroup, TyperGroup):
+    """Typer's group, with ``handoff`` as the command run when no command word is given."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, default="handoff", **kwargs)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command. An interrupt it did not turn into its own cancel becomes
+        ``Cancelled`` here (Typer would end with 130 and no word); once the command is over,
+        successful or not, signals change nothing more (``signals.settle``)."""
+        try:
+            try:
+                return super().invoke(ctx)
+            finally:
+                settle()
+        except KeyboardInterrupt:  # the one a signal raises: it settled them before raising
+            raise CancelledError("Cancelled") from None
+
+
+app = typer.Typer(
+    cls=_Commands,
+    help="Hand a pi / oh-my-pi coding-agent session over to a fresh one.\n\n"
+    "`handoff SESSION [OPTIONS]` is short for `handoff handoff SESSION [OPTIONS]`.\n\n"
+    + exit_codes_help()
+    + ".",
+    add_completion=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _complete_session(incomplete: str) -> list[tuple[str, str]]:
+    """SESSION completes to the ids of the sessions in the default folders, with titles."""
+    try:
+        found = catalog(_roots(None), missing_ok=True)
+    except HandoffError:
+        return []
+    return [(s.id, found.title(s) or "") for s in found.sessions if s.id.startswith(incomplete)]
+
+
+SessionArg = Annotated[
+    str,
+    typer.Argument(
+        help="A session file, or a session id (or unique prefix of one).",
+        autocompletion=_complete_session,
+    ),
+]
+SessionsDirs = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--sessions-dir",
+        envvar="HANDOFF_SESSIONS_DIR",
+        help="A folder of sessions, searched recursively; repeatable ($HANDOFF_SESSIONS_DIR: "
+        "several, separated by ':'). [default: the agents' own folders, and ./sessions]",
+        show_default=False,
+    ),
+]
+LeafOpt = Annotated[
+    str | None, typer.Option("--leaf", help="Entry id (or prefix) to use as the leaf.")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")]
+AgentOpt = Annotated[
+    str,
+    typer.Option(
+        "--agent",
+        envvar="HANDOFF_AGENT",
+        click_type=click.Choice([*AGENTS, AUTO]),
+        help="Whose rules read the session: pi's, oh-my-pi's (omp), or auto: the agent whose "
+        "folder holds it, else the one its content points to.",
+    ),
+]
+
+
+def _given(context: click.Context, parameter: click.Parameter) -> str:
+    """How an option's value was given, for its error: the flag, or the environment variable."""
+    source = context.get_parameter_source(parameter.name or "")
+    if source is ParameterSource.ENVIRONMENT and parameter.envvar:
+        return f"${parameter.envvar}"
+    return parameter.opts[0]
+
+
+def _at_least(minimum: int) -> Callable[[click.Context, click.Parameter, int | None], int | None]:
+    """A bound on an option, whose error names where the value came from."""
+
+    def check(context: click.Context, parameter: click.Parameter, value: int | None) -> int | None:
+        if value is not None and value < minimum:
+            raise click.UsageError(
+                f"{_given(context, parameter)} must be at least {minimum:,}, not {value}", context
+            )
+        return value
+
+    return check
+
+
+def _finite(
+    context: click.Context, parameter: click.Parameter, value: float | None
+) -> float | None:
+    """The callback of every number option that takes a float: click reads ``nan``, ``inf``
+    and ``-inf`` as numbers, and ``nan`` passes every range check (a cap that never fires, a
+    timeout of "nan s")."""
+    if value is not None and not math.isfinite(value):
+        raise click.UsageError(
+            f"{_given(context, parameter)} must be a finite number, not {value}", context
+        )
+    return value
+
+
+def _version(value: bool) -> None:
+    if value:
+        with reader_may_leave():
+            write_line(f"handoff {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print version.")
+    ] = False,
+) -> None:
+    """Hand a pi / oh-my-pi coding-agent session over to a fresh one."""
+
+
+def _roots(named: list[Path] | None) -> list[Root]:
+    """The folders to search: those named, else the agents' own (see ``places``)."""
+    return roots(named, os.environ, Path.home(), Path.cwd())
+
+
+def _with_agent(root: Root) -> Root:
+    """A folder named on the command line, as an agent's if it is under one of theirs."""
+    return root if root.agent else Root(root.path, agent_of(root.path, _roots(None)))
+
+
+def _find(session: str, sessions_dirs: list[Path] | None) -> Path:
+    return resolve_session(session, _roots(sessions_dirs), Path.cwd())
+
+
+def _open(session: str, sessions_dirs: list[Path] | None) -> Session:
+    loaded = load_session(_find(session, sessions_dirs))
+    report_load_problems(loaded)
+    return loaded
+
+
+def _text(context: click.Context, parameter: click.Parameter, value: str | None) -> str | None:
+    """The callback of the options sent as text (the focus, the model, the key, the URL): the
+    shell's bytes that are not UTF-8 reach Python as lone surrogates, which no request can
+    carry. Refused here, as a usage error, rather than as a failed request."""
+    if value is not None and any("\udc80" <= c <= "\udcff" for c in value):
+        raise click.UsageError(f"{_given(context, parameter)} is not valid UTF-8 text", context)
+    return value
+
+
+FocusOpt = Annotated[
+    str | None,
+    typer.Option("--focus", callback=_text, help="What the document should focus on."),
+]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        envvar="HANDOFF_MODEL",
+        callback=_text,
+        help="LiteLLM model name, or 'extractive' [default: the session's own model].",
+    ),
+]
+ApiKeyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key",
+        envvar="HANDOFF_API_KEY",
+        callback=_text,
+        help="Key for the model's provider [default: the provider's usual variable].",
+        show_envvar=True,
+    ),
+]
+ApiBaseOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--api-base",
+        envvar="HANDOFF_API_BASE",
+        callback=_text,
+        help="URL of an OpenAI-compatible server (vLLM, llama.cpp, Ollama's /v1).",
+    ),
+]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr.")]
+TimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--timeout", min=1, callback=_finite, help="Seconds each answer may take, start to end."
+    ),
+]
+RetriesOpt = Annotated[
+    int, typer.Option("--retries", min=0, help="Retries on rate limits and server errors.")
+]
+StrictOpt = Annotated[
+    bool, typer.Option("--strict", help="Fail (exit 5) if the document lacks a section.")
+]
+ContextWindowOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--context-window",
+        envvar="HANDOFF_CONTEXT_WINDOW",
+        callback=_at_least(MIN_CONTEXT_WINDOW),
+        help="The model's window in tokens [default: as LiteLLM knows it, else 128000].",
+    ),
+]
+MaxDocTokensOpt = Annotated[
+    int,
+    typer.Option(
+        "--max-doc-tokens",
+        min=MIN_DOCUMENT_TOKENS,
+        help="Cap of the document in tokens: the built-in writer's limit, a model's guidance.",
+    ),
+]
+NoRedactOpt = Annotated[
+    bool, typer.Option("--no-redact", help="Send secrets as they are (not masked).")
+]
+PriceInOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--price-in",
+        envvar="HANDOFF_PRICE_IN",
+        min=0,
+        callback=_finite,
+        help="USD per million input tokens, for a model LiteLLM has no price for (with "
+        "--price-out) [default: LiteLLM's price table].",
+    ),
+]
+PriceOutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--price-out",
+        envvar="HANDOFF_PRICE_OUT",
+        min=0,
+        callback=_finite,
+        help="USD per million output tokens (with --price-in).",
+    ),
+]
+
+
+def _prices(price_in: float | None, price_out: float | None) -> tuple[float, float] | None:
+    """USD a token in and out, from the prices per million given: both, or neither."""
+    if price_in is None and price_out is None:
+        return None
+    if price_in is None or price_out is None:
+        raise UsageError("--price-in and --price-out go together: give both")
+    return price_in / 1e6, price_out / 1e6
+
+
+InPlaceOpt = Annotated[
+    bool,
+    typer.Option(
+        "--in-place",
+        help="As oh-my-pi's own /handoff: append a compaction entry holding the document to "
+        "the same session, keeping the most recent messages; no new session.",
+    ),
+]
+
+
+def _folder_agent(path: Path, sessions_dirs: list[Path] | None) -> str | None:
+    """The agent whose sessions folder holds ``path``, if any (for ``--agent auto``)."""
+    return agent_of(path, [*_roots(sessions_dirs), *_roots(None)])
+
+
+def _choose(loaded: Session, agent: str, sessions_dirs: list[Path] | None) -> Choice:
+    folder = _folder_agent(loaded.path, sessions_dirs) if agent == AUTO else None
+    return choose_agent(loaded, agent, folder)
+
+
+@app.command("handoff")
+def handoff_command(
+    session: SessionArg,
+    focus: FocusOpt = None,
+    model: ModelOpt = None,
+    api_key: ApiKeyOpt = None,
+    api_base: ApiBaseOpt = None,
+    leaf_id: LeafOpt = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    quiet: QuietOpt = False,
+    timeout: TimeoutOpt = DEFAULT_TIMEOUT_S,
+    retries: RetriesOpt = DEFAULT_RETRIES,
+    no_record: Annotated[
+        bool, typer.Option("--no-record", help="Leave the old session untouched.")
+    ] = False,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out-dir", help="Folder for the new session [default: the old one's]."),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the request as JSON; call and write nothing.")
+    ] = False,
+    strict: StrictOpt = False,
+    context_window: ContextWindowOpt = None,
+    max_doc_tokens: MaxDocTokensOpt = DEFAULT_DOCUMENT_TOKENS,
+    no_redact: NoRedactOpt = False,
+    agent: AgentOpt = AUTO,
+    in_place: InPlaceOpt = False,
+    price_in: PriceInOpt = None,
+    price_out: PriceOutOpt = None,
+    sessions_dirs: SessionsDirs = None,
+) -> None:
+    """Write a handoff document for SESSION and start a new session holding only it.
+
+    Prints the new session's id (or, with --json, what was done) on stdout. With --in-place,
+    the document becomes a compaction in SESSION itself, and its own id is printed.
+    """
+    from handoff_cli.handoff.pipeline import dry_run as plan_only
+    from handoff_cli.handoff.pipeline import handoff, on_signal
+
+    if in_place and (no_record or out_dir is not None):
+        raise UsageError("--in-place writes to the session itself: no --no-record, no --out-dir")
+    options = Options(
+        focus=focus,
+        model=model,
+        api_key=api_key,
+        api_base=api_base,
+        leaf_id=leaf_id,
+        timeout=timeout,
+        retries=retries,
+        record=not no_record,
+        out_dir=expand(out_dir) if out_dir is not None else None,
+        strict=strict,
+        context_window=context_window,
+        max_doc_tokens=max_doc_tokens,
+        redact=not no_redact,
+        agent=agent,
+        in_place=in_place,
+        prices=_prices(price_in, price_out),
+        terminal_sessions=omp_terminal_sessions(os.environ, Path.home()),
+    )
+    try:
+        # Ctrl-C and SIGTERM both cancel, except while the result is being written.
+        take(on_signal)
+        path = _find(session, sessions_dirs)
+        if agent == AUTO:
+            options = replace(options, folder_agent=_folder_agent(path, sessions_dirs))
+        if dry_run:
+            planned = plan_only(path, options, Reporter())
+            with reader_may_leave():  # each request streamed, built as it is written
+                write_json({**planned, "requests": objects(planned["requests"])})
+            return
+        from handoff_cli.cli.render import HandoffProgress
+
+        with HandoffProgress(quiet=quiet) as progress:
+            result = handoff(path, options, progress)
+    except KeyboardInterrupt:
+        raise CancelledError() from None
+    try:
+        if json_out:
+            write_json_value(result.to_json())
+        else:
+            write_line(result.id)
+    except BrokenPipeError:
+        reader_gone()
+        done = "handed off in place:" if result.in_place else "new session"
+        notice(f"{done} {result.id} ({result.path}); stdout is closed")
+
+
+@app.command()
+def show(
+    session: SessionArg,
+    context: Annotated[
+        bool, typer.Option("--context", help="Show the context the agent would send.")
+    ] = False,
+    tree: Annotated[bool, typer.Option("--tree", help="Show every branch, not just one.")] = False,
+    document: Annotated[
+        bool,
+        typer.Option("--document", help="Show the handoff document it starts from or recorded."),
+    ] = False,
+    json_out: JsonOpt = False,
+    leaf_id: LeafOpt = None,
+    agent: AgentOpt = AUTO,
+    sessions_dirs: SessionsDirs = None,
+) -> None:
+    """Show a session: its current branch (or --tree), the context the agent would send, or
+    its handoff document."""
+    take(interrupt)
+    if document and context:
+        raise UsageError("--document and --context show different things: give one")
+    if tree and (json_out or context or document):
+        raise UsageError(
+            "--tree shows the branches for people: not with --json, --context or --document"
+        )
+    loaded = _open(session, sessions_dirs)
+    tip = leaf(loaded, leaf_id)
+    path = branch(loaded, tip)
+    with reader_may_leave():  # `| head` is not a failure
+        if document:
+            _show_document(loaded, path, json_out)
+        elif context:
+            _show_context(path, _choose(loaded, agent, sessions_dirs), json_out)
+        elif json_out:
+            fields = {"header": loaded.header, "leaf": tip.id if tip else None}
+            write_json({**fields, "branch": loaded.entries_json(path)})
+        else:
+            from handoff_cli.cli.render import show_branch, show_tree
+
+            family = catalog([*_roots(sessions_dirs), Root(loaded.path.parent)], missing_ok=True)
+            summary = family.at(loaded.path)
+            _warn_loops(family, [summary] if summary is not None else [])
+            chosen = _choose(loaded, agent, sessions_dirs)  # its header row says whose and why
+            (show_tree if tree else show_branch)(loaded, path, tip, family, chosen)
+
+
+def _show_context(path: list[Record], chosen: Choice, json_out: bool) -> None:
+    from handoff_cli.agents.context import build_context
+
+    if chosen.note:
+        notice(chosen.note)
+    built = build_context(path, chosen.agent)
+    if json_out:
+        write_json(built.to_json())
+    else:
+        from handoff_cli.cli.render import show_context
+
+        show_context(built, chosen)
+
+
+def _show_document(loaded: Session, path: list[Record], json_out: bool) -> None:
+    from handoff_cli.handoff.facts import facts_of
+
+    text = facts_of(loaded, path).previous_document
+    if text is None:
+        raise NoDocumentHeldError(loaded.path)
+    if json_out:
+        write_json_value({"id": loaded.id, "document": text})
+    else:
+        from handoff_cli.cli.render import show_markdown
+
+        show_markdown(text)
+
+
+@app.command("list")
+def list_command(
+    ctx: typer.Context,
+    directories: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Folders to search, recursively, as with --sessions-dir.", show_default=False
+        ),
+    ] = None,
+    here: Annotated[
+        bool, typer.Option("--here", help="Only the sessions of the current directory.")
+    ] = False,
+    cwd: Annotated[
+        Path | None, typer.Option("--cwd", help="Only the sessions of this directory.")
+    ] = None,
+    tree: Annotated[
+        bool, typer.Option("--tree", help="Draw the chains: each session's handoffs and forks.")
+    ] = False,
+    json_out: JsonOpt = False,
+    sessions_dirs: SessionsDirs = None,
+) -> None:
+    """List the sessions, newest first (with --tree: chains, oldest first)."""
+    take(interrupt)
+    if tree and json_out:
+        raise UsageError("--tree draws the chains for people; --json already has them")
+    if here and cwd is not None:
+        raise UsageError("--here and --cwd both choose a directory: give one")
+    if directories and ctx.get_parameter_source("sessions_dirs") is ParameterSource.ENVIRONMENT:
+        sessions_dirs = None  # folders named on the command line win over the variable
+    named = [*(directories or []), *(sessions_dirs or [])] or None
+    found = catalog([_with_agent(root) for root in _roots(named)])
+    for problem in found.skipped:
+        notice(f"warning: skipped {problem.path}: {problem.reason}")
+    project = Path.cwd() if here else (expand(cwd) if cwd is not None else None)
+    shown = [s for s in found.sessions if project is None or same_folder(s.cwd, project)]
+    _warn_loops(found, shown)
+    with reader_may_leave():
+        if json_out:
+            write_json_value([found.to_json(s) for s in shown])
+        else:
+            from handoff_cli.cli.render import show_list, show_list_tree
+
+            (show_list_tree if tree else show_list)(found, shown)
+
+
+def _warn_loops(family: Catalog, shown: list[SessionSummary]) -> None:
+    """Each loop of parents that the lineage of ``shown`` runs into, once."""
+    loops = {id(loop): loop for s in shown if (loop := family.loop_of(s)) is not None}
+    for loop in loops.values():
+        notice(loop_warning(loop))
+
+
+@app.command()
+def rotate(
+    ctx: typer.Context,
+    directories: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Folders of sessions, as with --sessions-dir.", show_default=False),
+    ] = None,
+    over_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--over-tokens",
+            min=1,
+            help="Hand off a session whose context is over this many tokens "
+            "[default: 80% of the model's window].",
+        ),
+    ] = None,
+    idle: Annotated[
+        str,
+        typer.Option(
+            "--idle", help="Only sessions not written to for this long (30s, 10m, 2h, 1d)."
+        ),
+    ] = DEFAULT_IDLE,
+    here: Annotated[
+        bool, typer.Option("--here", help="Only the sessions of the current directory.")
+    ] = False,
+    cwd: Annotated[
+        Path | None, typer.Option("--cwd", help="Only the sessions of this directory.")
+    ] = None,
+    focus: FocusOpt = None,
+    model: ModelOpt = None,
+    api_key: ApiKeyOpt = None,
+    api_base: ApiBaseOpt = None,
+    jobs: Annotated[
+        int, typer.Option("--jobs", "-j", min=1, help="Handoffs in flight at once.")
+    ] = DEFAULT_JOBS,
+    shard: Annotated[
+        str | None,
+        typer.Option("--shard", help="K/N: the K-th of N stable shares of the sessions (by id)."),
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Print the selection, plans and costs; call nothing."),
+    ] = False,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            "--max-cost",
+            min=0,
+            callback=_finite,
+            help="Refuse to start (exit 6) if the estimate is over this many USD; start no "
+            "more handoffs once this much is spent.",
+        ),
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="JSON Lines on stdout, a session a line.")
+    ] = False,
+    quiet: QuietOpt = False,
+    timeout: TimeoutOpt = DEFAULT_TIMEOUT_S,
+    retries: RetriesOpt = DEFAULT_RETRIES,
+    strict: StrictOpt = False,
+    context_window: ContextWindowOpt = None,
+    max_doc_tokens: MaxDocTokensOpt = DEFAULT_DOCUMENT_TOKENS,
+    no_redact: NoRedactOpt = False,
+    agent: AgentOpt = AUTO,
+    in_place: InPlaceOpt = False,
+    price_in: PriceInOpt = None,
+    price_out: PriceOutOpt = None,
+    sessions_dirs: SessionsDirs = None,
+) -> int | None:
+    """Hand off every long, idle session under the folders, each exactly once: for CI and cron.
+
+    Prints `OLD_ID NEW_ID` for each session handed off (--json: a JSON object a session).
+    """
+    take(interrupt)
+    from handoff_cli.cli.render import RotateProgress
+    from handoff_cli.handoff.rotate import (
+        FAILED,
+        HANDED_OFF,
+        RotateOptions,
+        arotate,
+        check_budget,
+        estimate_all,
+        select,
+    )
+    from handoff_cli.llm.model import run as model_run
+
+    if here and cwd is not None:
+        raise UsageError("--here and --cwd both choose a directory: give one")
+    try:
+        idle_s = parse_duration(idle)
+        shares = parse_shard(shard) if shard is not None else None
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    if directories and ctx.get_parameter_source("sessions_dirs") is ParameterSource.ENVIRONMENT:
+        sessions_dirs = None
+    handoff_options = Options(
+        focus=focus,
+        model=model,
+        api_key=api_key,
+        api_base=api_base,
+        timeout=timeout,
+        retries=retries,
+        strict=strict,
+        context_window=context_window,
+        max_doc_tokens=max_doc_tokens,
+        redact=not no_redact,
+        agent=agent,
+        in_place=in_place,
+        prices=_prices(price_in, price_out),
+        terminal_sessions=omp_terminal_sessions(os.environ, Path.home()),
+    )
+    options = RotateOptions(
+        handoff=handoff_options,
+        over_tokens=over_tokens,
+        idle_s=idle_s,
+        project=Path.cwd() if here else (expand(cwd) if cwd is not None else None),
+        jobs=jobs,
+        shard=shares,
+        max_cost=max_cost,
+    )
+    named = [*(directories or []), *(sessions_dirs or [])] or None
+    found = catalog([_with_agent(root) for root in _roots(named)])
+    with RotateProgress(quiet=quiet) as progress:
+        selected, skipped = select(found, options, time.time(), progress)
+        estimates: list[Estimate] = []
+        if dry_run or max_cost is not None:
+            estimates, unplanned = estimate_all(selected, options)
+            skipped += unplanned
+            selected = [e.candidate for e in estimates]
+
+        def finished(outcome: Outcome) -> None:
+            progress.finished(outcome)
+            with reader_may_leave():
+                if json_out and not dry_run:
+                    write_json_value(outcome.to_json())
+                elif outcome.status == HANDED_OFF:
+                    write_line(f"{outcome.id} {outcome.new_id}")
+
+        for outcome in skipped:
+            finished(outcome)
+        if dry_run:
+            _show_rotation_plan(estimates, skipped, json_out)
+        check_budget(estimates, max_cost)
+        if dry_run:
+            return None
+        progress.begin(len(selected))
+        by_id = {e.candidate.summary.id: e for e in estimates}
+        outcomes, cancelled = model_run(arotate(selected, options, finished, progress, by_id))
+        progress.summary([*skipped, *outcomes], cancelled)
+    if cancelled:
+        return ExitCode.CANCELLED
+    return ExitCode.FAILED if any(o.status == FAILED for o in outcomes) else None
+
+
+def _show_rotation_plan(estimates: list[Estimate], skipped: list[Outcome], json_out: bool) -> None:
+    from handoff_cli.cli.render import show_estimates
+    from handoff_cli.handoff.rotate import totals
+
+    total = totals(estimates)
+    with reader_may_leave():
+        if json_out:
+            write_json_value(
+                {
+                    "sessions": [e.to_json() for e in estimates],
+                    "skipped": [o.to_json() for o in skipped],
+                    "total": total.to_json(),
+                }
+            )
+        else:
+            show_estimates(estimates, total)
+
+
+def run(args: list[str]) -> int:
+    """Run the program on ``args``: the one place errors become messages and exit codes."""
+    handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        command = typer.main.get_command(app)
+        result = command.main(args=args, prog_name="handoff", standalone_mode=False)
+        if unanswered():  # a signal while --help or --version ran: no command took it
+            raise CancelledError("Cancelled")
+        return result if isinstance(result, int) else ExitCode.OK
+    except HandoffError as error:
+        notice(str(error))
+        return error.exit_code
+    except click.exceptions.NoArgsIsHelpError as error:
+        notice(error.format_message())  # a bare `handoff`: the help, on stderr, as a usage error
+        return ExitCode.USAGE
+    except click.ClickException as error:  # bad usage, mostly
+        context = getattr(error, "ctx", None)
+        hint = f" (see '{context.command_path} --help')" if context is not None else ""
+        notice(f"Usage error: {error.format_message()}{hint}")
+        return error.exit_code
+    except (click.Abort, KeyboardInterrupt):
+        notice("Cancelled")
+        return ExitCode.CANCELLED
+    finally:
+        if threading.current_thread() is threading.main_thread():
+            for number, handler in handlers.items():  # as they were (in a test's process)
+                if handler is not None:
+                    signal.signal(number, handler)
+
+
+def main() -> None:
+    """Entry point of the ``handoff`` program."""
+    code = run(sys.argv[1:])
+    # No interpreter teardown: it puts Python's own SIGTERM back (a silent end) before the
+    # process is gone, and with LiteLLM loaded it takes about a second, where a cancel must be
+    # prompt. Nothing of ours needs it: every file is closed and synced.
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, AttributeError):  # gone, or never there (>&-)
+            stream.flush()
+    os._exit(code)

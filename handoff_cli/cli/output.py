@@ -1,0 +1,156 @@
+"""Machine output and notices: JSON on stdout (streamed), one-line notices on stderr.
+
+Kept apart from ``render`` (the rich views for people) so that the JSON paths never pay for
+importing rich.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, BinaryIO
+
+from handoff_cli.sessions.jsonl import Verbatim, dumps
+from handoff_cli.sessions.session import Session
+from handoff_cli.text import json_visible, visible
+
+MAX_LISTED_LINES = 10
+
+
+def stdout() -> BinaryIO:
+    """Where results go. When there is no stdout at all (started with it closed, ``>&-``),
+    that is a reader gone before it began: ``BrokenPipeError``, as for a pipe closed later."""
+    if sys.stdout is None:
+        raise BrokenPipeError("stdout is closed")
+    return sys.stdout.buffer
+
+
+def write_line(text: str) -> None:
+    """One line of result on stdout: ids a session gave, so made safe (``visible``) as for a
+    terminal; a script reads the same line."""
+    out = stdout()
+    out.write(visible(text).encode() + b"\n")
+    out.flush()
+
+
+def write_json(fields: Mapping[str, Any], out: BinaryIO | None = None) -> None:
+    """Write one JSON object and a newline; values that are iterators are streamed as arrays.
+
+    Streaming keeps memory flat: a context of a 100 MB session is never held whole, and JSON
+    passed on as it was read (``Verbatim``) is written without a copy.
+    """
+    out = out if out is not None else stdout()
+    write = _writer(out)
+    _write_object(fields, write)
+    write(b"\n")
+    out.flush()
+
+
+def objects(rows: Iterable[Mapping[str, Any]]) -> Iterator[Verbatim]:
+    """Each of ``rows`` as the JSON object ``write_json`` writes of it (an iterator in it
+    streamed), made one at a time: a long list of large ones is never held whole."""
+    for row in rows:
+        data = io.BytesIO()
+        _write_object(row, data.write)
+        yield Verbatim(data.getvalue())
+
+
+def _write_object(fields: Mapping[str, Any], write: Callable[[bytes | memoryview], Any]) -> None:
+    write(b"{")
+    for position, (key, value) in enumerate(fields.items()):
+        write(b"," if position else b"")
+        write(dumps(key) + b":")
+        if isinstance(value, Iterator):
+            write(b"[")
+            for index, item in enumerate(value):
+                if index:
+                    write(b",")
+                write(item.data if isinstance(item, Verbatim) else dumps(item))
+            write(b"]")
+        else:
+            write(dumps(value))
+    write(b"}")
+
+
+def write_json_value(value: Any, out: BinaryIO | None = None) -> None:
+    out = out if out is not None else stdout()
+    _writer(out)(dumps(value) + b"\n")
+    out.flush()
+
+
+def _writer(out: BinaryIO) -> Callable[[bytes | memoryview], Any]:
+    """How JSON reaches ``out``: as it is, unless ``out`` is a terminal, where what could
+    reorder or hide text is written as escapes (``json_visible``): the same JSON value."""
+    if not out.isatty():
+        return out.write
+    return lambda data: out.write(json_visible(bytes(data)))
+
+
+def reader_gone() -> None:
+    """stdout's reader went away (``| head``): not a failure. What is left to print goes
+    nowhere, so that flushing at exit cannot fail either."""
+    if sys.stdout is None:
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+@contextmanager
+def reader_may_leave() -> Iterator[None]:
+    """Output to a reader that may stop reading early: a closed pipe ends it quietly."""
+    try:
+        yield
+    except BrokenPipeError:
+        reader_gone()
+
+
+def notice(text: str) -> None:
+    """A line for people, on stderr; what came from a session or a provider cannot drive the
+    terminal."""
+    print(visible(text, lines=True), file=sys.stderr, flush=True)
+
+
+def _line_list(numbers: tuple[int, ...]) -> str:
+    shown = ", ".join(str(n) for n in numbers[:MAX_LISTED_LINES])
+    more = len(numbers) - MAX_LISTED_LINES
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def report_load_problems(session: Session) -> None:
+    """Say on stderr what loading skipped or overrode: never silently."""
+    skipped = session.skipped_lines
+    if skipped:
+        noun = "line" if len(skipped) == 1 else "lines"
+        notice(
+            f"warning: {session.path}: skipped {len(skipped)} malformed {noun} "
+            f"(line {_line_list(skipped)})"
+        )
+    duplicates = session.duplicate_ids
+    if duplicates:
+        shown = ", ".join(duplicates[:MAX_LISTED_LINES])
+        notice(
+            f"warning: {session.path}: {len(duplicates)} entry id(s) used more than once, "
+            f"the last entry wins: {shown}"
+        )
+
+
+class Reporter:
+    """Where the handoff tells people how it goes; the CLI renders these on stderr."""
+
+    def loaded(self, session: Session) -> None:
+        """The session is loaded: say what it had to skip."""
+        report_load_problems(session)
+
+    def stage(self, text: str) -> None:
+        """A step begins (asking the model, writing)."""
+
+    def streamed(self, pieces: int) -> None:
+        """The answer is streaming in."""
+
+    def warn(self, text: str) -> None:
+        """Something the user should know, which does not stop the handoff."""
+        notice(text)

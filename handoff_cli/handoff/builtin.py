@@ -1,0 +1,341 @@
+"""The built-in extractive writer: the six-section document, made from the facts of the session.
+
+No model, no key, no network: free, instant and reproducible (the same facts give the same
+bytes). It builds from ``facts.Facts`` alone, never from prose another module rendered: the
+latest summary's sections (a compaction's, or the previous handoff document's) each under its
+heading, the original task and the latest request verbatim, the rules, what is done and what is
+not, the files, the commands and the error still open. Every list holds at most 12 items, every
+command one line, and the document stays within its token cap; a focus puts what matches it
+first, and never makes the document longer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from handoff_cli.handoff.document import SECTIONS, Sections
+from handoff_cli.handoff.facts import Facts
+from handoff_cli.options import DEFAULT_DOCUMENT_TOKENS
+from handoff_cli.text import one_line
+
+LIST_ITEMS = 12
+QUOTE_CHARS = 600
+CHARS_PER_TOKEN = 4
+NOTHING = "- (none recorded)"
+EARLIER_PATH = "On an earlier path, since left:"
+
+_DONE_WORDS = re.compile(
+    r"^(done|finished|fixed|completed?|all (?:\d+ )?tests? pass|implemented|added|merged|"
+    r"works now|it works)\b",
+    re.IGNORECASE,
+)
+_PLAN = re.compile(
+    r"\b(next,? I|I'll|I will|I'm going to|I am going to|plan to|still (?:need|have) to|"
+    r"remaining|left to do)\b",
+    re.IGNORECASE,
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+_SUBHEADING = re.compile(r"^#{3,}\s*(.+?)\s*$")
+# Items this writer derives from the facts: an earlier document's copies of them are stale,
+# since the facts are computed again from the whole branch.
+_DERIVED = re.compile(
+    r"^(The error still open: |Files (changed|read): |Ran `|The latest request|Where the assistant "
+    r"stopped:|The user answered |Fix the error still open|Answer the latest request: |Finish the "
+    r"latest request: |Go on as the assistant planned: )"
+)
+
+
+def write_document(
+    facts: Facts, focus: str | None = None, max_tokens: int = DEFAULT_DOCUMENT_TOKENS
+) -> str:
+    """The handoff document for ``facts``, within ``max_tokens`` (4 characters a token)."""
+    draft = _Draft.of(facts, focus)
+    for items in range(LIST_ITEMS, 0, -1):  # fewer items a list until it fits
+        document = draft.render(items, QUOTE_CHARS if items > 4 else QUOTE_CHARS // 3)
+        if len(document) <= max_tokens * CHARS_PER_TOKEN:
+            return document
+    return document[: max_tokens * CHARS_PER_TOKEN].rsplit("\n", 1)[0] + "\n"
+
+
+@dataclass
+class _Draft:
+    """The document's parts, before caps."""
+
+    goal: list[str]
+    constraints: list[str]
+    done: list[str]
+    in_progress: list[str]
+    pending: list[str]
+    decisions: list[str]
+    critical: list[str]
+    next_steps: list[str]
+    terms: list[str]
+
+    @classmethod
+    def of(cls, facts: Facts, focus: str | None) -> _Draft:
+        draft = cls([], [], [], [], [], [], [], [], [])
+        draft.terms = re.findall(r"[\w./-]{3,}", (focus or "").casefold())
+        goal = draft._summary(facts.summary)
+        for sections in facts.branch_summaries:
+            draft._summary(sections, earlier_path=True)
+        draft.constraints = _unique([*draft.constraints, *facts.rules])
+        draft._goal(facts, goal, focus)
+        draft._progress(facts)
+        draft._context(facts)
+        draft._next(facts)
+        return draft
+
+    def _summary(self, sections: Sections, earlier_path: bool = False) -> str:
+        """Each section of a summary into the part its heading names (an unknown heading
+        under Critical Context, as one item); returns its Goal. A branch summary tells of a
+        path since left: what it did or meant to do is said to be from there."""
+        goal: list[str] = []
+        for heading, body in sections:
+            part = _part_of(heading)
+            if not body:
+                continue
+            if part == "goal" and earlier_path:
+                self.critical.append(f"{EARLIER_PATH} it aimed at: {body}")
+            elif part == "goal":
+                goal.append(body)
+            if part == "goal":
+                continue
+            if part == "progress":
+                found = [
+                    (_part_of(name) if name else "pending", name, text)
+                    for name, text in _subsections(body).items()
+                ]
+            else:
+                found = [(part, "", body)]
+            for into, name, text in found:
+                items = _items(text)
+                if into == "critical" and heading.casefold() != "critical context":
+                    items = [_nested(name or heading, items)] if items else []
+                elif not earlier_path and heading.casefold() not in _STANDARD and items:
+                    items[0] = f"{heading}: {items[0]}"  # a heading such as "Current Task: X"
+                if earlier_path and into not in ("constraints", "decisions"):
+                    into, items = "critical", [f"{EARLIER_PATH} {item}" for item in items]
+                getattr(self, into).extend(items)
+        return "\n\n".join(goal)
+
+    def _goal(self, facts: Facts, earlier: str, focus: str | None) -> None:
+        # An earlier document's Goal may quote the task already: once is enough.
+        goal = [part for part in earlier.split("\n\n") if not part.startswith("Focus of this")]
+        said = _plain(earlier)
+        if facts.original_task and _plain(facts.original_task) not in said:
+            goal.append("The original task:\n" + _quote(facts.original_task))
+        latest = facts.latest_request
+        if latest and latest != facts.original_task and _plain(latest) not in said:
+            goal.append("The latest request:\n" + _quote(latest))
+        if focus:
+            goal.append(f"Focus of this handoff: {one_line(focus, 300)}")
+        self.goal = [part for part in goal if part.strip()]
+
+    def _progress(self, facts: Facts) -> None:
+        last: dict[str, str] = {}
+        milestones = (c for c in facts.commands if c.milestone and c.known)
+        for command in milestones:  # each by how it ended last
+            status = "passed" if command.ok else ("failed, then fixed" if command.resolved else "")
+            if status:
+                last[command.text] = status
+            else:
+                last.pop(command.text, None)
+        self.done += [f"Ran `{text}`: {status}" for text, status in last.items()]
+        answer = facts.last_answer
+        if facts.latest_request and not facts.answered:
+            self.pending.append(
+                "The latest request, not answered yet:\n" + _quote(facts.latest_request)
+            )
+        elif answer and not facts.open_error and _DONE_WORDS.match(answer):
+            self.done.append("The latest request, as the assistant reported it:\n" + _quote(answer))
+        elif answer:
+            self.in_progress.append("Where the assistant stopped:\n" + _quote(answer))
+        if facts.acknowledgement and facts.go_ahead:
+            ack = one_line(facts.acknowledgement, 40)
+            self.in_progress.append(f'The user answered "{ack}" to the proposal above: go ahead.')
+
+    def _context(self, facts: Facts) -> None:
+        if facts.open_error:
+            command, _, output = facts.open_error.partition("\n")
+            entry = f"The error still open: {command}"
+            self.critical.insert(0, entry + (f"\n```\n{output}\n```" if output else ""))
+        if facts.modified_files:
+            self.critical.append(
+                "Files changed: " + ", ".join(f"`{p}`" for p in facts.modified_files[:LIST_ITEMS])
+            )
+        if facts.read_files:
+            self.critical.append(
+                "Files read: " + ", ".join(f"`{p}`" for p in facts.read_files[:LIST_ITEMS])
+            )
+
+    def _next(self, facts: Facts) -> None:
+        steps: list[str] = []
+        if facts.open_error:
+            steps.append("Fix the error still open (see Critical Context).")
+        answer = facts.last_answer or ""
+        if facts.latest_request and not facts.answered:
+            steps.append("Answer the latest request: " + one_line(facts.latest_request, 300))
+        elif facts.latest_request and not (
+            _DONE_WORDS.match(answer) or facts.latest_request.rstrip().endswith("?")
+        ):  # a question answered needs nothing more
+            steps.append("Finish the latest request: " + one_line(facts.latest_request, 300))
+        plan = [s for s in _SENTENCE.split(answer) if _PLAN.search(s)]
+        if plan and facts.answered:
+            steps.append("Go on as the assistant planned: " + one_line(" ".join(plan), 300))
+        self.next_steps = _unique([*steps, *self.next_steps])
+
+    def render(self, items: int, quote: int) -> str:
+        def bullets(found: list[str], numbered: bool = False) -> str:
+            chosen = _focused(_unique(found), self.terms)[:items]
+            if not chosen:
+                return NOTHING
+            marks = [f"{n}." if numbered else "-" for n in range(1, len(chosen) + 1)]
+            return "\n".join(
+                f"{m} {_shortened(item, quote)}" for m, item in zip(marks, chosen, strict=True)
+            )
+
+        goal = "\n\n".join(_shortened(part, quote) for part in self.goal) or NOTHING
+        parts = {
+            "Goal": goal,
+            "Constraints & Preferences": bullets(self.constraints),
+            "Progress": f"### Done\n{bullets(self.done)}\n\n### In Progress\n"
+            f"{bullets(self.in_progress)}\n\n### Pending\n{bullets(self.pending)}",
+            "Key Decisions": bullets(self.decisions),
+            "Critical Context": bullets(self.critical),
+            "Next Steps": bullets(self.next_steps, numbered=True),
+        }
+        return "\n\n".join(f"## {name}\n{parts[name]}" for name in SECTIONS) + "\n"
+
+
+_STANDARD = frozenset(name.casefold() for name in SECTIONS)
+_PARTS = (  # a summary's heading, as its writer may have put it, to the part it belongs in
+    ("progress", re.compile(r"^progress$", re.I)),
+    ("constraints", re.compile(r"constraint|preference|rule|requirement|convention", re.I)),
+    ("decisions", re.compile(r"decision", re.I)),
+    ("next_steps", re.compile(r"\bnext\b", re.I)),
+    ("pending", re.compile(r"pending|\bto ?do\b|remaining|open (?:question|issue)|block", re.I)),
+    ("in_progress", re.compile(r"in progress|current|ongoing|status", re.I)),
+    ("done", re.compile(r"complet|\bdone\b|finish|accomplish", re.I)),
+    ("goal", re.compile(r"\bgoal|objective|purpose", re.I)),
+)
+
+
+def _part_of(heading: str) -> str:
+    """The draft's list for a summary heading; unknown ones go to Critical Context."""
+    return next((part for part, pattern in _PARTS if pattern.search(heading)), "critical")
+
+
+def _nested(heading: str, items: list[str]) -> str:
+    """A section with a heading of its own, as one item: its items under its name."""
+    if not heading:
+        return "\n".join(items)
+    if len(items) == 1:
+        return f"{heading}: {items[0]}"
+    lines = [f"{heading}:"]
+    for item in items:
+        first, *rest = item.splitlines()
+        lines += [f"  - {first}", *(f"    {line}" for line in rest)]
+    return "\n".join(lines)
+
+
+def _subsections(body: str) -> dict[str, str]:
+    """``### `` parts of a section's body, by heading; text before the first under ''."""
+    parts: dict[str, list[str]] = {"": []}
+    current = ""
+    for line in body.splitlines():
+        heading = _SUBHEADING.match(line)
+        if heading:
+            current = heading.group(1).rstrip(":").casefold()
+            parts.setdefault(current, [])
+        else:
+            parts[current].append(line)
+    return {key: "\n".join(lines).strip() for key, lines in parts.items()}
+
+
+def _items(body: str) -> list[str]:
+    """A section's body as items: each bullet or numbered line with the lines that continue it;
+    a paragraph, a table or a code block is one item, a ``###`` heading another; placeholders
+    such as "(none)" are no items."""
+    found: list[str] = []
+    current: list[str] = []
+    fenced = False
+    label = ""
+
+    def close() -> None:
+        if current:
+            found.append("\n".join(current))
+            current.clear()
+
+    for line in body.splitlines():
+        if fenced or line.lstrip().startswith("```"):
+            if line.lstrip().startswith("```"):
+                fenced = not fenced
+            if label and not current:
+                current.append(f"{label}:")
+                label = ""
+            current.append(line)
+            continue
+        heading = _SUBHEADING.match(line)
+        if not line.strip() or heading:
+            close()
+            if heading:
+                label = heading.group(1).rstrip(":")
+            continue
+        bullet = _BULLET.match(line)
+        if bullet:
+            close()
+        text = line[bullet.end() :].strip() if bullet else line.strip().lstrip("# ")
+        if label and not current:  # a ### heading names the item after it
+            text, label = f"{label}: {text}", ""
+        current.append(text)
+    if label:
+        current.append(label)
+    close()
+    return [
+        item
+        for item in found
+        if not re.fullmatch(r"\(?(none|nothing|n/a)[^)]*\)?\.?", item, re.I)
+        and not _DERIVED.match(item)
+    ]
+
+
+def _plain(text: str) -> str:
+    """Text as compared: quote marks, case and white space aside."""
+    return " ".join(re.sub(r"(?m)^\s*>\s?|\s>\s", " ", text).casefold().split())
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    seen: set[str] = set()
+    kept: list[str] = []
+    for item in items:
+        key = _plain(item)
+        if item and key not in seen:
+            seen.add(key)
+            kept.append(item)
+    return kept
+
+
+def _focused(items: list[str], terms: list[str]) -> list[str]:
+    """Items that mention the focus first, each group in its own order."""
+    if not terms:
+        return items
+    hits = [i for i in items if any(t in i.casefold() for t in terms)]
+    return hits + [i for i in items if i not in hits]
+
+
+def _quote(text: str, limit: int = QUOTE_CHARS) -> str:
+    text = text.strip()
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    return "\n".join(f"> {line}" if line else ">" for line in text.splitlines())
+
+
+def _shortened(item: str, limit: int) -> str:
+    """An item within about ``limit`` characters; a code block cut short is closed again."""
+    if len(item) <= limit:
+        return item
+    cut = item[: limit - 1].rstrip() + "…"
+    return cut + "\n```" if cut.count("```") % 2 else cut

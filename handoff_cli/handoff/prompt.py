@@ -1,0 +1,348 @@
+"""The handoff request: the context as chat messages, then the handoff prompt.
+
+The context (the agent's own messages) becomes OpenAI-format chat messages, which LiteLLM
+translates for every provider. The conversation is made valid for the strictest providers:
+each tool call is answered by results that directly follow it, and each tool result answers
+such a call; anything else is kept as plain user-side text rather than dropped.
+
+Also here: the prompt's six sections, the check of a document against them, and the wrapper
+the new session carries the document in. The prompt and the focus are sent literally.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from handoff_cli.agents.context import Message
+from handoff_cli.handoff.document import PROMPT_OPENINGS, SECTION_LIST
+from handoff_cli.handoff.facts import Facts
+from handoff_cli.options import DEFAULT_DOCUMENT_TOKENS
+from handoff_cli.sessions.js import js_string
+from handoff_cli.sessions.jsonl import dumps
+from handoff_cli.text import CutText
+
+ChatMessage = dict[str, Any]
+"""A message in OpenAI's chat format, as LiteLLM takes it."""
+
+_TASK = """\
+A new session of the coding agent will continue the work with this document as its only \
+context: it cannot see this conversation, the tool results, or anything said so far.
+
+Answer with the Markdown document alone, made of exactly these six sections, in this order:
+
+## Goal
+What the user is trying to achieve, in their own terms, and the task in hand right now.
+
+## Constraints & Preferences
+Every rule, requirement and preference the user stated or the work depends on.
+
+## Progress
+### Done
+### In Progress
+### Pending
+What is finished, what is half done (and in what state), and what has not been started.
+
+## Key Decisions
+The choices made and why, including approaches tried and abandoned.
+
+## Critical Context
+What the next session cannot work without: exact file paths, names of functions, classes and \
+variables, commands and what they printed, error messages, versions, and the exact state of any \
+unfinished change.
+
+## Next Steps
+A numbered list of what to do next, the most urgent first.
+
+Be concrete: keep paths, names, commands and errors exactly as they appear, and do not invent \
+anything the conversation does not show. Write nothing before the first heading or after the \
+last section. Keep the document under about {tokens:,} tokens."""
+
+HANDOFF_PROMPT = PROMPT_OPENINGS[0] + " " + _TASK
+UPDATE_PROMPT = (
+    PROMPT_OPENINGS[1]
+    + " Its previous handoff document is below; the messages before this one are what happened "
+    "since it was written. Rewrite the document so that it holds what is still true, changed "
+    "where the work changed it and with what the work added: it must not grow with each "
+    "update, so drop what no longer matters.\n\n<document>\n{document}\n</document>\n\n" + _TASK
+)
+FACTS_INTRO = (
+    "Verified facts, read from the session file by a program: they are exact. Keep each in "
+    "the document, in its place, as written:"
+)
+
+REPAIR_PROMPT = """\
+The handoff document below does not have the required structure. Rewrite it so that it \
+consists of exactly these Markdown sections, in this order: {sections}. Keep every fact it \
+holds and add none. Answer with the rewritten document alone.
+
+<document>
+{document}
+</document>"""
+
+COMPACTION_INTRO = "The conversation before this point was condensed into this summary:"
+BRANCH_INTRO = "The conversation went down another path first, which ended as summarised here:"
+BASH_INTRO = "I ran this command myself:\n$ "
+CUSTOM_INTRO = "[Context added by the agent: "
+RESULT_INTRO = "[Result of "
+IMAGE_LEFT_OUT = "[an image was here; left out for size]"
+FOCUS_INTRO = "\n\nAdditional focus: "
+
+
+def handoff_prompt(
+    focus: str | None = None,
+    facts: Facts | None = None,
+    tokens: int = DEFAULT_DOCUMENT_TOKENS,
+) -> str:
+    """The instruction sent as the last user message: a new document, or, when the session
+    already holds one, an update of it; then the verified facts; ``focus`` appended as given."""
+    previous = facts.previous_document if facts else None
+    if previous:
+        text = UPDATE_PROMPT.format(document=previous, tokens=tokens)
+    else:
+        text = HANDOFF_PROMPT.format(tokens=tokens)
+    block = facts_block(facts) if facts else ""
+    return text + (f"\n\n{block}" if block else "") + (f"{FOCUS_INTRO}{focus}" if focus else "")
+
+
+def facts_block(facts: Facts) -> str:
+    """The facts as a list the model is told to keep."""
+    lines: list[str] = []
+    if facts.original_task:
+        lines.append(f"- The original task: {_quoted(facts.original_task)}")
+    if facts.latest_request and facts.latest_request != facts.original_task:
+        lines.append(f"- The latest request: {_quoted(facts.latest_request)}")
+    if facts.acknowledgement:
+        said = _quoted(facts.acknowledgement)
+        lines.append(
+            f"- Then the user only said {said}, agreeing to what the assistant proposed: go ahead."
+            if facts.go_ahead
+            else f"- Then the user only said {said}, acknowledging the answer."
+        )
+    if facts.latest_request and not facts.answered:
+        lines.append("- The latest request has no answer yet.")
+    lines += [f"- A rule the user stated: {_quoted(rule)}" for rule in facts.rules[:12]]
+    if facts.modified_files:
+        lines.append("- Files changed: " + ", ".join(f"`{p}`" for p in facts.modified_files[:20]))
+    if facts.read_files:
+        lines.append("- Files read: " + ", ".join(f"`{p}`" for p in facts.read_files[:20]))
+    for command in facts.notable_commands[-12:]:
+        how = "failed, fixed later" if command.resolved else "failed"
+        if command.ok:
+            how = "passed" if command.known else "ran (piped: its own exit status is unknown)"
+        code = f", exit code {command.exit_code}" if command.exit_code and not command.ok else ""
+        lines.append(f"- Ran `{command.text}`: {how}{code}")
+    if facts.open_error:
+        lines.append(f"- The error still open: {facts.open_error}")
+    return FACTS_INTRO + "\n" + "\n".join(lines) if lines else ""
+
+
+def _quoted(text: str, limit: int = 600) -> str:
+    folded = " ".join(text.split())
+    return f'"{folded if len(folded) <= limit else folded[: limit - 1] + "…"}"'
+
+
+def repair_prompt(document: str) -> str:
+    """Asks for the document again, in the six sections."""
+    return REPAIR_PROMPT.format(sections=SECTION_LIST, document=document)
+
+
+# --- the context as chat messages ------------------------------------------------------------
+
+
+def _text_parts(content: Any) -> list[dict[str, Any]]:
+    """Text and image blocks as chat content parts; images the agent stored away are noted."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    parts: list[dict[str, Any]] = []
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append({"type": "text", "text": block["text"]})
+        elif block.get("type") == "image":
+            parts.append(_image_part(block))
+    return parts
+
+
+def _image_part(block: dict[str, Any]) -> dict[str, Any]:
+    data, mime = block.get("data"), block.get("mimeType", "image/png")
+    if isinstance(data, CutText):  # read in part (far larger than any provider takes): no image
+        return {"type": "text", "text": IMAGE_LEFT_OUT}
+    if not isinstance(data, str) or not data or data.startswith("blob:"):
+        return {"type": "text", "text": "[an image was here; it is not available]"}
+    return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}}
+
+
+def _plain(parts: list[dict[str, Any]]) -> str:
+    return "\n".join(p["text"] for p in parts if p["type"] == "text")
+
+
+def _user(content: str | list[dict[str, Any]]) -> ChatMessage:
+    if isinstance(content, list) and all(p["type"] == "text" for p in content):
+        content = _plain(content)
+    return {"role": "user", "content": content}
+
+
+def _string(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _printed(value: Any) -> str:
+    """A field as the agent's template literal prints it (any depth: no recursion)."""
+    return value if isinstance(value, str) else js_string(value)
+
+
+def _bash_text(message: Message) -> str:
+    text = f"{BASH_INTRO}{_string(message.get('command'))}\n"
+    output = _string(message.get("output"))
+    text += f"```\n{output.rstrip()}\n```" if output else "(no output)"
+    code = message.get("exitCode")
+    if message.get("cancelled"):
+        text += "\n(cancelled)"
+    elif code not in (0, None):
+        text += f"\n(exit code {_printed(code)})"
+    if message.get("truncated"):
+        text += "\n(output truncated)"
+    return text
+
+
+def _side_text(message: Message) -> str | None:
+    """User-side text for the messages that are not turns of the conversation."""
+    role = message.get("role")
+    if role == "compactionSummary":
+        summary = _printed(message.get("summary", ""))
+        return f"{COMPACTION_INTRO}\n\n<summary>\n{summary}\n</summary>"
+    if role == "branchSummary":
+        summary = _printed(message.get("summary", ""))
+        return f"{BRANCH_INTRO}\n\n<summary>\n{summary}\n</summary>"
+    if role == "bashExecution":
+        return None if message.get("excludeFromContext") else _bash_text(message)
+    if role == "pythonExecution":
+        code, output = _string(message.get("code")), _string(message.get("output"))
+        return (
+            f"I ran this Python code myself:\n```python\n{code}\n```\nOutput:\n```\n{output}\n```"
+        )
+    text = _plain(_text_parts(message.get("content")))
+    if role == "custom" and text:
+        return f"{CUSTOM_INTRO}{_printed(message.get('customType', 'custom'))}]\n{text}"
+    return text or None
+
+
+def _result_text(message: Message) -> str:
+    text = _plain(_text_parts(message.get("content"))) or "(no output)"
+    return f"[error] {text}" if message.get("isError") else text
+
+
+class _Lookahead:
+    """The context's messages one at a time, the next one in sight: never all at once (a
+    long session's messages, parsed, are several times its size)."""
+
+    def __init__(self, messages: Iterable[Message]) -> None:
+        self._items = iter(messages)
+        self.next: Message | None = next(self._items, None)
+        self.taken = 0
+        """How many were taken."""
+
+    def take(self) -> Message:
+        taken, self.next = self.next, next(self._items, None)
+        assert taken is not None, "taken only when there is one"
+        self.taken += 1
+        return taken
+
+
+def to_chat(messages: Iterable[Message]) -> list[ChatMessage]:
+    """The context as chat messages that every provider accepts."""
+    return [chat for _, _, step in chat_steps(messages) for chat in step]
+
+
+def chat_steps(messages: Iterable[Message]) -> Iterator[tuple[int, int, list[ChatMessage]]]:
+    """``to_chat``, a step at a time: where in ``messages`` each step starts and ends, and the
+    chat messages it makes (none, or a message, or an assistant turn and the results that
+    answer it). A step starts with a message that is not a tool result: from there, the rest
+    can be made again alone, and a step can be made alone from its messages."""
+    ahead = _Lookahead(messages)
+    while ahead.next is not None:
+        at = ahead.taken
+        message = ahead.take()
+        role = message.get("role")
+        chat: list[ChatMessage] = []
+        if role == "user":
+            parts = _text_parts(message.get("content"))
+            if parts:
+                chat.append(_user(parts))
+        elif role == "assistant":
+            _assistant_turn(message, ahead, chat)
+        elif role == "toolResult":
+            # Its call is not right before it (e.g. it was summarised away): plain text then.
+            name, call = message.get("toolName", "a tool"), message.get("toolCallId", "?")
+            intro = f"{RESULT_INTRO}{_printed(name)} call {_printed(call)}]"
+            chat.append(_user(f"{intro}\n{_result_text(message)}"))
+        else:
+            text = _side_text(message)
+            if text:
+                chat.append(_user(text))
+        yield at, ahead.taken, chat
+
+
+def _assistant_turn(message: Message, ahead: _Lookahead, chat: list[ChatMessage]) -> None:
+    """Append an assistant turn and the results that directly follow it (taken from
+    ``ahead``)."""
+    content = message.get("content")
+    blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+    text = "\n".join(
+        b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)
+    )
+    calls = {
+        b["id"]: b
+        for b in blocks
+        if b.get("type") == "toolCall" and isinstance(b.get("id"), str) and b["id"]
+    }
+    results: list[ChatMessage] = []
+    answered: set[str] = set()
+    while ahead.next is not None and ahead.next.get("role") == "toolResult":
+        call = ahead.next.get("toolCallId")
+        if not isinstance(call, str) or call not in calls or call in answered:
+            break
+        answered.add(call)
+        results.append(
+            {"role": "tool", "tool_call_id": call, "content": _result_text(ahead.take())}
+        )
+    tool_calls = [_tool_call(calls[call]) for call in calls if call in answered]
+    # Calls whose results do not follow directly cannot be sent as calls: say them in words.
+    for call, block in calls.items():
+        if call not in answered:
+            arguments = _tool_call(block)["function"]["arguments"]
+            name = _printed(block.get("name", "a tool"))
+            text += f"\n[Called {name} (call {call}) with {arguments}]"
+    text = text.strip("\n")
+    if not text and not tool_calls:
+        return
+    turn: ChatMessage = {"role": "assistant", "content": text or None}
+    if tool_calls:
+        turn["tool_calls"] = tool_calls
+    chat.append(turn)
+    chat.extend(results)
+
+
+def _tool_call(block: dict[str, Any]) -> dict[str, Any]:
+    arguments = block.get("arguments", {})
+    return {
+        "id": block["id"],
+        "type": "function",
+        "function": {
+            "name": _printed(block.get("name", "tool")),
+            "arguments": arguments if isinstance(arguments, str) else dumps(arguments).decode(),
+        },
+    }
+
+
+def handoff_request(
+    context_messages: Iterable[Message],
+    focus: str | None,
+    facts: Facts | None = None,
+    tokens: int = DEFAULT_DOCUMENT_TOKENS,
+) -> list[ChatMessage]:
+    """The whole request: the context as chat messages, then the handoff prompt."""
+    prompt = handoff_prompt(focus, facts, tokens)
+    return [*to_chat(context_messages), {"role": "user", "content": prompt}]

@@ -1,0 +1,1428 @@
+"""Secrets out, before anything leaves the machine.
+
+Every text of the request (the conversation, tool calls and results, the focus) is scanned for
+credentials, each replaced by ``[REDACTED:kind:n]``: the same secret always gets the same number,
+so the model (and the document, and the next session) can still tell two secrets apart without
+seeing either. Only precise shapes and names are matched, never "random-looking" strings: the next
+session needs its hashes, ids and paths exactly.
+
+Why our own rules: on the corpus in ``tests/fixtures/secrets`` (262 fake secrets of 133 kinds,
+41 records of traps, every string of the session fixtures) they mask every secret and change
+nothing else (README, Safety, for how other scanners fared).
+
+Three passes, each a table of rules below: first the secrets known by their shape (``sk-…``,
+``ghp_…``, key blocks, JWTs), then those known by their name or place (``PASSWORD=…``,
+``"client_secret": "…"``, ``Authorization: Bearer …``, a URL's password, a password given in
+prose), then those encoded (base64 that decodes to a credential). Each pass reads the text as the
+passes before it left it, their secrets already placeholders, so a value is judged as it will
+read once masked; and the passes run again on what they made until they find nothing more. So
+masking again finds nothing (``mask(mask(x)) == mask(x)``, which the tests check). A value
+holding or touching a secret found before is one secret with it (``Bearer eyJ…_KEY=HRKU-…`` is
+one ``bearer-token``); ``OPENAI_API_KEY=sk-…`` stays an ``openai-key``. Nothing is found inside a
+placeholder, ours or one already in the text.
+
+A token wrapped onto the next line (a shell continuation, ``\\`` and a newline; or a hard wrap,
+a long line ending inside a token that the next line goes on with) is read as one: the rules run
+on the text with those line breaks taken out, and a secret that spans one is masked whole.
+
+Speed: every rule at every position runs at well under 1 MB/s. So each rule starts with an
+*anchor*, a literal or a short regex that starts with one, which ``re`` finds about as fast as
+``str.find``; the anchors are looked for first, in all the texts of a request at once, and the
+rules run only where one was found, with ``match``. The result is that of running every rule at
+every position: the tests compare the two.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import accumulate
+from typing import Any
+
+from handoff_cli.handoff.prompt import ChatMessage
+from handoff_cli.sessions.jsonl import dumps, parse_line
+
+
+@dataclass(frozen=True)
+class Rule:
+    kind: str
+    """The placeholder's middle part: ``[REDACTED:kind:n]``."""
+    anchor: str
+    """Where a match starts: a key of ``_ANCHORS``, or PREFIX."""
+    pattern: str
+    """Where only part of the match is the secret, that part is the group ``secret``."""
+    prefix: str = ""
+    """With the anchor PREFIX: how the pattern starts, ending with a separator (``sk-``)."""
+    check: Callable[[str], bool] | None = None
+    """Whether what matched is a secret after all (for encoded text: what it decodes to)."""
+
+
+# Where matches start: anchors, found by scans of the texts as ASCII bytes, one scan for each
+# character (a scan costs about as much as its character is frequent, and little more): an
+# anchor is the character it is looked for by, the rarest of it (in session text), and a regex
+# from it on. Where the match starts before that character, an empty group in a look-behind
+# marks it (the first such group that took part). An anchor in the lower-cased text finds what
+# a rule may match in any case (a superset, which the rule narrows). After a name, only what can
+# follow it in a rule: an assignment (``=``, ``:``, ``=>``, ``:=``, perhaps after a closing
+# quote), or, after ``-``, a flag's value, or, in prose, ``is``. Anchors that share a scan never
+# match at the same place (the tests would tell: they compare with every rule everywhere).
+_THEN_ASSIGN = rb"""(?=(?:\\?["'`]\]?)?[ \t]*[:=]|\\?["'`][ \t]*,)"""
+_THEN_ASSIGN_OR_CALL = rb"""(?=(?:\\?["'`]\]?)?[ \t]*[:=(])"""
+_THEN_IS = rb"(?=[ \t]+(?:is|was)[ \t])"
+# A Discord bot token starts with its user's id (17 to 20 digits) in base64: four characters for
+# each three digits, from these sets; its length says how many digits.
+_B64_DIGITS = "[MNO][DTjz][AEIMQUYcgk][w-z0-5]"
+_DISCORD_IDS = (
+    f"(?:{_B64_DIGITS}){{6}}[MNO][DTjz][AEIMQUYcgk]",
+    f"(?:{_B64_DIGITS}){{6}}[MNO][AQgw]",
+    f"(?:{_B64_DIGITS}){{6}}",
+    f"(?:{_B64_DIGITS}){{5}}[MNO][DTjz][AEIMQUYcgk]",
+)
+_SEED_NAMES = [f"{w}{s}phrase" for w in ("seed", "recovery") for s in (" ", "_", "-", "")]
+# PREFIX: a key's prefix (``sk-``, ``ghp_``, ``SG.``), found from the separator that ends it:
+# followed by 16 characters of the key, one of the first 31 a digit or a capital (which a
+# snake_case name has not), it ends a prefix at most ``_PREFIX_REACH`` characters long.
+PREFIX = "prefix"
+_AFTER_PREFIX = r"(?=[A-Za-z0-9_-]{16})(?=[a-z_-]{0,30}[A-Z0-9])"
+_PREFIX_REACH = 24
+_SEPARATORS = {f"{PREFIX}{sep}" for sep in "_-."}
+# name: (in the lower-cased text?, the character, the regex from it on). Each alternative of a
+# shared scan starts with a literal (``re`` skips the others at a glance).
+_ANCHORS: dict[str, tuple[bool, bytes, bytes]] = {
+    "login": (True, b"g", rb"in(?<=()login)"),
+    "auth": (
+        True,
+        b"u",
+        rb"th(?<=()auth)(?:orization)?(?:" + _THEN_ASSIGN_OR_CALL + rb"|(?=[ \t]+plain[ \t]))",
+    ),
+    "key": (
+        True,
+        b"k",
+        rb"ey(?:"
+        + _THEN_ASSIGN
+        + rb"|(?<=-key)(?=[ \t])|(?<=access_key)(?=[ \t])|(?=-data:)|"
+        + _THEN_IS
+        + rb")",
+    ),
+    "-apikey": (True, b"k", rb"ey(?:(?<=-()apikey)|(?<=-()api-key))(?=[ \t])"),  # -ApiKey …
+    "token": (
+        True,
+        b"k",
+        rb"en(?<=()token)(?:" + _THEN_ASSIGN + rb"|(?<=-token)(?=[ \t])|" + _THEN_IS + rb")",
+    ),
+    "cookie": (True, b"k", rb"ie(?<=()cookie)"),
+    "identified": (True, b"d", rb"entified(?<=()identified)"),
+    "mysql": (True, b"m", rb"ysql"),
+    "pass": (True, b"p", rb"ass(?:word|wd|phrase|code)?(?:" + _THEN_ASSIGN + rb"|(?=[ \t>]))"),
+    "pwd": (True, b"p", rb"wd" + _THEN_ASSIGN),
+    "pin": (True, b"p", rb"in(?<![a-z]pin)(?![a-z])"),
+    "phrase": (
+        True,
+        b"p",
+        rb"hrase(?:" + b"|".join(rb"(?<=()" + n.encode() + rb")" for n in _SEED_NAMES) + rb")",
+    ),
+    "dapi": (True, b"d", rb"api"),
+    "secret": (
+        True,
+        b"c",
+        rb"ret(?<=()secret)(?:_?key_?base)?(?:"
+        + _THEN_ASSIGN
+        + rb"|(?<=-secret)(?=[ \t])|"
+        + _THEN_IS
+        + rb")",
+    ),
+    "mnemonic": (True, b"m", rb"nemonic"),
+    "echo": (True, b"c", rb"ho(?<=()echo)(?=[ \t])"),
+    "64": (True, b"6", rb"4(?:(?<=()base64)|(?<=()b64)(?=decode))"),
+    "~": (True, b"~", rb"(?:(?<=()sha256~)|(?<=()[a-z0-9_~.]{3}[0-9]q~))"),  # OpenShift, Azure AD
+    "!": (True, b"!", rb"(?<=()00[a-z0-9]{13}!)"),  # Salesforce
+    "://": (True, b":", rb"//"),
+    # AWS, Google, Atlassian, JFrog, Bedrock, Yandex, Tencent, 1Password, Firebase, Twitter; and
+    # by the A inside them: Alibaba, EasyPost, Facebook and Square, Telegram's bot tokens.
+    "A": (
+        False,
+        b"A",
+        rb"(?:KIA|SIA|BIA|CCA|3T[A-Z0-9]|Iza|TATT|TCTT|TBB|KCp|BSK|QVN|KID|3-"
+        rb"|AAA[A-Za-z0-9_-]{7}:APA91b|A{20}|(?<=()LTA)I|(?<=()EZA)K|(?<=()EA)A[MCA]"
+        rb"|(?<=()[0-9]{10}:A)A|(?<=()[0-9]{9}:A)A|(?<=()[0-9]{8}:A)A)",
+    ),
+    "SK": (False, b"K", rb"(?<=()SK)[0-9a-fA-F]"),
+    # JSON in base64 (JWTs, and encoded configs), an AWS session token, a key block in base64.
+    "J": (False, b"J", rb"(?:(?<=()eyJ)|(?<=()IQoJ)|(?<=()LS0tLS1CRUdJ)|(?<=()ewogICJ))"),
+    "-----BEGIN": (False, b"-", rb"----BEGIN "),
+    "-u": (False, b"-", rb"""(?:u|-user)(?=[ \t=]+["']?[^\s:"']+:)"""),
+    "-b": (False, b"-", rb"""b(?=[ \t]+\\?["']?[\w.%-]{1,64}=)"""),  # curl -b 'name=value'
+    "redis-cli": (False, b"-", rb"cli(?<=()redis-cli)"),
+    "-us": (False, b"-", rb"us(?<=()[0-9a-f]{32}-us)[0-9]"),  # Mailchimp
+    # Discord, from its second dot: where the separator's first look-ahead holds too.
+    ".": (
+        False,
+        b".",
+        rb"(?=[A-Za-z0-9_-]{16})(?<=[A-Za-z0-9_-]{6}\.)(?=[A-Za-z0-9_-]{27})(?:"
+        + b"|".join(rb"(?<=()" + head.encode() + rb"\.[A-Za-z0-9_-]{6}\.)" for head in _DISCORD_IDS)
+        + rb")",
+    ),
+    **{sep: (False, sep[-1].encode(), _AFTER_PREFIX.encode()) for sep in sorted(_SEPARATORS)},
+}
+
+
+def _key(kind: str, prefix: str, body: str, anchor: str = PREFIX) -> Rule:
+    """A key known by its prefix: a word of its own (it ends where its letters and digits do,
+    or masking it would make the rest a word of its own), not a placeholder (``ghp_xxxx…``)."""
+    after = _AFTER_PREFIX if anchor == PREFIX else ""
+    pattern = rf"\b(?:{prefix}){after}(?![\w.-]{{0,99}}?(?:xxxx|XXXX))(?:{body})(?![A-Za-z0-9])"
+    return Rule(kind, anchor, pattern, prefix if anchor == PREFIX else "")
+
+
+_UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+_BASE64_LINE = r"[A-Za-z0-9+/=]"
+_NEWLINE = r"(?:[ \t\r\n]|\\+[rn])+"  # also as \n inside JSON, or \\n inside JSON inside JSON
+_PEM_HEADER = r"[A-Z][A-Za-z-]+: [^\r\n\\]*"  # Proc-Type:, DEK-Info:, Version:, Comment:
+# A key block's body: base64 lines (the last one short, or the checksum of a PGP block), with or
+# without the END line, which output cut short has lost.
+_PEM_BODY = (
+    rf"(?:{_NEWLINE}{_PEM_HEADER})*(?:{_NEWLINE}{_BASE64_LINE}{{16,}})+"
+    rf"(?:{_NEWLINE}(?:{_BASE64_LINE}{{1,15}}(?={_NEWLINE}-----END)|=[A-Za-z0-9+/]{{4}}))*"
+)
+
+
+def _pem(kind: str, label: str) -> Rule:
+    return Rule(
+        kind,
+        "-----BEGIN",
+        rf"-----BEGIN {label}-----{_PEM_BODY}(?:{_NEWLINE}-----END {label}-----)?",
+    )
+
+
+# Pass 1: secrets known by their shape.
+_SHAPES = (
+    # Key blocks.
+    _pem("pgp-private-key", "PGP PRIVATE KEY BLOCK"),
+    _pem("private-key", r"(?:[A-Z0-9]+ )*PRIVATE KEY"),
+    # AI providers.
+    _key("anthropic-key", "sk-ant-", "[A-Za-z0-9_-]{20,}"),
+    _key("openrouter-key", "sk-or-v1-", "[a-f0-9]{32,}"),
+    _key("langfuse-key", "sk-lf-", _UUID),
+    _key("openai-key", "sk-(?:proj-|svcacct-|admin-|None-)?", "[A-Za-z0-9_-]{20,}"),
+    _key("elevenlabs-key", "sk_", "[a-f0-9]{48}(?![A-Za-z0-9])"),
+    _key("groq-key", "gsk_", "[A-Za-z0-9]{40,}"),
+    _key("xai-key", "xai-", "[A-Za-z0-9]{40,}"),
+    _key("perplexity-key", "pplx-", "[A-Za-z0-9]{32,}"),
+    _key("huggingface-token", "hf_|api_org_", "[A-Za-z0-9]{30,}"),
+    _key("replicate-token", "r8_", "[A-Za-z0-9]{30,}"),
+    _key("tavily-key", "tvly-(?:dev-|prod-)?", "[A-Za-z0-9]{24,}"),
+    _key("langsmith-key", "lsv2_(?:pt|sk)_", "[a-f0-9]{32}_[a-f0-9]{6,}"),
+    _key("pinecone-key", "pcsk_", "[A-Za-z0-9]{4,8}_[A-Za-z0-9]{50,}"),
+    _key("fireworks-key", "fw_", "[A-Za-z0-9]{24,}"),
+    _key("jina-key", "jina_", "[A-Za-z0-9_-]{40,}"),
+    _key("firecrawl-key", "fc-", "[a-f0-9]{32}(?![A-Za-z0-9])"),
+    _key("e2b-key", "e2b_", "[a-f0-9]{40}"),
+    _key("aws-bedrock-key", "ABSK", "[A-Za-z0-9+/]{100,}={0,2}", "A"),
+    # Code hosting, packages, CI.
+    _key("github-token", "gh[pousr]_", "[A-Za-z0-9]{36,}"),
+    _key("github-token", "github_pat_", "[A-Za-z0-9_]{22,}"),
+    _key(
+        "gitlab-token",
+        "gl(?:pat|dt|rt|ptt|cbt|imt|oas|soat|ffct|agent|ft|wt)-",
+        "[A-Za-z0-9_.-]{20,}",
+    ),
+    _key("npm-token", "npm_", "[A-Za-z0-9]{36,}"),
+    _key("pypi-token", "pypi-", "AgE[A-Za-z0-9_-]{50,}"),
+    _key("docker-token", "dckr_pat_", "[A-Za-z0-9_-]{20,}"),
+    _key("sonar-token", "sq[upa]_", "[a-f0-9]{40}"),
+    _key("circleci-token", "CCIPAT_", "[A-Za-z0-9_]{30,}"),
+    _key("buildkite-token", "bkua_", "[a-f0-9]{40}"),
+    _key("rubygems-key", "rubygems_", "[a-f0-9]{48}"),
+    _key("clojars-token", "CLOJARS_", "[a-z0-9]{60}"),
+    _key("pulumi-token", "pul-", "[a-f0-9]{40}"),
+    _key("jfrog-token", "AKCp", "[A-Za-z0-9]{69}", "A"),
+    _key("octopus-key", "API-", "(?=[A-Z]{0,30}[0-9])[A-Z0-9]{26,}"),
+    _key("sourcegraph-token", "sgp_", "(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}"),
+    _key("sourcegraph-token", "slk_", "[a-f0-9]{64}"),
+    _key("harness-token", r"(?:pat|sat)\.", r"[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}"),
+    _key("atlassian-token", "AT(?:ATT|CTT)3", "[A-Za-z0-9_=-]{40,}", "A"),
+    _key("bitbucket-token", "ATBB", "[A-Za-z0-9]{32,}", "A"),
+    _key("linear-key", "lin_(?:api|oauth)_", "[A-Za-z0-9]{32,}"),
+    _key("notion-token", "secret_", "[A-Za-z0-9]{43}"),
+    _key("notion-token", "ntn_", "[A-Za-z0-9]{40,}"),
+    _key("airtable-token", r"pat[A-Za-z0-9]{14}\.", "[a-f0-9]{64}"),
+    _key("hubspot-token", r"pat-(?:na|eu|ap)[0-9]-", _UUID),
+    _key("postman-key", "PMAK-", "[a-f0-9]{24}-[a-f0-9]{34}"),
+    _key("sentry-token", "sntry[su]_", "[A-Za-z0-9+/=_-]{40,}"),
+    _key("grafana-token", "glsa_", "[A-Za-z0-9]{32}_[a-f0-9]{8}"),
+    _key("grafana-token", "glc_", "[A-Za-z0-9+/]{32,}={0,2}"),
+    _key("figma-token", "figd_", "[A-Za-z0-9_-]{32,}"),
+    _key("contentful-token", "CFPAT-", "[A-Za-z0-9_-]{43}"),
+    _key("readme-key", "rdme_", "[a-z0-9]{70}"),
+    _key("typeform-token", "tfp_", "[A-Za-z0-9_.=-]{50,}"),
+    _key("prefect-key", "pnu_", "[A-Za-z0-9]{36}"),
+    _key("posthog-key", "phx_", "[A-Za-z0-9_]{40,}"),
+    _key("infracost-key", "ico-", "[A-Za-z0-9]{32}"),
+    _key("frameio-token", "fio-u-", "[A-Za-z0-9_=-]{64}"),
+    _key("scalingo-token", "tk-us-", "[A-Za-z0-9_-]{48}"),
+    _key("settlemint-token", "sm_(?:pat|aat|sat)_", "[A-Za-z0-9]{16}"),
+    _key("clickup-token", "pk_", "[0-9]{6,10}_[A-Z0-9]{32}"),
+    _key("adobe-secret", "p8e-", "[A-Za-z0-9]{32}"),
+    _key("intra42-secret", "s-s4t2(?:ud|af)-", "[a-f0-9]{64}"),
+    # Cloud and infrastructure.
+    _key("aws-access-key", "A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA", r"[A-Z2-7]{16}\b", "A"),
+    _key("aws-session-token", "IQoJb3JpZ2luX2Vj", "[A-Za-z0-9+/]{100,}={0,2}", "J"),
+    _key("google-api-key", "AIza", "[A-Za-z0-9_-]{35}", "A"),
+    _key("google-oauth", "GOCSPX-", "[A-Za-z0-9_-]{24,}"),
+    _key("google-oauth", r"ya29\.", "[A-Za-z0-9_-]{20,}"),
+    _key("alibaba-access-key", "LTAI", "[A-Za-z0-9]{20}(?![A-Za-z0-9])", "A"),
+    _key("tencent-secret-id", "AKID", "[A-Za-z0-9]{32}(?![A-Za-z0-9])", "A"),
+    _key("yandex-key", "AQVN", r"[A-Za-z0-9_-]{35,38}(?![\w-])", "A"),
+    _key("yandex-key", r"t1\.", r"[A-Za-z0-9_-]{20,}={0,2}\.[A-Za-z0-9_-]{86}={0,2}"),
+    _key("cloudflare-origin-ca-key", r"v1\.0-", "[a-f0-9]{24}-[a-f0-9]{146}"),
+    _key("digitalocean-token", "do[por]_v1_", "[a-f0-9]{64}"),
+    _key("shopify-token", "shp(?:at|ca|pa|ss)_", "[a-fA-F0-9]{32}"),
+    _key("databricks-token", "dapi", r"[a-f0-9]{32}(?:-\d)?", "dapi"),
+    _key("dynatrace-token", r"dt0c01\.", r"[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}"),
+    # A service token names its config: dp.st.prd.…
+    _key(
+        "doppler-token",
+        r"dp\.(?:pt|st(?:\.[a-z0-9_-]{1,16})?|sa|ct|scim|audit)\.",
+        "[A-Za-z0-9]{40,}",
+    ),
+    _key("vault-token", r"hv[sb]\.", "[A-Za-z0-9_-]{24,}"),
+    _key("terraform-token", r"[A-Za-z0-9]{14}\.atlasv1\.", "[A-Za-z0-9_=-]{60,}"),
+    _key("supabase-token", "sbp_", "[a-f0-9]{40}"),
+    _key("supabase-token", "sb_secret_", "[A-Za-z0-9_-]{24,}"),
+    _key("age-key", "AGE-SECRET-KEY-", "1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+    _key("newrelic-key", "NR(?:AK|II|JS|RA)-", "[A-Za-z0-9]{20,}"),
+    _key("heroku-token", "HRKU-", "[A-Za-z0-9_-]{40,}"),
+    _key("netlify-token", "nfp_", "[A-Za-z0-9]{36,}"),
+    _key("render-key", "rnd_", "[A-Za-z0-9]{28,}"),
+    _key("neon-key", "napi_", "[a-z0-9]{60,}"),
+    _key("planetscale-token", "pscale_(?:tkn|pw|oauth)_", "[A-Za-z0-9_.-]{32,}"),
+    _key("fly-token", "fo1_", "[A-Za-z0-9_-]{30,}"),
+    _key(
+        "tailscale-key",
+        "tskey-(?:auth|api|client|oauth|scim|webhook)-",
+        "[A-Za-z0-9_]{4,64}-[A-Za-z0-9_]{16,}",
+    ),
+    _key("defined-networking-key", "dnkey-", "[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52}"),
+    _key("openshift-token", "sha256~", r"[A-Za-z0-9_-]{43}(?![\w-])", "~"),
+    Rule(  # … 3 characters, a digit, Q~, then 31 to 34 more
+        "azure-ad-client-secret",
+        "~",
+        r"(?<![\w~.-])[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}(?![\w~.-])",
+    ),
+    _key(
+        "onepassword-secret-key",
+        "A3-",
+        r"[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})(?:-[A-Z0-9]{5}){3}\b",
+        "A",
+    ),
+    _key("onepassword-token", "ops_", "eyJ[A-Za-z0-9+/]{100,}={0,3}"),
+    _key("plaid-token", "access-(?:sandbox|development|production)-", _UUID),
+    # Payments, messaging, email.
+    _key("stripe-key", "[sr]k_(?:live|test|prod)_", "[A-Za-z0-9]{16,}"),
+    _key("stripe-webhook-secret", "whsec_", "[A-Za-z0-9]{24,}"),
+    _key("dropbox-token", r"sl\.", "[A-Za-z0-9_-]{120,}"),
+    _key("square-token", "sq0(?:atp|csp)-", "[A-Za-z0-9_-]{22,}"),
+    _key("square-token", "EAAA", "[A-Za-z0-9_-]{60}", "A"),
+    _key("facebook-token", "EAA[MC]", "[A-Za-z0-9]{100,}", "A"),
+    _key("salesforce-token", "00", r"[A-Za-z0-9]{13}![A-Za-z0-9_.]{80,}", "!"),
+    _key("shippo-token", "shippo_(?:live|test)_", "[a-fA-F0-9]{40}"),
+    _key("duffel-token", "duffel_(?:test|live)_", "[A-Za-z0-9_=-]{43}"),
+    _key("easypost-key", "EZAK", "[A-Za-z0-9]{54}", "A"),
+    _key("flutterwave-key", "FLWSECK(?:_TEST)?-", "[a-hA-H0-9]{32}-X"),
+    _key("slack-token", r"(?:xoxe\.)?xox[abposre]-", "[A-Za-z0-9-]{10,}"),
+    _key("slack-token", "xapp-", r"\d-[A-Za-z0-9-]{10,}"),
+    _key("sendgrid-key", r"SG\.", r"[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"),
+    _key("mailgun-key", "key-", "[a-z0-9]{32}"),
+    _key("brevo-key", "x(?:keysib|smtpsib)-", "[a-f0-9]{64}-[A-Za-z0-9]{16}"),
+    _key("mailersend-token", r"mlsn\.", "[a-f0-9]{64}"),
+    _key("resend-key", "re_", "[A-Za-z0-9]{8}_[A-Za-z0-9]{24}"),
+    Rule("mailchimp-key", "-us", r"\b[0-9a-f]{32}-us[0-9]{1,2}\b"),
+    _key("twilio-key", "SK", r"[0-9a-fA-F]{32}\b", "SK"),
+    _key("mapbox-token", r"sk\.", r"eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{16,}"),
+    _key("fcm-server-key", "AAAA", "[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,}", "A"),
+    # Twitter's app tokens: 22 As, then URL-encoded base64.
+    _key(
+        "twitter-bearer-token",
+        "A{22}",
+        "(?=[A-Za-z0-9%]{0,200}%[0-9A-F]{2})[A-Za-z0-9%]{60,}",
+        "A",
+    ),
+    Rule("telegram-bot-token", "A", r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![\w-])"),
+    Rule(
+        "discord-bot-token",
+        ".",
+        rf"(?<![\w-])(?:{'|'.join(_DISCORD_IDS)})\.[A-Za-z0-9_-]{{6}}\.[A-Za-z0-9_-]{{27,38}}"
+        r"(?![\w-])",
+    ),
+    # Tokens anyone can read: JSON Web Tokens (a header and a payload, both JSON).
+    _key("jwt", "eyJ", r"[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", "J"),
+    # Webhook and bot URLs: the path is the secret.
+    Rule(
+        "slack-webhook",
+        "://",
+        r"://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9+/_-]{20,})",
+    ),
+    Rule(
+        "discord-webhook",
+        "://",
+        r"://(?:[a-z]+\.)?discord(?:app)?\.com/api/webhooks/(?P<secret>\d+/[A-Za-z0-9_-]{40,})",
+    ),
+    Rule(
+        "telegram-bot-token",
+        "://",
+        r"://api\.telegram\.org/(?:file/)?bot(?P<secret>\d{6,12}:[A-Za-z0-9_-]{30,})",
+    ),
+    Rule(
+        "teams-webhook",
+        "://",
+        r"://[A-Za-z0-9-]+\.webhook\.office\.com/webhookb2/(?P<secret>[A-Za-z0-9@/_-]{40,})",
+    ),
+    Rule(
+        "zapier-webhook",
+        "://",
+        r"://hooks\.zapier\.com/hooks/catch/(?P<secret>\d+/[A-Za-z0-9]+)",
+    ),
+    Rule(  # Mattermost, Rocket.Chat, n8n, …: a path part after /hooks/ as long as a token
+        "webhook-url",
+        "://",
+        r"://[^\s\"'<>]{1,256}?/(?:hooks|webhooks?)/"
+        rf"(?P<secret>(?!{_UUID}(?![\w-]))(?=[A-Za-z0-9_-]{{0,99}}[0-9])[A-Za-z0-9_-]{{20,}}"
+        r"(?:/[A-Za-z0-9_-]{20,})?)",
+    ),
+)
+
+# Pass 2: secrets known by their name or place. A value counts when it is written out, and not a
+# reference ($VAR, ${VAR}, {{ var }}, %(var)s), a placeholder (<your key>, sk-ant-..., xxxx,
+# changeme), a number, a path, a URL, or code (request.form['password'], get_token()).
+# Every repetition is bounded (a value has at most 256 characters): with many anchors in a long
+# run of characters, unbounded ones would cost the square of its length.
+_QUOTE = r"""\\?["'`]"""  # \" inside JSON
+_NAME_END = r"(?![\w-])"
+_ASSIGN = rf"(?:{_QUOTE}\]?)?[ \t]*(?:=>|:=|[:=])[ \t]*(?:{_QUOTE})?"  # also ENV['KEY'] = '…'
+_CHAR = r"""[^\s"'`\\,;&|<>(){}\[\]]"""  # of a bare value, which stops at a delimiter
+_END = rf"(?!{_CHAR})"  # the end of a value, bare or quoted
+_STOPWORDS = (
+    r"password|passwd|pass|secret|token|key|api[_-]?key|changeme|change_me|changeit|sample|"
+    r"dummy|test|none|null|nil|undefined|true|false|yes|no|string|str|bytes|int|bool|any|"
+    r"object|required|optional|empty|redacted|hidden|masked|default|value|todo|tbd|bearer|basic|"
+    r"unset|not_set|incorrect|invalid|wrong|missing|expired|changed|updated|reset"
+)
+_NOT_A_SECRET = (
+    r"(?![$%{<>=!*\[?/-]|~/|\.\.?/|\w+://"  # $REF, %(x)s, {{ x }}, <key>, !vault, ***, paths, URLs
+    # (and not the rest of an operator: => :=)
+    rf"|{_CHAR}{{0,256}}?(?:\$[({{]|\.\.\.|…|\*\*\*|(?i:xxxx|your|placeholder|example|password|secret|changeme|replace))"
+    rf"|(?i:{_STOPWORDS}){_END}"
+    rf"|[xX*#•._-]{{1,256}}{_END}"
+    rf"|[0-9.]{{1,256}}(?:[eE][-+]?[0-9]+)?{_END})"  # 4096, 1.5e-06
+)
+# For the names of tokens, secrets and keys, which also name pagination cursors, request ids and
+# cache keys: the value holds a digit, and is no identifier (NextPageToken, S3AccessPoint,
+# FirewallPoliciesV2) and no UUID (an idempotency token).
+_KEY_LIKE = (
+    rf"(?={_CHAR}{{0,256}}?\d)(?![^\s\"'`\\]{{0,256}}?[()\[\]{{}}<>])"
+    rf"(?!(?:[A-Z]{{1,4}}[a-z]{{2,256}}|[A-Z]{{1,4}}(?=\d|{_END})|\d{{1,256}}){{1,256}}{_END})"
+    rf"(?!{_UUID}{_END})"
+)
+_WORDS = rf"(?![a-z][a-z0-9]{{0,256}}(?:[-_][a-z0-9]{{1,256}}){{1,256}}{_END})"  # us-east-1
+# In code, a snake_case or CONSTANT_CASE value is a variable (key=s3_object_key), unless a part
+# of it is as random as a key's: 8 characters or more, letters and 3 digits (tok_bare_9f8e7d6c…,
+# not a date: token_20240101).
+_RANDOM_PART = (
+    r"(?=[\w.-]{0,256}?(?<![A-Za-z0-9])(?=[A-Za-z0-9]{8})(?=[0-9]{0,256}[A-Za-z])"
+    r"(?:[A-Za-z]{0,256}\d){3})"
+)
+_VARIABLE = (
+    rf"(?:{_RANDOM_PART}|(?![a-z_][a-z0-9]{{0,256}}_[a-z0-9_]{{0,256}}{_END}"
+    rf"|[A-Z][A-Z0-9]{{0,256}}(?:_[A-Z0-9]{{1,256}}){{1,256}}{_END}))"
+)
+# A bare value may hold & (Tr0ub4dor&3), but not where a query goes on (&page=2) or a command
+# does (&&, & at the end).
+_BARE_CHAR = rf"(?:{_CHAR}|(?<!&)&(?![&\s])(?![\w.-]{{0,64}}=))"
+
+
+def _value(
+    min_length: int,
+    *,
+    key_like: bool = False,
+    loose: bool = False,
+    code: bool = True,
+    yaml: bool = False,
+) -> str:
+    """A value that is a secret: quoted, or bare (up to a space or a delimiter).
+
+    Bare, after an upper-case ``NAME=`` (shell, env files), any value counts (it may hold ``&``
+    and brackets, and underscores do not make it a variable); elsewhere (``code``) a bare value
+    is more often a variable (``token=token``, ``key=s3_key``, ``apiKey: process.env.KEY``), so
+    it needs a digit or a symbol. ``key_like``: see ``_KEY_LIKE``; an upper-case ``NAME=`` needs
+    no more. ``loose``: for names as loose as ``key`` and ``*Key`` (cache keys, translations): no
+    dots or colons, not words and dashes. ``yaml``: also a lower-case word alone after ``: `` at
+    the end of a line or before a remark in brackets (``password: letmein`` in YAML, where code
+    would have a comma, a semicolon or a type)."""
+    checks = _KEY_LIKE if key_like else ""
+    if loose:
+        checks += rf"(?=[A-Za-z0-9+/=_-]{{1,256}}{_END}){_WORDS}"
+    quoted = rf"(?<=[\"'`]){checks}{_VARIABLE}[^\s\"'`\\]{{{min_length},256}}(?=\\?[\"'`])"
+    env = rf"(?<=[A-Z]=)[^\s\"'`\\;|]{{{min_length},256}}(?![^\s\"'`\\;|])"
+    if code:
+        checks += (
+            r"(?=[A-Za-z_.]{0,256}[^A-Za-z_.\s\"'`\\,;&|<>(){}\[\]])"  # a digit or a symbol
+            rf"(?![A-Za-z_]\w{{0,256}}\.[A-Za-z_]"  # not process.env.KEY
+            rf"|[A-Za-z]{{1,256}}(?:-[A-Za-z]{{1,256}}){{1,256}}{_END}){_VARIABLE}"
+        )
+    bare = rf"(?<![\"'`]){checks}{_BARE_CHAR}{{{min_length},256}}(?!{_BARE_CHAR}|[(\[])"
+    if yaml:
+        bare += rf"|(?<=: )[a-z]{{{min_length},256}}(?=[ \t]*(?:\r?\n|\\[rn]|\Z)|[ \t]+\()"
+    return rf"(?P<secret>{_NOT_A_SECRET}(?:{quoted}|{env}|{bare}))"
+
+
+# ``define('DB_PASSWORD', '…')``, ``headers.set("X-Api-Key", "…")``: a key-like value, not the
+# next word of a list (``["login", "password", "encoding"]``).
+_COMMA = rf"{_QUOTE}[ \t]*,[ \t]*{_QUOTE}{_KEY_LIKE}{_WORDS}"
+
+
+def _after_name(kind: str, anchor: str, name: str, min_length: int, **value: bool) -> Rule:
+    """``name = value``, ``name: value``, ``"name": "value"``, ``NAME=value``, ``name => value``,
+    ``name := value``, ``"name", "value"``, for names that end with ``name`` (``DB_PASSWORD``,
+    ``clientSecret``), but not in ARNs (``arn:aws:secretsmanager:…:secret:name``)."""
+    assign = f"(?:{_ASSIGN}|{_COMMA})"
+    return Rule(kind, anchor, rf"(?<!:)(?:{name}){_NAME_END}{assign}{_value(min_length, **value)}")
+
+
+# In a URL's query (?client_secret=…&), a value is data, never a variable: whatever its shape.
+_IN_QUERY = "(?:" + "|".join(rf"(?<=[?&][\w.-]{{{k}}})" for k in range(25)) + ")"
+
+
+def _in_query(kind: str, anchor: str, name: str, min_length: int, key_like: bool = False) -> Rule:
+    """``?name=value`` and ``&name=value``, for names that end with ``name``."""
+    checks = _KEY_LIKE if key_like else ""
+    value = rf"{_NOT_A_SECRET}{checks}[^\s&#\"'`<>\\]{{{min_length},1024}}"
+    return Rule(
+        kind,
+        anchor,
+        rf"{_IN_QUERY}(?:{name}){_NAME_END}=(?P<secret>{value})(?![^\s&#\"'`<>\\])",
+    )
+
+
+def _after_flag(kind: str, anchor: str, name: str, min_length: int, **value: bool) -> Rule:
+    """``--name value`` (``--password``, ``--api-key``, ``--with-token``, ``-ApiKey``)."""
+    pattern = rf"(?<=-)(?:{name}){_NAME_END}[ \t]+(?:{_QUOTE})?{_value(min_length, **value)}"
+    return Rule(kind, anchor, pattern)
+
+
+def _after(words: Iterable[str], separators: str = "_-.") -> str:
+    """Look-behinds: one of ``words`` just before, or before one of ``separators``."""
+    endings = {w + s for w in words for s in ("", *separators)}
+    by_length: dict[int, list[str]] = {}
+    for ending in sorted(endings):
+        by_length.setdefault(len(ending), []).append(re.escape(ending))
+    lookbehinds = (f"(?<=(?i:{'|'.join(e)}))" for _, e in sorted(by_length.items()))
+    return f"(?:{'|'.join(lookbehinds)})"
+
+
+# Prose: "the passphrase is …", "my password was …", "the token is now …".
+_PROSE_IS = (
+    r"[ \t]+(?i:is|was|will[ \t]+be)[ \t]+"
+    r"(?:(?i:now|still|just|simply|set[ \t]+to|changed[ \t]+to)[ \t]+)?"
+)
+_PROSE_END = r"(?=[.,;:!?)]{0,3}(?:[\s\"'`\\]|\Z))"
+# An ordinary word (incorrect, Required, case-sensitive, WRONG) is what prose says of a secret,
+# not the secret: unquoted, only a value with a digit or a symbol counts.
+_A_WORD = rf"(?:[A-Za-z][a-z]{{0,256}}|[A-Z]{{2,256}})(?:-[A-Za-z][a-z]{{0,256}})?{_PROSE_END}"
+
+
+_OPENING = r"\u201c\u2018"  # and the curly quotes of prose
+_CLOSING = r"\u201d\u2019"
+
+
+def _prose_value(min_length: int, key_like: bool = False) -> str:
+    """What prose gives as a secret: quoted (then it may be words: "correct horse battery
+    staple"), or a bare word that is no ordinary word, without the sentence's punctuation."""
+    checks = _KEY_LIKE if key_like else ""
+    quoted = (
+        rf"(?<=[\"'`{_OPENING}]){checks}(?![ \t])"
+        rf"[^\"'`{_OPENING}{_CLOSING}\n\\]{{{min_length},256}}(?<![ \t])"
+        rf"(?=\\?[\"'`]|[{_CLOSING}])"
+    )
+    bare = (
+        rf"(?<![\"'`{_OPENING}]){checks}(?!{_A_WORD})(?![^\s\"'`\\]{{0,256}}?[(){{}}\[\]<>])"
+        rf"[^\s\"'`\\]{{{min_length - 1},255}}[^\s\"'`\\.,;:!?)]{_PROSE_END}"
+    )
+    return rf"(?:{_QUOTE}|[{_OPENING}])?(?P<secret>{_NOT_A_SECRET}(?:{quoted}|{bare}))"
+
+
+_PASSWORD = (  # and PASS, db_pass, dbPass, "pass"; not a lone pass, a word of prose
+    r"(?i:pass(?:word|wd|phrase))|(?<![A-Za-z])PASS|(?<=[A-Za-z0-9]_)(?i:pass)|(?<=[a-z0-9])Pass"
+    r"|(?<=[\"'])pass(?=\\?[\"'])"
+)
+_PWD = r"(?<![A-Za-z])(?i:pwd)|(?<=[a-z0-9])Pwd"
+# *_KEY, *-key, *Key, key; not a public key (PublicKey = … in WireGuard, # public key: age1…)
+_NOT_PUBLIC = r"(?<!(?i:public))(?<!(?i:public)[ _.-])(?<!(?i:pub))(?<!(?i:pub)[_-])"
+_KEY = rf"{_NOT_PUBLIC}(?:(?<![A-Za-z])(?i:key)|(?<=[a-z0-9])Key)"
+_API_KEY = _after(
+    "api access auth master account signing encryption client app license subscription service "
+    "admin deploy".split()
+)
+# A URL's password: not ${PASS}, <password>, mypassword, pass; a digit or a symbol, or 8 letters.
+_URL_PASSWORD = (
+    r"(?![\[$<{*]|(?i:pass|pwd|token)@|[^@/\s]{0,256}?(?i:password|passwd|secret|your|xxx))"
+    r"(?=[^\s/\"'<>,]{0,256}?[^A-Za-z\s/\"'<>,@][^\s/\"'<>,]{0,256}@|[A-Za-z]{8,256}@)"
+    r"[^\s/\"'<>,]{3,256}"
+)
+# A PIN: 4 to 8 digits after "the pin", "PIN", "pin:", "pin is", "passcode"; not a pin of a
+# board (pin 13), nor pinning a version (pin it to 4.2).
+_PIN_OWNERS = (
+    "the my your his her our their a new old card sim atm bank debit phone door safe default"
+).split()
+_PIN_VALUE = (
+    rf"(?:{_QUOTE}?[ \t]*[:=][ \t]*{_QUOTE}?|{_PROSE_IS}|[ \t]+)"
+    r"(?P<secret>[0-9]{4,8})(?![0-9%]|[.,:/-][0-9])"
+)
+# BIP-39 recovery phrases: 12 to 24 lower-case words.
+_SEED_WORDS = r"(?:[a-z]{3,8}[ \t]+){11,23}[a-z]{3,8}(?![a-z])"
+_SEED_ASSIGN = rf"(?:{_ASSIGN}|{_PROSE_IS}|:[ \t]*)"
+
+# Cookies, when one of them holds a session: all of them, as a header's value.
+_SESSION_COOKIES = (
+    r"(?P<secret>(?=[^\n\"'`\\]{0,1024}?(?<![\w.%-])[\w.-]{0,64}"
+    r"(?i:sess|sid|auth|token|jwt|remember|login)[\w.-]{0,64}=(?!\[)[^\s;,\"'`\\]{12})"
+    r"[^\s\"'`\\](?:[^\n\"'`\\]{0,4094}[^\s\"'`\\])?)"
+)
+
+_NAMES = (
+    # Names that say which secret it is.
+    Rule(
+        "aws-secret-key",  # aws_secret_access_key, AWS_SECRET_KEY, SecretAccessKey
+        "key",
+        rf"{_after(['aws_secret', 'awssecret', 'secret_access', 'secretaccess'], '_')}(?i:key)"
+        rf"{_NAME_END}(?:{_ASSIGN}|[ \t]+)(?P<secret>(?![A-Za-z0-9/+=]{{0,36}}(?i:xxxx))"
+        r"[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
+    ),
+    Rule(
+        "azure-key",
+        "key",
+        rf"{_after(['account', 'sharedaccess'], '')}(?i:key)="
+        r"(?P<secret>[A-Za-z0-9+/]{20,}={0,2})",
+    ),
+    Rule("private-key", "key", r"(?<=client-)key-data:[ \t]*(?P<secret>[A-Za-z0-9+/]{20,}={0,2})"),
+    # HTTP authorization (any scheme, or none: Bearer, token, Bot, SSWS, ApiKey, …), registry
+    # credentials, cookies.
+    Rule(
+        "basic-auth",
+        "auth",
+        rf"(?i:authorization){_ASSIGN}(?i:basic)[ \t]+"
+        r"(?P<secret>[A-Za-z0-9+/]{8,1024}={0,2})(?![\w+/=])",
+    ),
+    Rule(
+        "bearer-token",
+        "auth",
+        rf"(?i:authorization){_ASSIGN}(?:(?!(?i:basic)[ \t])[A-Za-z][\w-]{{0,30}}[ \t]+)?"
+        rf"(?P<secret>{_NOT_A_SECRET}(?=[^\s\"'`\\]{{0,256}}?\d)[A-Za-z0-9._~+/=!%:-]{{12,4096}})",
+    ),
+    Rule(
+        "registry-auth",  # "auth" in ~/.docker/config.json, _auth in .npmrc
+        "auth",
+        r"(?:(?<=[\"'])auth\\?[\"'][ \t]*:[ \t]*\\?[\"']|(?<=_)auth[ \t]*=[ \t]*)"
+        r"(?P<secret>[A-Za-z0-9+/]{12,1024}={0,2})(?![A-Za-z0-9+/=(])",
+    ),
+    Rule(
+        "password",  # auth=("user", "password"), HTTPBasicAuth("user", "password")
+        "auth",
+        rf"(?i:auth)[ \t]*(?:=[ \t]*)?\([ \t]*{_QUOTE}[^\"'`\\\n]{{0,256}}{_QUOTE}[ \t]*,[ \t]*"
+        rf"{_QUOTE}(?P<secret>{_NOT_A_SECRET}[^\s\"'`\\]{{4,256}})(?={_QUOTE})",
+    ),
+    Rule(  # Cookie: a=1; sessionid=…, Set-Cookie: session=…, --cookie "token=…": the value
+        "session-cookie",
+        "cookie",
+        rf"(?i:cookie)(?:\\?[\"'`]?[ \t]*:[ \t]*|[ \t]+)(?:\\?[\"'`])?{_SESSION_COOKIES}",
+    ),
+    Rule("session-cookie", "-b", rf"(?<![\w-])-b[ \t]+(?:\\?[\"'])?{_SESSION_COOKIES}"),  # curl
+    # URLs: a password before the host, a signature in the query.
+    Rule(
+        "url-password",
+        "://",
+        rf"://[^\s/:@\"'<>\[]{{0,256}}:(?P<secret>{_URL_PASSWORD})@(?=[\w.\[-])",
+    ),
+    Rule(  # https://<token>@github.com/…: a user name as long and mixed as a token
+        "url-token",
+        "://",
+        r"://(?![0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}@)"
+        rf"(?P<secret>{_KEY_LIKE}(?=[\w-]{{0,256}}[A-Za-z])[A-Za-z0-9_-]{{32,256}})@(?=[\w.\[-])",
+    ),
+    Rule(
+        "url-signature",  # Azure SAS, presigned S3 and GCS URLs
+        "://",
+        r"://[^\s\"'<>?#]{0,1024}\?[^\s\"'<>#]{0,2048}?(?<=[?&])"
+        r"(?i:sig|signature|x-amz-signature|x-goog-signature)=(?P<secret>[A-Za-z0-9%+/=]{16,1024})",
+    ),
+    # Passwords: in a query, assignments, XML, command lines, .netrc, prose.
+    _in_query("password", "pass", _PASSWORD, 6),
+    _after_name("password", "pass", _PASSWORD, 6, yaml=True),
+    _after_name("password", "pwd", _PWD, 6),
+    Rule("password", "pass", rf"(?i:password|passwd)>(?P<secret>{_NOT_A_SECRET}[^<\s]{{4,256}})</"),
+    _after_flag("password", "pass", _PASSWORD, 6),
+    Rule("password", "pass", rf"(?<!\S)(?i:password|passwd)[ \t]+(?:{_QUOTE})?{_value(6)}"),
+    Rule(
+        "password",
+        "pass",
+        r"(?i:pass(?:word|phrase|code))(?:[ \t]+(?i:for|of|to|on)(?:[ \t]+\S{1,64}?){1,3}?)?"
+        rf"{_PROSE_IS}{_prose_value(4)}",
+    ),
+    Rule("pin", "pass", rf"(?i:passcode){_PIN_VALUE}"),
+    Rule(
+        "pin",
+        "pin",
+        rf"(?:{_after(_PIN_OWNERS, ' ')}(?i:pin)|PIN|(?i:pin)(?={_QUOTE}?[ \t]*[:=]|{_PROSE_IS}))"
+        rf"(?:[ _-]?(?i:code|number))?{_PIN_VALUE}",
+    ),
+    Rule("password", "pass", rf"(?<=ssh)pass[ \t]+-p[ \t]*(?:{_QUOTE})?{_value(4, code=False)}"),
+    Rule(
+        "password",
+        "mysql",
+        rf"mysql\w{{0,16}}\b[^\n\\|;&\[]{{0,256}}?[ \t]-p(?:{_QUOTE})?{_value(3, code=False)}",
+    ),
+    Rule(  # docker login -u bot -p …, helm registry login …
+        "password",
+        "login",
+        rf"login\b[^\n\\|;&\[]{{0,256}}?[ \t]-p[ \t]+(?:{_QUOTE})?{_value(4, code=False)}",
+    ),
+    Rule(  # curl -u user:password, --user user:password
+        "password",
+        "-u",
+        rf"-(?:u|-user)[ \t=]+(?:{_QUOTE})?[^\s:\"'`\[]{{1,256}}:{_value(4, code=False)}",
+    ),
+    Rule("password", "pass", rf"(?<=require)pass[ \t]+{_value(4, code=False)}"),  # redis.conf
+    Rule(
+        "password",
+        "redis-cli",
+        rf"redis-cli\b[^\n\\|;&\[]{{0,256}}?[ \t]-a[ \t]+(?:{_QUOTE})?{_value(4, code=False)}",
+    ),
+    Rule(  # CREATE USER 'app'@'%' IDENTIFIED BY '…'
+        "password",
+        "identified",
+        rf"(?i:identified[ \t]+by)[ \t]+{_QUOTE}{_value(4, code=False)}",
+    ),
+    Rule(  # openssl … -passin pass:…
+        "password",
+        "pass",
+        rf"(?:(?<=-passin )|(?<=-passout ))pass:{_value(4, code=False)}",
+    ),
+    # Recovery phrases.
+    Rule(
+        "mnemonic",
+        "mnemonic",
+        rf"(?i:mnemonic)(?:[ _-]?(?i:phrase|words|seed))?{_SEED_ASSIGN}(?P<secret>{_SEED_WORDS})",
+    ),
+    Rule(
+        "mnemonic",
+        "phrase",
+        rf"(?i:seed|recovery)[ _-]?(?i:phrase){_SEED_ASSIGN}(?P<secret>{_SEED_WORDS})",
+    ),
+    # Any other name that ends with secret, token or key; in a query, in prose.
+    _in_query("secret", "secret", "(?i:secret)", 8),
+    _in_query("token", "token", "(?i:token)", 8, key_like=True),
+    _in_query("api-key", "key", rf"{_API_KEY}(?i:key)", 8, key_like=True),
+    _after_name("secret", "key", rf"{_after(['secret'])}(?i:key)", 8, key_like=True),
+    _after_name("private-key", "key", rf"{_after(['private'])}(?i:key)", 8, key_like=True),
+    _after_name("api-key", "key", rf"{_API_KEY}(?i:key)", 8, key_like=True),
+    _after_name("api-key", "key", _KEY, 12, key_like=True, loose=True),
+    _after_flag("api-key", "key", _KEY, 8, key_like=True),
+    _after_flag("api-key", "-apikey", "(?i:api-?key)", 8, key_like=True),
+    Rule(
+        "api-key",
+        "key",
+        rf"{_after(['api', 'access', 'secret', 'license', 'private'], ' _-')}(?i:key)"
+        rf"{_PROSE_IS}{_prose_value(8, key_like=True)}",
+    ),
+    _after_name("secret", "secret", "(?i:secret(?:_?key_?base)?)", 8, key_like=True),
+    _after_flag("secret", "secret", "(?i:secret)", 8, key_like=True),
+    Rule("secret", "secret", rf"(?i:secret){_PROSE_IS}{_prose_value(8, key_like=True)}"),
+    _after_name("token", "token", "(?i:token)", 8, key_like=True),
+    _after_flag("token", "token", "(?i:token)", 8, key_like=True),
+    Rule("token", "token", rf"(?i:token){_PROSE_IS}{_prose_value(8, key_like=True)}"),
+)
+
+
+# Pass 3: secrets encoded in base64, where it is decoded (echo … | base64 -d, b64decode("…"),
+# AUTH PLAIN …) or wherever it is JSON, an AWS session token or a key block: a secret if what
+# it decodes to is a credential.
+_B64_RUN = r"[A-Za-z0-9+/_-]{8,16384}={0,2}"
+_B64_END = r"(?![A-Za-z0-9+/=_-])"
+_DECODE_FLAG = r"(?:-[A-Za-z]{0,3}[dD][A-Za-z]{0,3}|--decode)"
+# user:password (Basic), or AUTH PLAIN's [authzid]\0user\0password.
+_USER_PASSWORD = re.compile(
+    r"[\w.@+-]{1,256}:(?!//)\S{3,256}|[\w.@+-]{0,256}\0[\w.@+-]{1,256}\0\S{3,256}"
+)
+
+
+def _holds_credential(encoded: str) -> bool:
+    """Whether ``encoded`` (base64, or base64url) decodes to text that is a credential: a
+    ``user:password`` pair, or a text in which these rules find a secret (a config, a key)."""
+    if len(encoded.rstrip("=")) % 4 == 1:
+        return False
+    try:
+        text = base64.b64decode(encoded.translate(_URLSAFE) + "==").decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    if not text.strip() or not text.translate(_LAYOUT).isprintable():
+        return False  # binary: an image, a hash, a key's bytes
+    return bool(_USER_PASSWORD.fullmatch(text)) or Redactor().text(text) != text
+
+
+_URLSAFE = str.maketrans("-_", "+/")
+_LAYOUT = dict.fromkeys(map(ord, "\0\t\n\r"))
+_ENCODED = (
+    Rule(
+        "base64-secret",
+        "J",
+        rf"(?<![A-Za-z0-9+/_-])(?:eyJ|IQoJ|LS0tLS1CRUdJ|ewogICJ)[A-Za-z0-9+/_-]{{12,16384}}={{0,2}}{_B64_END}",
+        check=_holds_credential,
+    ),
+    Rule(
+        "base64-secret",
+        "echo",
+        rf"echo[ \t]+(?:-[neE]{{1,3}}[ \t]+)*{_QUOTE}?(?P<secret>{_B64_RUN}){_QUOTE}?"
+        rf"[ \t]*\|[ \t]*base64[ \t]+{_DECODE_FLAG}",
+        check=_holds_credential,
+    ),
+    Rule(
+        "base64-secret",
+        "64",
+        rf"base64[ \t]+{_DECODE_FLAG}[ \t]*<<<-?[ \t]*{_QUOTE}?(?P<secret>{_B64_RUN}){_B64_END}",
+        check=_holds_credential,
+    ),
+    Rule(  # b64decode("…"), base64.b64decode(b"…"), Base64.decode64("…"), FromBase64String("…")
+        "base64-secret",
+        "64",
+        r"(?i:base64|b64)[\w.:()]{0,40}?(?:(?i:decode)\w{0,16}|String)\([ \t]*[bu]?"
+        rf"{_QUOTE}(?P<secret>{_B64_RUN}){_QUOTE}",
+        check=_holds_credential,
+    ),
+    Rule(
+        "base64-secret",
+        "auth",
+        rf"(?i:auth)[ \t]+(?i:plain)[ \t]+(?P<secret>{_B64_RUN}){_B64_END}",
+        check=_holds_credential,
+    ),
+)
+
+
+def _numbered(pattern: str, i: int) -> str:
+    """``pattern`` with its groups renamed for rule ``i``: ``(?P<secret>`` to ``(?P<secret3>``."""
+    return re.sub(r"\(\?P([<=])(\w+)", rf"(?P\1\g<2>{i}", pattern)
+
+
+class _Pass:
+    """A table of rules: run at every position, or from the anchors."""
+
+    def __init__(self, rules: tuple[Rule, ...]) -> None:
+        self.rules = rules
+        self.bit = {a: 1 << i for i, a in enumerate(sorted({rule.anchor for rule in rules}))}
+        self.compiled: dict[int, re.Pattern[str]] = {}
+
+    @property
+    def everywhere(self) -> re.Pattern[str]:
+        """All the rules in one alternation (compiled when first needed, as each is)."""
+        return self.regex(sum(self.bit.values()))
+
+    def regex(self, anchors: int) -> re.Pattern[str]:
+        """One alternation of the rules with any of these anchors, in table order: the group
+        ``r<i>`` is rule ``i``, its ``secret`` is ``secret<i>``."""
+        if anchors not in self.compiled:
+            self.compiled[anchors] = re.compile(
+                "|".join(
+                    f"(?P<r{i}>{_numbered(rule.pattern, i)})"
+                    for i, rule in enumerate(self.rules)
+                    if self.bit[rule.anchor] & anchors
+                ),
+                re.ASCII,
+            )
+        return self.compiled[anchors]
+
+    def matches(
+        self, text: str, starts: dict[int, int] | None, taken: list[tuple[int, int]]
+    ) -> Iterator[re.Match[str]]:
+        """The matches of the rules from the anchors in ``starts`` (or, with ``starts`` None,
+        at every position: slow, the same), one after another by where they start, none
+        starting inside a span of ``taken`` (placeholders, and the secrets the caller takes:
+        it adds them as it goes). A match's context before its secret (``docker login … -p``)
+        may hold another secret (``--with-token …``): the next match may start there."""
+        if starts is None:
+            at = 0
+            while match := self.everywhere.search(text, at):
+                end = _inside(taken, match.start())
+                if end is None:
+                    yield match
+                at = match.start() + 1 if end is None else end
+            return
+        for start in sorted(starts):
+            if _inside(taken, start) is None:
+                match = self.regex(starts[start]).match(text, start)
+                if match:
+                    yield match
+
+    def secret(self, match: re.Match[str]) -> tuple[Rule, int, int]:
+        """The rule that matched, and where its secret starts and ends."""
+        index = int(str(match.lastgroup)[1:])
+        rule = self.rules[index]
+        group = f"secret{index}" if "(?P<secret>" in rule.pattern else 0
+        return rule, *match.span(group)
+
+
+_PASSES = (_Pass(_SHAPES), _Pass(_NAMES), _Pass(_ENCODED))
+
+
+@dataclass(frozen=True)
+class _Finder:
+    """One scan: the anchors of one character, as one regex (without named groups, which would
+    keep ``re`` from skipping alternatives at a glance); where it hits, each anchor's own regex
+    tells which one it is, but a separator's (the most frequent), which its last group tells."""
+
+    lower: bool
+    regex: re.Pattern[bytes]
+    anchors: tuple[tuple[str, re.Pattern[bytes]], ...]
+    separator: str = ""
+    group: int = 0
+    """The group that only the separator's alternative ends with."""
+
+    def which(self, data: bytes, hit: re.Match[bytes]) -> Iterator[tuple[str, re.Match[bytes]]]:
+        """The anchors (not the separator) that ``hit`` is, each with its own match: all of them,
+        as two may start matches at different places (``-apiKey =…``: a flag, and ``Key =``)."""
+        if len(self.anchors) == 1:
+            yield self.anchors[0][0], hit
+            return
+        for name, regex in self.anchors:
+            if anchor := regex.match(data, hit.start()):
+                yield name, anchor
+
+
+def _finders() -> list[_Finder]:
+    scans: dict[tuple[bool, bytes], list[tuple[str, bytes]]] = {}
+    for name, (lower, char, rest) in _ANCHORS.items():
+        scans.setdefault((lower, char), []).append((name, re.escape(char) + rest))
+    finders = []
+    for (lower, _), anchors in scans.items():
+        others = [(name, regex) for name, regex in anchors if name not in _SEPARATORS]
+        separator = next((name for name, _ in anchors if name in _SEPARATORS), "")
+        alternatives = [regex for _, regex in others]
+        if separator:
+            alternatives.append(dict(anchors)[separator] + b"()")
+        regex = re.compile(b"|".join(alternatives))
+        compiled = tuple((name, re.compile(regex)) for name, regex in others)
+        finders.append(_Finder(lower, regex, compiled, separator, regex.groups))
+    return finders
+
+
+_FINDERS = _finders()
+# For each anchor: [(pass, bit)] of the passes that use it.
+_USERS = {
+    name: [(n, p.bit[name]) for n, p in enumerate(_PASSES) if name in p.bit]
+    for name in [*_ANCHORS, PREFIX]
+}
+_PREFIXES = re.compile(
+    rf"\b(?:{'|'.join(r.prefix for p in _PASSES for r in p.rules if r.prefix)})\Z".encode()
+)
+_SHORTEST = 8  # no secret is found in a shorter text
+_PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+:[0-9]+\]")
+
+# Where a token goes on at the next line, as the texts' bytes: a shell continuation (a backslash
+# and a newline, also \\\n inside JSON); or a hard wrap (a newline, also \n inside JSON) after a
+# line of 40 characters at least, where the next line goes on with the token (not with a word,
+# a list's number, a name followed by an assignment or a call, and not a path after a file's
+# name; = may pad base64), _hard_wrap telling the rest. Or, where the next line starts with a
+# word or a digit after a line whose last 4 characters are no word's (a digit, a capital, _ = or
+# - among them), or with one of - . ~ : ! % / + and a letter or a digit (not a list's dash, a
+# flag's --, an END line): a hard wrap only if the two parts are a key's shape together
+# (``glpat`` and ``-Kmb4…``). The first empty group that took part marks where the break
+# starts; the last says which it is.
+_TOKEN = rb"[A-Za-z0-9+/=_-]"
+_LEFT = rb"[A-Za-z0-9+/=_.-]"  # how a token ends before a line break (ya29., SG. end with a dot)
+_GOES_ON = rb"(?=[^\s\\])"  # after a continuation, whatever is not a space goes on the word
+_WRAPPED = (
+    rb"(?=[A-Za-z0-9_])(?![A-Za-z][a-z]*(?![A-Za-z0-9+/=_-]))(?![0-9]{1,3}[.)][ \t])"
+    rb"(?![A-Za-z0-9+/_-]*(?:[ \t]*:|\(|[ \t]+=|=[^=\s\"'`\\,;)\]}]))"
+)
+
+
+def _line_breaks(newline: bytes, cr: bytes, backslash: bytes) -> re.Pattern[bytes]:
+    """The regex for line breaks written as ``newline`` (after ``cr`` in a CRLF) and a shell's
+    backslash as ``backslash``: as the text has them, or escaped inside JSON. The checks that
+    rule the most out come first."""
+    # The rest of a long line: in JSON, without a \n (the n before a break is not a token's).
+    long = rb"[^\r\n\0]{39}" if newline == b"\n" else rb"(?:(?!\\[nr])[^\r\n\0]){39}"
+    words = b"|".join(rb"(?<=[0-9A-Z_=-][A-Za-z0-9]{%d}" % n + newline + rb")" for n in range(4))
+    # Not a list of paths, one a line: a file's name (.ts, .json), then a path (src/…, /Users/…).
+    named = (
+        rb"(?!(?=[A-Za-z0-9_.-]*/)(?:"
+        + b"|".join(rb"(?<=\.[a-z]{%d}" % n + newline + rb")" for n in range(1, 5))
+        + rb"))"
+    )
+    hard = (  # where it starts, a long line, then which kind it is
+        rb"(?=[A-Za-z0-9_.~:!%/+-])(?:(?<="
+        + _LEFT
+        + rb"()"
+        + cr
+        + newline
+        + rb")(?<="
+        + long
+        + _LEFT
+        + cr
+        + newline
+        + rb")|(?<="
+        + _LEFT
+        + rb"()"
+        + newline
+        + rb")(?<="
+        + long
+        + _LEFT
+        + newline
+        + rb"))"
+        + named
+        + rb"(?:"
+        + _WRAPPED
+        + rb"()|(?:"
+        + words
+        + rb")(?=[A-Za-z0-9])()|(?=[-.~:!%/+][A-Za-z0-9])())"
+    )
+    continued = (
+        rb"(?<=[^\s\\\0]()"
+        + backslash
+        + cr
+        + newline
+        + rb")"
+        + _GOES_ON
+        + rb"|(?<=[^\s\\\0]()"
+        + backslash
+        + newline
+        + rb")"
+        + _GOES_ON
+    )
+    return re.compile(
+        newline
+        + rb"(?<=[A-Za-z0-9+/=_.\\\r-]"
+        + newline
+        + rb")(?:"
+        + continued
+        + rb"|"
+        + hard
+        + rb")"
+    )
+
+
+_LINE_BREAKS = (_line_breaks(b"\n", b"\r", rb"\\"), _line_breaks(rb"\\n", rb"\\r", rb"\\\\"))
+_WRAP = 5  # the marker groups: 1 and 2 a continuation, 3 or 4 a hard wrap; 5 a token goes on
+_RUN = re.compile(_TOKEN + rb"*")
+_LEFT_RUN = re.compile(_LEFT + rb"*")  # run on the bytes before a break, reversed
+_PLAIN_WORD = re.compile(rb"[A-Za-z][a-z]*")
+_ALNUM = re.compile(rb"[A-Za-z0-9]")
+_NOT_SPACE = re.compile(rb"[^\s\\\"'`]*")
+
+
+def _hard_wrap(raw: bytes, start: int, end: int, as_a_shape: bool = False) -> bool:
+    """Whether the line break ``raw[start:end]`` (after a line of 40 characters at least, ending
+    in a token, the next going on with one) wraps one token: the two parts are a key's shape
+    together (``dapi`` and ``b3215…``); or, neither a word nor without a letter or a digit (and
+    not ``as_a_shape`` only, nor after a dot), they are long enough to be a token (4 characters
+    before, 20 together), the next line not a key of its own."""
+    if raw.endswith(b"-----", 0, start):
+        return False  # a key block's armor (-----BEGIN … KEY-----)
+    run = _LEFT_RUN.match(raw[max(0, start - 256) : start][::-1])
+    first = start - (run.end() if run else 0)
+    rest = _RUN.match(raw, end)
+    after = rest.end() if rest else end
+    shapes = _PASSES[0].everywhere
+    ahead = _NOT_SPACE.match(raw, end)
+    if (start - first) + ((ahead.end() if ahead else end) - end) >= 16:  # as long as a key
+        key = shapes.match((raw[first:start] + raw[end : end + 512]).decode("ascii", "replace"))
+        if key and key.end() > start - first:
+            return True  # a key's shape goes on across it
+    if as_a_shape or raw[start - 1] == ord(".") or _PLAIN_WORD.fullmatch(raw, first, start):
+        return False  # a dot ends a prefix (ya29.), or a sentence
+    if start - first < 4 or (start - first) + (after - end) < 20:
+        return False
+    if not _ALNUM.search(raw, first, start) or not _ALNUM.search(raw, end, after):
+        return False  # a ruler (// =====), a comment
+    # Not when the next line starts a key of its own (a list of keys, one a line).
+    return not shapes.match(raw[end : end + 512].decode("ascii", "replace"))
+
+
+def _breaks(raw: bytes) -> list[tuple[int, int]]:
+    """Where a token goes on at the next line in ``raw``: the line breaks to take out, in order."""
+    found = []
+    for finder in _LINE_BREAKS:
+        for hit in finder.finditer(raw):
+            start = next(hit.start(g) for g in range(1, _WRAP) if hit.start(g) >= 0)
+            continuation = hit.start(1) >= 0 or hit.start(2) >= 0
+            if continuation or _hard_wrap(raw, start, hit.end(), hit.start(_WRAP) < 0):
+                found.append((start, hit.end()))
+    return sorted(found)
+
+
+@dataclass(frozen=True)
+class _Unwrapped:
+    """A text with the line breaks inside its tokens taken out, where the rules run."""
+
+    text: str
+    cuts: tuple[tuple[int, int], ...] = ()
+    """(where in ``text``, how many characters were taken out there), in order."""
+    written: tuple[int, ...] = ()
+    """Where each of those line breaks is in the text as written."""
+
+    @classmethod
+    def of(cls, text: str, breaks: Iterable[tuple[int, int]]) -> _Unwrapped:
+        parts: list[str] = []
+        cuts: list[tuple[int, int]] = []
+        done = removed = 0
+        for start, end in breaks:
+            parts.append(text[done:start])
+            cuts.append((start - removed, end - start))
+            removed += end - start
+            done = end
+        if not cuts:
+            return cls(text)
+        written = tuple(at + sum(n for _, n in cuts[:i]) for i, (at, _) in enumerate(cuts))
+        return cls("".join([*parts, text[done:]]), tuple(cuts), written)
+
+    def position(self, at: int) -> int | None:
+        """Where ``at`` of the text as written is in ``text``: None inside a line break."""
+        i = bisect_right(self.written, at) - 1
+        if i < 0:
+            return at
+        cut, length = self.cuts[i]
+        if at < self.written[i] + length:
+            return None
+        return at - self.written[i] - length + cut
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """Where ``text[start:end]`` is in the text as written: with the line breaks inside it,
+        not those at its ends."""
+        before = sum(n for at, n in self.cuts if at <= start)
+        within = sum(n for at, n in self.cuts if start < at < end)
+        return start + before, end + before + within
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    start: int
+    end: int
+    kind: str
+
+
+Starts = list[dict[int, int]]
+"""For each pass: where a match can start, with which anchors (bits)."""
+
+
+def _scan(texts: list[str]) -> tuple[dict[int, Starts], dict[int, list[tuple[int, int]]]]:
+    """For each text where a match can start, by index, its starts; and for each text where a
+    token wraps, its line breaks. The texts are scanned as one, joined by NUL (which no anchor
+    holds): a scan costs little a character, but much a call."""
+    joined = texts[0] if len(texts) == 1 else "\0".join(texts)
+    raw = joined.encode("ascii", "replace")  # a character a byte: the same positions
+    offsets = list(accumulate(map((1).__add__, map(len, texts)), initial=0))  # and a NUL each
+    found: dict[int, Starts] = {}
+
+    def add(at: int, users: list[tuple[int, int]]) -> None:
+        i = bisect_right(offsets, at) - 1
+        starts = found.get(i) or found.setdefault(i, [{} for _ in _PASSES])
+        at -= offsets[i]
+        for n, bit in users:
+            starts[n][at] = starts[n].get(at, 0) | bit
+
+    _find(raw, raw.lower(), add)
+    wraps: dict[int, list[tuple[int, int]]] = {}
+    for start, end in _breaks(raw):
+        i = bisect_right(offsets, start) - 1
+        wraps.setdefault(i, []).append((start - offsets[i], end - offsets[i]))
+    return found, wraps
+
+
+def _find(
+    raw: bytes,
+    lower: bytes,
+    add: Callable[[int, list[tuple[int, int]]], None],
+    start: int = 0,
+    stop: int | None = None,
+) -> None:
+    """Calls ``add`` for each anchor in ``raw`` (whose scan character is) from ``start`` to
+    ``stop``: where its match starts, and which passes use it."""
+    # Up to ``stop``, and far enough after it for the anchors' look-aheads.
+    end = len(raw) if stop is None else min(len(raw), stop + _NEAR)
+    for finder in _FINDERS:
+        data = lower if finder.lower else raw
+        for hit in finder.regex.finditer(data, start, end):
+            if stop is not None and hit.start() >= stop:
+                break
+            if finder.separator and hit.start(finder.group) >= 0:  # a key's prefix may end here
+                at = max(0, hit.end() - _PREFIX_REACH)
+                while prefix := _PREFIXES.search(raw, at, hit.end()):
+                    add(prefix.start(), _USERS[PREFIX])
+                    at = prefix.start() + 1
+                continue
+            for name, anchor in finder.which(data, hit):
+                at = hit.start()
+                for group in range(1, anchor.re.groups + 1):  # where the match starts, if not there
+                    if anchor.start(group) >= 0:
+                        at = anchor.start(group)
+                        break
+                add(at, _USERS[name])
+
+
+# How near a joined line break an anchor may start, or be looked for, and see it: the reach of
+# the anchors' look-behinds and look-aheads (40), where the match starts before the character
+# it is found by (36), and the prefix's (24), with room.
+_NEAR = 128
+
+
+def _starts_in_view(starts: Starts | None, view: _Unwrapped) -> Starts:
+    """The starts of a text where its tokens wrap, in ``view`` (the text with those line breaks
+    taken out): those of the text moved, but near a line break, where they are found again."""
+    raw = view.text.encode("ascii", "replace")
+    moved: Starts = [{} for _ in _PASSES]
+    near = [(at - _NEAR, at + _NEAR) for at, _ in view.cuts]
+    lows = [low for low, _ in near]
+    for n, each in enumerate(starts or ()):
+        for at, bits in each.items():
+            place = view.position(at)
+            i = bisect_right(lows, place) - 1 if place is not None else -1
+            if place is not None and not (i >= 0 and place < near[i][1]):
+                moved[n][place] = moved[n].get(place, 0) | bits
+
+    def add(at: int, users: list[tuple[int, int]]) -> None:
+        for n, bit in users:
+            moved[n][at] = moved[n].get(at, 0) | bit
+
+    lower = raw.lower()
+    for low, high in near:  # an anchor that starts near a break is found by then
+        _find(raw, lower, add, max(0, low), high + 64)
+    return moved
+
+
+@dataclass
+class Redactor:
+    """Replaces secrets in texts; remembers which secret got which number."""
+
+    numbers: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def count(self) -> int:
+        """How many distinct secrets were masked."""
+        return len(self.numbers)
+
+    def text(self, text: str) -> str:
+        return self._texts([text])[0]
+
+    def value(self, value: Any) -> Any:
+        """``value`` with every string in it redacted (dicts and lists walked)."""
+        return self._value(value)[0]
+
+    def _value(self, value: Any) -> tuple[Any, bool]:
+        """``value`` redacted, and whether any string in it changed (told, not compared: a
+        value may be nested deeper than Python compares)."""
+        top = [value]
+        # Where each string is: the list or dict, and its index or key (two lists, not a pair
+        # a string: the facts of a long session hold hundreds of thousands of them).
+        wheres: list[Any] = []
+        keys: list[Any] = []
+        _copy(top, wheres, keys)
+        texts = [where[key] for where, key in zip(wheres, keys, strict=True)]
+        masked = self._texts(texts)
+        for index, key in enumerate(keys):
+            if key == "arguments" and masked[index].startswith("{"):
+                masked[index] = self._arguments(masked[index])
+        changed = False
+        for where, key, before, text in zip(wheres, keys, texts, masked, strict=True):
+            if text is not before:  # most are not masked: leave them
+                where[key] = text
+                changed = True
+        return top[0], changed
+
+    def _arguments(self, text: str) -> str:
+        """A tool call's arguments (JSON text, as a request carries them) masked once more
+        value by value, where the rules read each string as it is and not as JSON escapes it
+        (a key after an escaped newline, a token wrapped across one)."""
+        try:
+            arguments = parse_line(text.encode("utf-8", "surrogatepass"))
+        except ValueError:
+            return text
+        if not isinstance(arguments, dict):
+            return text
+        masked, changed = self._value(arguments)
+        return dumps(masked).decode() if changed else text
+
+    def messages(self, messages: Iterable[ChatMessage]) -> list[ChatMessage]:
+        return list(self.value(list(messages)))
+
+    def _texts(self, texts: list[str]) -> list[str]:
+        out = list(texts)
+        long = [i for i, text in enumerate(texts) if len(text) >= _SHORTEST]
+        if long:
+            found, wraps = _scan([texts[i] for i in long])
+            for i in sorted(found.keys() | wraps.keys()):
+                text = texts[long[i]]
+                if i in wraps:
+                    view = _Unwrapped.of(text, wraps[i])
+                    out[long[i]] = self._mask(text, _starts_in_view(found.get(i), view), view)
+                else:
+                    out[long[i]] = self._mask(text, found[i], _Unwrapped(text))
+        return out
+
+    def _mask(
+        self,
+        text: str,
+        starts: list[dict[int, int]] | None = None,
+        view: _Unwrapped | None = None,
+    ) -> str:
+        """``text`` masked: the rules run from the anchors in ``starts``, or, without them, at
+        every position (slow, the same: the tests compare them), on ``view`` (``text`` with its
+        wrapped tokens joined). Each pass reads the text as the ones before it left it; and the
+        passes run again on what they made until they find nothing more (a value too long to be
+        one, say, is one once a base64 key in it is masked): so masking again finds nothing."""
+        if view is None:
+            view = _Unwrapped.of(text, _breaks(text.encode("ascii", "replace")))
+        found: list[_Found] = []  # apart, in order, where they are in view.text
+        seen, marks = view.text, list[tuple[int, int, _Found]]()
+        read: list[_Found] = []  # what ``seen`` has as placeholders
+        for _ in range(_ROUNDS):
+            before = list(found)
+            for n, each in enumerate(_PASSES):
+                where = None if starts is None else starts[n]
+                if where == {}:
+                    continue  # no anchor of this pass
+                if found != read:
+                    seen, marks = _provisional(view.text, found)
+                    read = list(found)
+                if marks:
+                    where = where and _moved(where, marks)
+                # Nothing inside a placeholder is a secret, ours or one already in the text.
+                taken = (
+                    [m.span() for m in _PLACEHOLDER.finditer(seen)] if "[REDACTED:" in seen else []
+                )
+                for match in each.matches(seen, where, taken):
+                    rule, start, end = each.secret(match)
+                    if rule.check and not rule.check(seen[start:end]):
+                        continue
+                    _take(taken, start, end)
+                    _place(found, _Found(*_in_view(marks, start, end), rule.kind))
+            if found == before:
+                break
+        parts: list[str] = []
+        done = 0
+        for secret in found:
+            start, end = view.span(secret.start, secret.end)
+            number = self.numbers.setdefault(
+                view.text[secret.start : secret.end], len(self.numbers) + 1
+            )
+            parts += (text[done:start], f"[REDACTED:{secret.kind}:{number}]")
+            done = end
+        return "".join([*parts, text[done:]]) if parts else text
+
+
+def _copy(value: list[Any] | dict[Any, Any], wheres: list[Any], keys: list[Any]) -> None:
+    """Copies the lists and dicts in ``value``, in place, and notes where each string is (in
+    ``wheres`` and ``keys``), in the order they are written; the values of keys in
+    ``_UNTOUCHED`` are left as they are. At any depth: a stack of its own, no recursion."""
+    stack = [(value, _members(value))]
+    while stack:
+        container, members = stack[-1]
+        for key, item in members:
+            if isinstance(item, str):
+                if key not in _UNTOUCHED:
+                    wheres.append(container)
+                    keys.append(key)
+            elif isinstance(item, (list, dict)) and key not in _UNTOUCHED:
+                container[key] = copy = type(item)(item)
+                stack.append((copy, _members(copy)))
+                break  # its strings come first, as written
+        else:
+            stack.pop()
+
+
+def _members(value: list[Any] | dict[Any, Any]) -> Iterator[tuple[Any, Any]]:
+    return iter(enumerate(value)) if isinstance(value, list) else iter(value.items())
+
+
+_ROUNDS = 4  # a round that finds anything is followed by one that finds nothing, in practice
+
+
+def _inside(taken: list[tuple[int, int]], at: int) -> int | None:
+    """The end of the span of ``taken`` (apart, in order) that ``at`` is inside, if any."""
+    i = bisect_right([start for start, _ in taken], at) - 1
+    return taken[i][1] if i >= 0 and at < taken[i][1] else None
+
+
+def _take(taken: list[tuple[int, int]], start: int, end: int) -> None:
+    """Adds ``start:end`` to ``taken``, joined with the spans it overlaps."""
+    first = bisect_left([e for _, e in taken], start)
+    last = bisect_right([s for s, _ in taken], end)
+    if first < last:
+        start, end = min(start, taken[first][0]), max(end, taken[last - 1][1])
+    taken[first:last] = [(start, end)]
+
+
+def _provisional(text: str, found: list[_Found]) -> tuple[str, list[tuple[int, int, _Found]]]:
+    """``text`` as the next pass reads it, its secrets so far placeholders (numbered 0: the
+    numbers are given once all are found, in the order of the text); and where each placeholder
+    is, with the secret it stands for."""
+    parts: list[str] = []
+    marks = []
+    done = length = 0
+    for secret in found:
+        placeholder = f"[REDACTED:{secret.kind}:0]"
+        length += secret.start - done
+        parts += (text[done : secret.start], placeholder)
+        marks.append((length, length + len(placeholder), secret))
+        length += len(placeholder)
+        done = secret.end
+    return "".join([*parts, text[done:]]), marks
+
+
+def _moved(starts: dict[int, int], marks: list[tuple[int, int, _Found]]) -> dict[int, int]:
+    """The anchors ``starts`` (where they are in the text) where they are in the text with
+    placeholders (``_provisional``), but those inside a placeholder: finding them again there
+    would cost a scan, and give the same (the tests compare with every rule everywhere)."""
+    lows = [secret.start for _, _, secret in marks]
+    moved = {}
+    for at, bits in starts.items():
+        i = bisect_right(lows, at) - 1
+        if i < 0:
+            moved[at] = bits
+        elif at >= marks[i][2].end:
+            moved[at - marks[i][2].end + marks[i][1]] = bits
+    return moved
+
+
+def _in_view(marks: list[tuple[int, int, _Found]], start: int, end: int) -> tuple[int, int]:
+    """Where ``start:end`` of the text with placeholders is in the text without them; a
+    placeholder partly inside counts whole."""
+    starts = [m[0] for m in marks]
+    i = bisect_right(starts, start) - 1
+    if i >= 0:
+        _, to, secret = marks[i]
+        start = secret.start if start < to else start - to + secret.end
+    j = bisect_left(starts, end) - 1
+    if j >= 0:
+        _, to, secret = marks[j]
+        end = secret.end if end <= to else end - to + secret.end
+    return start, end
+
+
+def _place(found: list[_Found], secret: _Found) -> None:
+    """Adds a secret of a later pass to those found: with those it holds, overlaps or touches,
+    it is one secret, of its kind (``Bearer eyJ…_KEY=HRKU-…`` is one ``bearer-token``: the
+    value is the secret, the Heroku key a part of it)."""
+    first = bisect_left([f.end for f in found], secret.start)  # the first that ends at or after
+    last = bisect_right(
+        [f.start for f in found], secret.end
+    )  # after the last that starts by its end
+    if first < last:
+        secret = _Found(
+            min(secret.start, found[first].start), max(secret.end, found[last - 1].end), secret.kind
+        )
+    found[first:last] = [secret]
+
+
+# Keys whose values are never free text: ids, roles, image data.
+_UNTOUCHED = frozenset({"role", "type", "id", "tool_call_id", "image_url", "name"})

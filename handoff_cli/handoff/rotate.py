@@ -1,0 +1,436 @@
+"""Rotation: hand off every long, idle session under some folders, each exactly once.
+
+``handoff rotate`` for CI and cron. It sits above ``core`` and calls it: ``core`` stays the one
+handoff and knows nothing of batches, shards or budgets. The steps:
+
+1. **Select** (``select``): the sessions of this shard (a stable share by id, so that a CI
+   matrix of N jobs covers each session once), idle long enough (never one an agent is writing),
+   not handed off already with nothing new since, and whose context is over the threshold.
+2. **Estimate** (``estimate``): the planned requests and their cost by LiteLLM's price table.
+3. **Hand off** (``arotate``): up to ``jobs`` at once on one event loop, each exactly as
+   ``handoff`` does it, with ``exclusive`` set: of two runs that hand off one session at the
+   same moment, the later one to record takes its new session back and reports it skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import signal
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from handoff_cli.agents.choice import choose_agent
+from handoff_cli.agents.context import build_context
+from handoff_cli.cli.output import Reporter
+from handoff_cli.errors import (
+    CancelledError,
+    HandedOffError,
+    HandoffError,
+    InPlaceRefusedError,
+    NothingToHandOffError,
+    OverBudgetError,
+    SessionChangedError,
+)
+from handoff_cli.handoff.pipeline import ahandoff, dry_run, guard
+from handoff_cli.handoff.plan import DEFAULT_WINDOW, rough_tokens
+from handoff_cli.llm.model import Model, price, resolve_model
+from handoff_cli.options import DEFAULT_JOBS, Options
+from handoff_cli.sessions.catalog import Catalog, SessionSummary, same_folder
+from handoff_cli.sessions.js import js_time
+from handoff_cli.sessions.session import load_session
+from handoff_cli.sessions.tree import branch, leaf
+
+THRESHOLD_SHARE = 0.8
+"""The default threshold: this share of the chosen model's window."""
+ANSWER_TOKENS = 2_000
+"""What one request's answer is expected to take, for the estimate: about a document."""
+
+HANDED_OFF = "handed_off"
+SKIPPED = "skipped"
+FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class RotateOptions:
+    """What to rotate, and how."""
+
+    handoff: Options = field(default_factory=Options)
+    """How each session is handed off (model, focus, timeout...), as for ``handoff``."""
+    over_tokens: int | None = None
+    """Hand off a session whose context is over this; None: 80% of the model's window."""
+    idle_s: float = 600.0
+    project: Path | None = None
+    """Only the sessions of this directory."""
+    jobs: int = DEFAULT_JOBS
+    shard: tuple[int, int] | None = None
+    """(K, N): the K-th of N stable shares of the sessions, by id."""
+    max_cost: float | None = None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A session that is to be handed off."""
+
+    summary: SessionSummary
+    tokens: int
+    """Its context's tokens, estimated at 4 characters a token."""
+    model: Model
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What handing off a candidate is planned to take."""
+
+    candidate: Candidate
+    strategy: str
+    requests: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        summary = self.candidate.summary
+        return {
+            "id": summary.id,
+            "path": str(summary.path),
+            "model": self.candidate.model.name,
+            "tokens": self.candidate.tokens,
+            "strategy": self.strategy,
+            "requests": self.requests,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": self.cost_usd,
+        }
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How one selected session ended."""
+
+    id: str
+    path: Path
+    status: str
+    """``handed_off``, ``skipped`` or ``failed``."""
+    reason: str | None = None
+    new_id: str | None = None
+    new_path: Path | None = None
+    tokens: int | None = None
+    cost_usd: float | None = None
+    duration_s: float = 0.0
+    entry_id: str | None = None
+    """In place: the compaction entry appended (``new_id`` is then the session's own id)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "path": str(self.path),
+            "status": self.status,
+            "reason": self.reason,
+            "new_id": self.new_id,
+            "new_path": str(self.new_path) if self.new_path else None,
+            "entry_id": self.entry_id,
+            "tokens": self.tokens,
+            "cost_usd": self.cost_usd,
+            "duration_s": round(self.duration_s, 3),
+        }
+
+
+def in_shard(session_id: str, shard: tuple[int, int] | None) -> bool:
+    """Whether the session falls in shard K of N: a hash of its id, the same on every machine."""
+    if shard is None:
+        return True
+    number, count = shard
+    digest = hashlib.sha256(session_id.encode()).digest()
+    return int.from_bytes(digest[:8], "big") % count == number - 1
+
+
+def select(
+    found: Catalog,
+    options: RotateOptions,
+    now: float,
+    reporter: Reporter,
+) -> tuple[list[Candidate], list[Outcome]]:
+    """The sessions to hand off, oldest first; and the ones that could not be read."""
+    candidates: list[Candidate] = []
+    unreadable: list[Outcome] = []
+    models: dict[str | None, Model] = {}
+    for summary in sorted(found.sessions, key=lambda s: (s.timestamp, str(s.path))):
+        if not in_shard(summary.id, options.shard):
+            continue
+        if options.project is not None and not same_folder(summary.cwd, options.project):
+            continue
+        if now - summary.modified < options.idle_s or _handed_off(found, summary):
+            continue
+        try:
+            session = load_session(summary.path)
+            agent = choose_agent(session, options.handoff.agent, summary.agent).agent
+            records = branch(session, leaf(session))
+            guard(records, agent, options.handoff.in_place)
+            context = build_context(records, agent)
+        except (NothingToHandOffError, InPlaceRefusedError):
+            continue  # too little to hand off, compacted already, or no in-place handoff
+        except HandoffError as error:
+            unreadable.append(Outcome(summary.id, summary.path, SKIPPED, str(error)))
+            continue
+        if context.model not in models:
+            models[context.model] = _model(options.handoff, context.model, reporter)
+        model = models[context.model]
+        tokens = rough_tokens(context.json_size())
+        if tokens > _threshold(options, model):
+            candidates.append(Candidate(summary, tokens, model))
+    return candidates, unreadable
+
+
+def _handed_off(found: Catalog, summary: SessionSummary) -> bool:
+    """Handed off with nothing new since: its leaf is a recorded handoff, or a session handed
+    off to from it was made after its last write."""
+    if summary.ends_with_handoff:
+        return True
+    for child in found.children(summary):
+        made = js_time(child.timestamp)
+        if child.starts_from_handoff and made is not None and made / 1000 >= summary.modified:
+            return True
+    return False
+
+
+def _model(handoff: Options, session_model: str | None, reporter: Reporter) -> Model:
+    return resolve_model(
+        handoff.model,
+        session_model,
+        api_key=handoff.api_key,
+        api_base=handoff.api_base,
+        context_window=handoff.context_window,
+        prices=handoff.prices,
+        warn=reporter.warn,
+    )
+
+
+def _threshold(options: RotateOptions, model: Model) -> int:
+    if options.over_tokens is not None:
+        return options.over_tokens
+    return int((model.window or DEFAULT_WINDOW) * THRESHOLD_SHARE)
+
+
+def estimate(candidate: Candidate, options: RotateOptions) -> Estimate:
+    """The requests a handoff of ``candidate`` would make, and what they would cost."""
+    handoff = replace(
+        options.handoff,
+        model=options.handoff.model or candidate.model.name,
+        folder_agent=candidate.summary.agent,
+    )
+    planned = dry_run(candidate.summary.path, handoff, Reporter())
+    requests = planned["requests"]
+    input_tokens = sum(r["tokens"] for r in requests)
+    output_tokens = ANSWER_TOKENS * len(requests)
+    return Estimate(
+        candidate,
+        planned["strategy"],
+        len(requests),
+        input_tokens,
+        output_tokens,
+        price(candidate.model, input_tokens, output_tokens),
+    )
+
+
+def estimate_all(
+    candidates: list[Candidate], options: RotateOptions
+) -> tuple[list[Estimate], list[Outcome]]:
+    """The estimates of ``candidates``; one whose handoff cannot be planned is no estimate but
+    a skipped outcome saying why: one session never stops the others' plans."""
+    estimates: list[Estimate] = []
+    unplanned: list[Outcome] = []
+    for candidate in candidates:
+        try:
+            estimates.append(estimate(candidate, options))
+        except HandoffError as error:
+            summary = candidate.summary
+            reason = str(error)
+            unplanned.append(
+                Outcome(summary.id, summary.path, SKIPPED, reason, tokens=candidate.tokens)
+            )
+    return estimates, unplanned
+
+
+@dataclass(frozen=True)
+class Totals:
+    sessions: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    """None when a model's price is unknown."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sessions": self.sessions,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": self.cost_usd,
+        }
+
+
+def totals(estimates: list[Estimate]) -> Totals:
+    costs = [e.cost_usd for e in estimates]
+    return Totals(
+        len(estimates),
+        sum(e.input_tokens for e in estimates),
+        sum(e.output_tokens for e in estimates),
+        None if None in costs else sum(c for c in costs if c is not None),
+    )
+
+
+def check_budget(estimates: list[Estimate], max_cost: float | None) -> None:
+    """``OverBudgetError`` unless the estimates are known to cost at most ``max_cost``: a cap
+    that cannot be checked (a model with no known price) refuses too."""
+    if max_cost is None:
+        return
+    unpriced = sorted({e.candidate.model.name for e in estimates if e.cost_usd is None})
+    if unpriced:
+        raise OverBudgetError(
+            f"--max-cost cannot be checked: no price is known for {', '.join(unpriced)}; give "
+            "--price-in and --price-out (USD per million tokens); nothing started"
+        )
+    total = totals(estimates)
+    if (total.cost_usd or 0.0) > max_cost:
+        raise OverBudgetError(
+            f"Over budget: the estimate is ${total.cost_usd:.4f} for {total.sessions} "
+            f"sessions, over --max-cost {max_cost:g}; nothing started"
+        )
+
+
+Finished = Callable[[Outcome], None]
+
+
+async def arotate(
+    candidates: list[Candidate],
+    options: RotateOptions,
+    finished: Finished,
+    reporter: Reporter,
+    estimates: dict[str, Estimate] | None = None,
+) -> tuple[list[Outcome], bool]:
+    """Hand off each candidate, up to ``jobs`` at once; ``finished`` is told of each outcome as
+    it comes. Ctrl-C or SIGTERM cancels the handoffs in flight (nothing is written for them) and
+    starts no more; what finished stays finished. Once ``max_cost`` is spent, no handoff is
+    started that its estimate (in ``estimates``, by session id) does not say is free. Returns
+    the outcomes and whether it was cancelled."""
+    slots = asyncio.Semaphore(max(1, options.jobs))
+    spent = 0.0
+    stop = asyncio.Event()
+    outcomes: list[Outcome] = []
+
+    async def one(candidate: Candidate) -> None:
+        nonlocal spent
+        summary = candidate.summary
+        async with slots:
+            if stop.is_set():
+                return
+            known = (estimates or {}).get(summary.id)
+            free = known is not None and known.cost_usd == 0
+            if options.max_cost is not None and spent >= options.max_cost and not free:
+                spent_all = "the budget is spent"
+                outcome = Outcome(
+                    summary.id, summary.path, SKIPPED, spent_all, tokens=candidate.tokens
+                )
+            else:
+                outcome = await _hand_off(candidate, options, reporter)
+                spent += outcome.cost_usd or 0.0
+        outcomes.append(outcome)
+        finished(outcome)
+
+    loop = asyncio.get_running_loop()
+    tasks = [asyncio.ensure_future(one(candidate)) for candidate in candidates]
+
+    def cancel() -> None:
+        stop.set()
+        for task in tasks:
+            task.cancel()
+
+    with _signals_cancel(loop, cancel):
+        await asyncio.gather(*tasks, return_exceptions=True)
+    return outcomes, stop.is_set()
+
+
+@contextlib.contextmanager
+def _signals_cancel(loop: asyncio.AbstractEventLoop, cancel: Callable[[], None]) -> Iterator[None]:
+    """Ctrl-C and SIGTERM call ``cancel`` on the loop, while it runs (main thread only); then
+    the handlers from before are back (asyncio would leave Python's own, and so a silent end
+    on SIGTERM)."""
+    numbers: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM)
+    before = {number: signal.getsignal(number) for number in numbers}
+    try:
+        for number in numbers:
+            loop.add_signal_handler(number, cancel)
+    except (RuntimeError, ValueError):  # not the main thread: the caller cancels, if anyone
+        numbers = ()
+    try:
+        yield
+    finally:
+        for number in numbers:
+            loop.remove_signal_handler(number)
+            handler = before[number]
+            if handler is not None:
+                signal.signal(number, handler)
+
+
+async def _hand_off(candidate: Candidate, options: RotateOptions, reporter: Reporter) -> Outcome:
+    summary = candidate.summary
+    began = time.monotonic()
+    # The model chosen at selection, named: no second choice, no second note.
+    handoff = replace(
+        options.handoff,
+        model=candidate.model.name,
+        folder_agent=candidate.summary.agent,
+        exclusive=True,
+    )
+    try:
+        result = await ahandoff(summary.path, handoff, _Quiet(reporter, summary.id))
+    except CancelledError:
+        return Outcome(summary.id, summary.path, SKIPPED, "cancelled", tokens=candidate.tokens)
+    except HandedOffError:
+        reason = "handed off by another run"
+        return Outcome(summary.id, summary.path, SKIPPED, reason, tokens=candidate.tokens)
+    except SessionChangedError as error:
+        # Not this run's to hand off any more: the agent, or a person, got there first.
+        reason = f"it changed while it was handed off ({error.detail}): nothing written"
+        return Outcome(summary.id, summary.path, SKIPPED, reason, tokens=candidate.tokens)
+    except NothingToHandOffError as error:
+        return Outcome(summary.id, summary.path, SKIPPED, str(error), tokens=candidate.tokens)
+    except HandoffError as error:
+        return Outcome(
+            summary.id,
+            summary.path,
+            FAILED,
+            str(error),
+            tokens=candidate.tokens,
+            duration_s=time.monotonic() - began,
+        )
+    return Outcome(
+        summary.id,
+        summary.path,
+        HANDED_OFF,
+        None,
+        result.id,
+        result.path,
+        candidate.tokens,
+        result.cost_usd,
+        result.duration_s,
+        result.in_place.entry_id if result.in_place else None,
+    )
+
+
+class _Quiet(Reporter):
+    """A handoff's own reporting, within a rotation: its warnings only, named by session."""
+
+    def __init__(self, outer: Reporter, session_id: str) -> None:
+        self._outer = outer
+        self._name = session_id[:8]
+
+    def loaded(self, session: Any) -> None:
+        self._outer.loaded(session)
+
+    def warn(self, text: str) -> None:
+        self._outer.warn(f"{self._name}: {text}")

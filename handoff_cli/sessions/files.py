@@ -1,0 +1,344 @@
+"""Writing sessions, the last step of the data's way.
+
+Every operation is built so that no reader ever sees half a line or half a file and no
+session is ever damaged (docs/session-format.md §8):
+
+- ``locked``: an existing session, open and under an exclusive advisory lock, for as long as
+  a commit needs to check it and write to it; ``Locked.append`` adds whole lines in one write
+  (a file left without its final newline by a crash is repaired by starting on a new line; a
+  failed write takes back only its own bytes), ``Locked.replace`` rewrites an old-version file
+  whole before the agents' own rule lets anything be appended to it.
+- ``write_new_session``: the file is written whole to a temporary file in the target folder
+  (a name that does not end in ``.jsonl``, so listings never show it), flushed to disk, then
+  renamed into place.
+
+The helpers make ids, times and names in the agents' own formats.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import re
+import secrets
+import stat
+import time
+from collections.abc import Container, Iterable, Iterator, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from handoff_cli.sessions.jsonl import Verbatim, dumps, dumps_line, js_numbers
+from handoff_cli.sessions.session import CURRENT_VERSION, Entry, Session
+
+TITLE_SLOT_BYTES = 256
+TEMP_SUFFIX = ".tmp"
+
+
+def iso_timestamp(moment: datetime | None = None) -> str:
+    """UTC time as the agents write it: ``2026-02-16T10:20:30.000Z``."""
+    moment = (moment or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def millis(iso: str) -> int:
+    """Unix milliseconds of a timestamp written by ``iso_timestamp``."""
+    moment = datetime.strptime(iso, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+    return int(moment.timestamp() * 1000 + 0.5)
+
+
+def uuid7() -> str:
+    """A time-ordered UUID (version 7), as current agents use for session ids."""
+    stamp = time.time_ns() // 1_000_000 & (1 << 48) - 1
+    random_bits = int.from_bytes(secrets.token_bytes(10), "big")  # 80 bits, 74 used
+    value = stamp << 80 | 0x7 << 76 | (random_bits >> 62 & 0xFFF) << 64
+    value |= 0b10 << 62 | random_bits & (1 << 62) - 1
+    text = f"{value:032x}"
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
+def new_entry_id(taken: Container[str]) -> str:
+    """Eight lowercase hex characters, unique among ``taken`` (on a clash, draw again)."""
+    while True:
+        candidate = secrets.token_hex(4)
+        if candidate not in taken:
+            return candidate
+
+
+def session_file_name(timestamp: str, session_id: str) -> str:
+    """``<header timestamp with ':' and '.' as '-'>_<session id>.jsonl``."""
+    return f"{timestamp.replace(':', '-').replace('.', '-')}_{session_id}.jsonl"
+
+
+class TitleSlot(NamedTuple):
+    """omp's title slot as written: the title, when it was set, and whether it was named (a
+    named one says its source, ``auto``: set without the user)."""
+
+    title: str
+    updated_at: str
+    named: bool = False
+
+
+def title_slot_line(updated_at: str, title: str = "", source: str | None = None) -> bytes:
+    """omp's fixed-width title line, exactly 256 bytes with its newline; a long title is cut
+    by whole characters until the line fits."""
+    while True:
+        slot: dict[str, Any] = {"type": "title", "v": 1, "title": title}
+        if source is not None:
+            slot["source"] = source
+        slot |= {"updatedAt": updated_at, "pad": ""}
+        free = TITLE_SLOT_BYTES - 1 - len(dumps(slot))
+        if free >= 0:
+            slot["pad"] = " " * free
+            return dumps_line(slot)
+        title = title[:-1]
+
+
+def new_session_bytes(header: Entry, entries: Sequence[Entry], slot: TitleSlot | None) -> bytes:
+    """A whole session file: the title slot if any, the header, then the entries."""
+    head = b""
+    if slot is not None:
+        head = title_slot_line(slot.updated_at, slot.title, "auto" if slot.named else None)
+    return head + dumps_line(header) + b"".join(dumps_line(e) for e in entries)
+
+
+def migrated_lines(session: Session) -> Iterator[bytes | memoryview]:
+    """An old-version session file at version 3, piece by piece, as the agents rewrite one
+    before they append to it: ``version`` set in the header (added at its end when absent),
+    every entry with its id and parent, lines that are not entries left out. A line already as
+    the agents write it is passed on as it is, with its numbers as JavaScript spells them: a
+    file of one huge message is never held twice."""
+    if session.title_slot is not None:
+        yield dumps_line(session.title_slot)
+    yield dumps_line({**session.header, "version": CURRENT_VERSION})
+    for entry in session.entries_json(session.records):
+        yield js_numbers(entry.data) if isinstance(entry, Verbatim) else dumps(entry)
+        yield b"\n"
+
+
+def _write_all(fd: int, data: bytes | memoryview) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+Span = tuple[int, int]
+"""Where bytes of ours landed in a file: [start, end)."""
+
+
+class Locked:
+    """A session file, open for appending and exclusively locked (see ``locked``).
+
+    Every write of ours to an existing session goes through one: what is checked under the
+    lock (the file is the one read, nobody handed it off meanwhile) still holds when the lines
+    land, since every writer of ours takes the same lock first.
+    """
+
+    def __init__(self, path: Path, fd: int) -> None:
+        self.path = path
+        self.fd = fd
+
+    def status(self) -> os.stat_result:
+        return os.fstat(self.fd)
+
+    def read(self, offset: int, length: int) -> bytes:
+        """``length`` bytes at ``offset`` (fewer past the end)."""
+        return os.pread(self.fd, length, offset)
+
+    def tail(self, length: int) -> bytes:
+        """The last ``length`` bytes of the file (all of it if shorter)."""
+        size = self.status().st_size
+        return self.read(max(0, size - length), min(size, length))
+
+    def append(self, entries: Sequence[Entry]) -> None:
+        """Append ``entries``: whole lines, one write. If the write fails half way (a full
+        disk), what was written of ours is taken back, and only that: the agent appends
+        without our lock, and a line it wrote in the meantime stays whole."""
+        data = b"".join(dumps_line(e) for e in entries)
+        size = self.status().st_size
+        if size and self.read(size - 1, 1) != b"\n":
+            data = b"\n" + data  # an earlier writer died mid-line: never glue onto it
+        ours: list[Span] = []
+        try:
+            _append_all(self.fd, data, ours)
+            os.fsync(self.fd)
+        except OSError:
+            _take_back(self.path, self.fd, ours)
+            raise
+
+    def replace(self, data: Iterable[bytes | memoryview]) -> None:
+        """Replace the file whole with ``data``, its pieces in order (docs/session-format.md
+        §7): a temporary file beside it with the file's own mode, synced, locked, then renamed
+        over it, so that the lock moves with the name and a writer that opens the new file
+        waits for ours."""
+        mode = stat.S_IMODE(self.status().st_mode)
+        temporary = self.path.parent / _temporary_name(self.path.name)
+        fd = _write_temporary(temporary, data, mode)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            os.replace(temporary, self.path)
+        except BaseException:
+            os.close(fd)
+            temporary.unlink(missing_ok=True)
+            raise
+        _fsync_folder(self.path.parent)
+        os.close(self.fd)  # the old file, and its lock
+        self.fd = fd
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[Locked]:
+    """The session file now at ``path`` (resolved: not a symlink), open for appending and
+    exclusively locked while the block runs. If another writer replaced it while we waited for
+    the lock (an old version rewritten), the file that now has the name is locked instead."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                break
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+    held = Locked(path, fd)
+    try:
+        yield held
+    finally:
+        os.close(held.fd)  # also releases the lock
+
+
+def append_entries(path: Path, entries: Sequence[Entry]) -> None:
+    """Append ``entries`` to the session at ``path`` (resolved), under the lock."""
+    with locked(path) as held:
+        held.append(entries)
+
+
+def _append_all(fd: int, data: bytes, ours: list[Span]) -> None:
+    """Append ``data`` to the file open with O_APPEND at ``fd``, noting where each piece went:
+    each write lands at the end of the file as it is at that moment."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        end = os.lseek(fd, 0, os.SEEK_CUR)
+        ours.append((end - written, end))
+        view = view[written:]
+
+
+def _take_back(path: Path, fd: int, ours: list[Span]) -> None:
+    """Undo a failed append, latest piece first: a piece at the end of the file is cut off;
+    one that another writer's lines follow is blanked in place (spaces, its newlines kept), as
+    readers skip blank lines and read past leading spaces, so their lines stay whole."""
+    end = os.fstat(fd).st_size
+    for start, stop in reversed(ours):
+        if stop >= end:
+            os.ftruncate(fd, start)
+            end = start
+            continue
+        # pwrite on an O_APPEND descriptor appends on Linux: blank through a second one.
+        blank_fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            piece = os.pread(fd, stop - start, start)
+            os.pwrite(blank_fd, bytes(b if b == 0x0A else 0x20 for b in piece), start)
+        finally:
+            os.close(blank_fd)
+
+
+def write_new_session(folder: Path, name: str, data: bytes) -> Path:
+    """Write ``data`` as ``folder/name`` atomically (temp file, fsync, rename), mode 0600.
+
+    The temporary file's name starts with a dot and does not end in ``.jsonl``, so listings
+    never show it; it carries the writer's process id, so that the next run can remove one a
+    killed process left behind.
+    """
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a file of that name: mkdir's own words would say "File exists"
+        raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(folder)) from None
+    remove_stale_temporaries(folder)
+    return _replace(folder, name, data, 0o600)
+
+
+def replace_file(path: Path, data: bytes) -> None:
+    """Replace the small file at ``path`` (not a session: no lock) whole, atomically, with
+    its own mode."""
+    _replace(path.parent, path.name, data, stat.S_IMODE(os.stat(path).st_mode))
+
+
+def _replace(folder: Path, name: str, data: bytes, mode: int) -> Path:
+    """Write ``folder/name`` whole, atomically: temporary file, fsync, rename, fsync folder."""
+    target = folder / name
+    temporary = folder / _temporary_name(name)
+    os.close(_write_temporary(temporary, (data,), mode))
+    try:
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    _fsync_folder(folder)
+    return target
+
+
+def _write_temporary(temporary: Path, data: Iterable[bytes | memoryview], mode: int) -> int:
+    """Create ``temporary`` with exactly ``data`` (its pieces, in order) and ``mode``, synced;
+    its descriptor, open. On failure it is removed."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(temporary, flags, mode)
+    try:
+        os.fchmod(fd, mode)  # exactly this mode, whatever the umask
+        for piece in data:
+            _write_all(fd, piece)
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        temporary.unlink(missing_ok=True)
+        raise
+    return fd
+
+
+def _temporary_name(name: str) -> str:
+    return f".{name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+
+
+# Exactly the names ``_temporary_name`` makes, of session files: nobody else's files.
+_OUR_TEMPORARY = re.compile(r"\.[^/]+\.jsonl\.(\d{1,10})\.[0-9a-f]{8}" + re.escape(TEMP_SUFFIX))
+
+
+def remove_stale_temporaries(folder: Path) -> None:
+    """Remove the temporary files of writers that no longer run (killed mid-write): regular
+    files of our own exact naming only, never a link or anything else that merely looks alike."""
+    for path in folder.glob(f".*{TEMP_SUFFIX}"):
+        match = _OUR_TEMPORARY.fullmatch(path.name)
+        if match is None:
+            continue
+        pid = int(match.group(1))
+        try:
+            regular = stat.S_ISREG(path.lstat().st_mode)
+        except OSError:
+            continue
+        if regular and pid != os.getpid() and not _running(pid):
+            path.unlink(missing_ok=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
+
+
+def _fsync_folder(folder: Path) -> None:
+    # Makes the rename itself durable; some filesystems cannot open folders, which is fine.
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,393 @@
+"""Listing a sessions folder and resolving session ids."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from handoff_cli.cli.app import run
+from handoff_cli.errors import SessionFileError, UsageError
+from handoff_cli.handoff.document import HANDOFF_TYPE
+from handoff_cli.handoff.pipeline import handoff
+from handoff_cli.options import Options
+from handoff_cli.sessions.catalog import Catalog, catalog, list_sessions, resolve_session, summarize
+from handoff_cli.sessions.files import append_entries
+from handoff_cli.sessions.session import load_session
+
+from .conftest import EXAMPLES, FIXTURES, HEADER, Entries, line, quick_and_stress, write_session
+
+WEATHER = "2026-11-27T09-14-03-512Z_019ac4d2-7f31-7a0e-9b6c-3e1f5a2d8c40.jsonl"
+
+
+def make_folder(root: Path) -> dict[str, Path]:
+    files = {
+        "omp": FIXTURES / "omp/sample-v3.jsonl",
+        "pi": FIXTURES / "generated/pi-001.jsonl",
+        "v1": FIXTURES / "generated/v1-003.jsonl",
+    }
+    copies = {}
+    for name, source in files.items():
+        target = root / f"--cwd-{name}--" / source.name
+        target.parent.mkdir(parents=True)
+        shutil.copyfile(source, target)
+        copies[name] = target
+    return copies
+
+
+def test_list_is_recursive_newest_first_and_skips_non_sessions(tmp_path: Path) -> None:
+    copies = make_folder(tmp_path)
+    (tmp_path / "notes.jsonl").write_text('{"hello": "world"}\n')
+    (tmp_path / "README.md").write_text("not even jsonl")
+    sessions, skipped = list_sessions(tmp_path)
+    assert {s.path for s in sessions} == set(copies.values())
+    stamps = [s.timestamp for s in sessions]
+    assert stamps == sorted(stamps, reverse=True)
+    assert [s.path.name for s in skipped] == ["notes.jsonl"]
+    assert skipped[0].reason.startswith("not a session file")
+
+
+def test_titles_come_from_slot_session_info_or_first_user_message(
+    tmp_path: Path, entries: Entries
+) -> None:
+    entries.user("  Fix the\n flaky   test  ")
+    plain = write_session(tmp_path / "a.jsonl", entries.items)
+    assert summarize(plain).title == "Fix the flaky test"
+    entries.add("session_info", name="Named by the user")
+    named = write_session(tmp_path / "b.jsonl", entries.items)
+    assert summarize(named).title == "Named by the user"
+    slot = {"type": "title", "v": 1, "title": "Slot title", "updatedAt": "x", "pad": " "}
+    titled = tmp_path / "c.jsonl"
+    titled.write_bytes(line(slot) + named.read_bytes())
+    assert summarize(titled).title == "Slot title"
+
+
+@pytest.mark.parametrize("block", [64, 1 << 20])
+def test_the_latest_name_is_found_anywhere_as_show_finds_it(
+    tmp_path: Path, entries: Entries, monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    """A rename far past the head, and marks split across the blocks the file is read in."""
+    monkeypatch.setattr("handoff_cli.sessions.catalog.SCAN_BLOCK", block)
+    entries.user("first request")
+    entries.add("session_info", name="Early name")
+    for n in range(400):
+        entries.assistant(f"step {n} " + "x" * 300)
+    entries.add("session_info", name="Late name")
+    entries.assistant('quoting a line: {"type":"session_info","name":"Not a name"}')
+    path = write_session(tmp_path / "s.jsonl", entries.items)
+    assert path.stat().st_size > 2 * 64 * 1024
+    summary = summarize(path)
+    assert summary.title == load_session(path).title == "Late name"
+    assert summary.entries == len(entries.items)
+    for cut in range(1, 40):  # every split of a mark across two blocks
+        shifted = tmp_path / f"shift-{cut}.jsonl"
+        data = path.read_bytes()
+        at = data.rindex(b'"session_info"') + cut % 14
+        padding = (-at) % 64  # the mark's split point lands on a block edge
+        shifted.write_bytes(data.replace(b"first request", b"first request" + b"-" * padding))
+        assert summarize(shifted).title == "Late name"
+
+
+def test_summary_fields(tmp_path: Path) -> None:
+    path = write_session(tmp_path / "s.jsonl", [], {**HEADER, "branchedFrom": "/old.jsonl"})
+    found = catalog(tmp_path)
+    (summary,) = found.sessions
+    assert found.to_json(summary) == {
+        "id": HEADER["id"],
+        "path": str(path),
+        "agent": None,
+        "timestamp": HEADER["timestamp"],
+        "modified": path.stat().st_mtime,
+        "cwd": HEADER["cwd"],
+        "title": None,
+        "parent": {"id": None, "path": "/old.jsonl"},  # named, not found
+        "children": [],
+        "handed_off": False,
+        "generation": 0,
+        "entries": 0,
+        "size": path.stat().st_size,
+    }
+
+
+def test_examples_are_listed_with_titles() -> None:
+    sessions, skipped = list_sessions(EXAMPLES)
+    assert skipped == []
+    assert len(sessions) >= 2
+    assert all(s.title for s in sessions)
+
+
+def test_resolve_by_path_id_and_prefix(tmp_path: Path) -> None:
+    copies = make_folder(tmp_path)
+    omp_id = "01a22ac6-037e-775c-8089-58f5d6db35c2"
+    assert resolve_session(str(copies["omp"]), tmp_path) == copies["omp"]
+    assert resolve_session(omp_id, tmp_path) == copies["omp"]
+    assert resolve_session(omp_id[:13], tmp_path) == copies["omp"]
+    with pytest.raises(SessionFileError, match="no session with this id"):
+        resolve_session("ffffffff", tmp_path)
+
+
+def test_ambiguous_prefix_lists_the_candidates(tmp_path: Path) -> None:
+    for number in (1, 2):
+        write_session(tmp_path / f"{number}.jsonl", [], {**HEADER, "id": f"0199-{number}"})
+    with pytest.raises(UsageError) as caught:
+        resolve_session("0199", tmp_path)
+    assert "0199-1" in str(caught.value) and "0199-2" in str(caught.value)
+
+
+def test_missing_folder_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="no such folder"):
+        list_sessions(tmp_path / "nope")
+
+
+def test_a_fifo_named_like_a_session_is_passed_over(tmp_path: Path) -> None:
+    copies = make_folder(tmp_path)
+    os.mkfifo(tmp_path / "--cwd-omp--" / "waiting.jsonl")
+    sessions, skipped = list_sessions(tmp_path)  # would hang if it opened the FIFO
+    assert {s.path for s in sessions} == set(copies.values()) and skipped == []
+    assert resolve_session("01a22ac6", tmp_path) == copies["omp"]
+
+
+def test_usage_errors_say_so(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match=r"^Usage error: .*no such folder"):
+        list_sessions(tmp_path / "nope")
+    for number in (1, 2):
+        write_session(tmp_path / f"{number}.jsonl", [], {**HEADER, "id": f"0199-{number}"})
+    with pytest.raises(UsageError, match=r"^Usage error: session id prefix '0199' is ambiguous"):
+        resolve_session("0199", tmp_path)
+
+
+def continue_session(path: Path, text: str) -> None:
+    """The agent resumes a session and does some work in it."""
+    session = load_session(path)
+    parent = session.records[-1].id
+    append_entries(
+        path,
+        [
+            {
+                "type": "message",
+                "id": "c0ffee01",
+                "parentId": parent,
+                "timestamp": "2026-02-01T00:00:00.000Z",
+                "message": {"role": "user", "content": text, "timestamp": 1},
+            },
+            {
+                "type": "message",
+                "id": "c0ffee02",
+                "parentId": "c0ffee01",
+                "timestamp": "2026-02-01T00:00:01.000Z",
+                "message": {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": "done"}],
+                    "provider": "x",
+                    "model": "y",
+                    "stopReason": "stop",
+                    "timestamp": 2,
+                },
+            },
+        ],
+    )
+
+
+def test_lineage_across_two_handoffs_and_a_fork(tmp_path: Path, capsys: Any) -> None:
+    first = tmp_path / "first.jsonl"
+    shutil.copyfile(EXAMPLES / "-home-dev-projects-weather-cli" / WEATHER, first)
+    second = handoff(first, Options(model="extractive")).path
+    continue_session(second, "now the docs")
+    third = handoff(second, Options(model="extractive")).path
+    fork = write_session(
+        tmp_path / "fork.jsonl",
+        [],
+        {**HEADER, "id": "0199ffff-0000-7000-8000-00000000f0f0", "parentSession": str(first)},
+    )
+    found = catalog(tmp_path)
+    by_path = {s.path: s for s in found.sessions}
+    one, two, three = (by_path[p] for p in (first, second, third))
+    assert found.to_json(one)["children"] == ["0199ffff-0000-7000-8000-00000000f0f0", two.id]
+    assert [found.generation(s) for s in (one, two, three, by_path[fork])] == [0, 1, 2, 0]
+    assert [found.handed_off(s) for s in (one, two, three)] == [True, True, False]
+    assert found.to_json(three)["parent"] == {"id": two.id, "path": str(second)}
+    title = "Retry with backoff for the HTTP client"
+    assert found.title(three) == found.title(two) == f"↳ {title}"
+    # An id in parentSession links too, as the agents also write it.
+    by_id = write_session(
+        tmp_path / "by-id.jsonl", [], {**HEADER, "id": "0199eeee", "parentSession": three.id}
+    )
+    found = catalog(tmp_path)
+    assert found.parent(found.at(by_id)) == found.at(third)  # type: ignore[arg-type]
+
+
+def test_the_exchange_at_the_leaf_marks_a_session_handed_off(tmp_path: Path) -> None:
+    """Even when the new session is gone (elsewhere with --out-dir, or lost to a kill), the
+    exchange recorded at the leaf says that the session was handed off."""
+    source = tmp_path / "s.jsonl"
+    shutil.copyfile(EXAMPLES / "-home-dev-projects-weather-cli" / WEATHER, source)
+    handoff(source, Options(model="extractive", out_dir=tmp_path / "elsewhere"))
+    found = catalog(tmp_path)
+    summary = found.at(source)
+    assert summary is not None and summary.ends_with_handoff and found.handed_off(summary)
+    continue_session(source, "one more thing")
+    assert not catalog(tmp_path).at(source).ends_with_handoff  # type: ignore[union-attr]
+
+
+# --- lineage that loops, and long chains ------------------------------------------------------
+
+
+def handed_off_to(folder: Path, name: str, parent: str, minute: int) -> Path:
+    """A session that starts from a handoff document, then asks for "request of NAME"; its
+    header names ``parent``; it was made ``minute`` minutes into the day."""
+    entries = Entries()
+    entries.custom_message(HANDOFF_TYPE, "# Handoff\n\nthe document")
+    entries.user(f"request of {name}")
+    stamp = (datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=minute)).isoformat()
+    header = {**HEADER, "id": name, "timestamp": stamp, "parentSession": parent}
+    return write_session(folder / f"{name}.jsonl", entries.items, header)
+
+
+LOOPS = {"self": ["A"], "pair": ["A", "B"], "three": ["A", "B", "C"]}
+
+
+def make_loop(folder: Path, shape: str, by: str) -> list[str]:
+    """The sessions of ``shape``, oldest first, each naming the one before it (the first names
+    the last) by path or by id, and a session T handed off from the newest; their ids, T's last."""
+    names = LOOPS[shape]
+    named = {n: str(folder / f"{n}.jsonl") if by == "path" else n for n in names}
+    for index, name in enumerate(names):
+        handed_off_to(folder, name, named[names[index - 1]], index)
+    handed_off_to(folder, "T", named[names[-1]], len(names))
+    return [*names, "T"]
+
+
+def run_here(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
+    code = run([str(arg) for arg in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def loop_warning_of(names: list[str]) -> str:
+    """The one line on stderr for the loop of ``names`` (oldest first): from the oldest, each
+    names the next as its parent."""
+    if len(names) == 1:
+        return f"warning: session {names[0]} names itself as its parent; taken as a root\n"
+    up = [names[0], *reversed(names[1:]), names[0]]
+    return (
+        f"warning: sessions name each other as parents in a loop: {' → '.join(up)}; "
+        f"{names[0]}, the oldest, is taken as its root\n"
+    )
+
+
+@pytest.mark.parametrize("by", ["path", "id"])
+@pytest.mark.parametrize("shape", list(LOOPS))
+def test_a_loop_of_parents_is_cut_at_its_oldest_session(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], shape: str, by: str
+) -> None:
+    """Two sessions naming each other, one naming itself, three in a ring: each is listed once,
+    titles continue from the oldest, generations count from it, and the loop is reported once
+    by every command, however many of its sessions are shown."""
+    folder = tmp_path / "sessions"
+    ids = make_loop(folder, shape, by)
+    loop = ids[:-1]
+    warning = loop_warning_of(loop)
+    generations = {name: index for index, name in enumerate(ids)}
+    titles = {name: "↳ request of A" for name in ids} | {"A": "request of A"}
+
+    code, out, err = run_here(capsys, "list", "--json")
+    assert (code, err) == (0, warning)
+    rows = {row["id"]: row for row in orjson.loads(out)}
+    assert {name: row["generation"] for name, row in rows.items()} == generations
+    assert {name: row["title"] for name, row in rows.items()} == titles
+    assert rows["A"]["parent"] == {"id": loop[-1], "path": str(folder / f"{loop[-1]}.jsonl")}
+
+    code, out, err = run_here(capsys, "list", folder)
+    assert (code, err) == (0, warning)
+    assert sorted(row.split()[0] for row in out.splitlines()) == sorted(ids)
+
+    code, out, err = run_here(capsys, "list", "--tree")
+    assert (code, err) == (0, warning)
+    drawn = out.splitlines()
+    assert drawn[0].startswith("⟲ A  ") and f"← {loop[-1]}" in drawn[0]  # the root, marked
+    assert [row.split()[1] for row in drawn[1:]] == ids[1:]  # a chain: one column
+    assert all(row.startswith("⇢ ") for row in drawn[1:])
+
+    parents = dict(zip(ids, [loop[-1], *ids], strict=False))
+    for name in ids:
+        code, out, err = run_here(capsys, "show", folder / f"{name}.jsonl")
+        assert (code, err) == (0, warning)  # T too: its lineage runs into the loop
+        header = dict(row.split(maxsplit=1) for row in out.splitlines()[:7])
+        assert header["title"] == titles[name]
+        parent = parents[name]
+        assert header["parent"] == f"{parent} ({folder / f'{parent}.jsonl'})"
+        below = [n for n in ids if parents[n] == name and n != name]  # none is its own child
+        assert header["children"] == (", ".join(f"{n} (handoff)" for n in below) or "(none)")
+
+
+def test_a_loop_is_reported_only_where_its_sessions_are_shown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "sessions"
+    make_loop(folder, "pair", "path")
+    write_session(folder / "elsewhere.jsonl", [], {**HEADER, "id": "Z", "cwd": str(tmp_path)})
+    code, out, err = run_here(capsys, "list")
+    assert (code, err) == (0, loop_warning_of(["A", "B"])) and len(out.splitlines()) == 4
+    code, out, err = run_here(capsys, "list", "--cwd", tmp_path)
+    assert (code, err) == (0, "") and out.split()[0] == "Z"
+    code, _, err = run_here(capsys, "show", folder / "elsewhere.jsonl")
+    assert (code, err) == (0, "")
+
+
+def test_a_loop_id_cannot_drive_the_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "sessions"
+    write_session(
+        folder / "a.jsonl", [], {**HEADER, "id": "A\x1b[2J\nB", "parentSession": "A\x1b[2J\nB"}
+    )
+    code, _, err = run_here(capsys, "list")
+    assert code == 0
+    assert err == "warning: session A␛[2J␊B names itself as its parent; taken as a root\n"
+
+
+@pytest.mark.parametrize("length", quick_and_stress(1_000, 10_000))
+def test_a_long_chain_lists_draws_and_shows_in_linear_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, length: int
+) -> None:
+    """Generations and continued titles are worked out once a session, not once an ancestor:
+    parents are looked up a few times a session, however long the chain."""
+    folder = tmp_path / "sessions"
+    names = [f"S{index:05d}" for index in range(length)]
+    write_session(folder / "S00000.jsonl", [], {**HEADER, "id": names[0], "title": "Root task"})
+    for index, name in enumerate(names[1:], 1):
+        handed_off_to(folder, name, str(folder / f"{names[index - 1]}.jsonl"), index)
+    calls: list[str] = []
+
+    def counted(name: str) -> Callable[..., Any]:
+        method = getattr(Catalog, name)
+
+        def call(*args: Any) -> Any:
+            calls.append(name)
+            return method(*args)
+
+        return call
+
+    for name in ("parent", "tree_parent"):  # the lookups a walk up the chain makes
+        if hasattr(Catalog, name):
+            monkeypatch.setattr(Catalog, name, counted(name))
+    code, out, err = run_here(capsys, "list", "--json")
+    assert (code, err) == (0, "")
+    rows = orjson.loads(out)
+    assert [row["generation"] for row in rows] == list(reversed(range(length)))
+    assert {row["title"] for row in rows[:-1]} == {"↳ Root task"}
+    code, out, err = run_here(capsys, "list")
+    assert (code, err, len(out.splitlines())) == (0, "", length)
+    code, out, err = run_here(capsys, "list", "--tree")
+    drawn = out.splitlines()
+    assert (code, err, len(drawn)) == (0, "", length)
+    assert drawn[-1].startswith(f"⇢ {names[-1]}  ")  # one column, not thousands of indents
+    code, out, err = run_here(capsys, "show", folder / f"{names[-1]}.jsonl")
+    assert (code, err) == (0, "") and "title    ↳ Root task" in out.splitlines()
+    assert len(calls) <= 4 * 5 * length  # four commands; walking each chain anew: length² / 2 each

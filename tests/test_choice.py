@@ -1,0 +1,120 @@
+"""Which agent's rules read a session: asked for, by its folder, else by its content."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from handoff_cli.agents.choice import choose_agent
+from handoff_cli.agents.places import agent_of, default_roots
+from handoff_cli.options import AUTO, OMP, PI
+from handoff_cli.sessions.session import load_session
+
+from .conftest import FIXTURES, HEADER, Entries, run_cli, write_session
+
+ALL_FIXTURES = sorted(FIXTURES.rglob("*.jsonl"))
+
+
+def chosen(path: Path, asked: str = AUTO, folder: str | None = None) -> tuple[str, str | None]:
+    choice = choose_agent(load_session(path), asked, folder)
+    return choice.agent, choice.note
+
+
+def test_auto_goes_by_the_folder_the_file_is_in(tmp_path: Path) -> None:
+    """Every fixture, whatever its content, under pi's folder is pi's and under oh-my-pi's is
+    oh-my-pi's, as the CLI resolves them in a home where both agents live."""
+    home = tmp_path / "home"
+    folders = {
+        PI: home / ".pi/agent/sessions/--home-u-proj--",
+        OMP: home / ".omp/agent/sessions/-proj",
+    }
+    for folder in folders.values():
+        folder.mkdir(parents=True)
+        for path in ALL_FIXTURES:
+            shutil.copyfile(path, folder / f"{path.parent.name}-{path.name}")
+    known = default_roots({}, home, tmp_path)
+    for agent, folder in folders.items():
+        for path in sorted(folder.iterdir()):
+            assert choose_agent(load_session(path), AUTO, agent_of(path, known)).agent == agent
+
+    sample = "omp-sample-v3.jsonl"  # oh-my-pi's by its content (a title slot)
+    shown = run_cli("show", folders[PI] / sample, env={"HOME": str(home)})
+    assert shown.code == 0, shown.stderr
+    assert "\nagent    pi (its folder)\n" in shown.stdout and shown.stderr == ""
+    asked = run_cli("show", folders[PI] / sample, "--context", env={"HOME": str(home)}, cwd=home)
+    assert asked.stdout.startswith("agent pi (its folder)  model ")
+    by_env = run_cli("show", folders[PI] / sample, env={"HOME": str(home), "HANDOFF_AGENT": OMP})
+    assert "\nagent    oh-my-pi (--agent)\n" in by_env.stdout
+
+
+def test_the_agent_asked_for_wins(tmp_path: Path) -> None:
+    path = FIXTURES / "omp/sample-v3.jsonl"
+    assert chosen(path, PI, OMP) == (PI, None)
+    assert chosen(path, AUTO, PI) == (PI, None)
+    assert chosen(path) == (OMP, None)
+
+
+@pytest.mark.parametrize(
+    ("entry", "agent"),
+    [
+        ({"type": "reset_boundary"}, OMP),
+        ({"type": "model_usage"}, OMP),
+        ({"type": "model_change", "model": "openai/gpt-4o"}, OMP),
+        ({"type": "custom_message", "customType": "x", "content": "", "attribution": "user"}, OMP),
+        ({"type": "compaction", "summary": "S", "shortSummary": "s"}, OMP),
+        ({"type": "message", "message": {"role": "pythonExecution", "code": "1"}}, OMP),
+        ({"type": "session_info", "name": "n"}, PI),
+        ({"type": "context_edit", "targetId": "e0000001", "replacement": None}, PI),
+        ({"type": "usage", "provider": "anthropic", "usage": {"input": 1}}, PI),
+        ({"type": "model_change", "provider": "openai", "modelId": "gpt-4o"}, PI),
+        ({"type": "compaction", "summary": "S", "systemMessage": {"role": "system"}}, PI),
+        ({"type": "message", "message": {"role": "system", "content": "prompt"}}, PI),
+    ],
+)
+def test_the_content_says_whose_it_is(
+    tmp_path: Path, entries: Entries, entry: dict[str, Any], agent: str
+) -> None:
+    entries.user("hi")
+    entries.add(entry.pop("type"), **entry)
+    assert chosen(write_session(tmp_path / "s.jsonl", entries.items)) == (agent, None)
+
+
+@pytest.mark.parametrize(
+    ("header", "agent"),
+    [
+        ({"title": "Retry", "titleSource": "auto"}, OMP),
+        ({"provider": "anthropic", "modelId": "m", "thinkingLevel": "off"}, PI),
+        ({"branchedFrom": "/x.jsonl"}, PI),
+    ],
+)
+def test_the_header_says_whose_it_is(
+    tmp_path: Path, entries: Entries, header: dict[str, Any], agent: str
+) -> None:
+    entries.user("hi")
+    path = write_session(tmp_path / "s.jsonl", entries.items, {**HEADER, **header})
+    assert chosen(path) == (agent, None)
+
+
+def test_unclear_content_is_read_by_omp_with_a_note(tmp_path: Path, entries: Entries) -> None:
+    entries.user("hi")
+    path = write_session(tmp_path / "s.jsonl", entries.items)
+    agent, note = chosen(path)
+    assert agent == OMP
+    assert note == (
+        f"note: {path}: nothing in it says which agent wrote it; reading it by oh-my-pi's "
+        "rules (--agent to choose)"
+    )
+    entries.add("session_info", name="pi's")
+    entries.add("model_change", model="openai/gpt-4o")  # then oh-my-pi wrote to it
+    both = write_session(tmp_path / "both.jsonl", entries.items)
+    agent, note = chosen(both)
+    assert agent == OMP and note is not None and "both agents wrote to it" in note
+    entries.add("context_edit", targetId="e0000001", replacement=None)  # and pi again, last
+    assert chosen(write_session(tmp_path / "last.jsonl", entries.items))[0] == PI
+
+    result = run_cli("show", path, "--context", "--json")
+    assert result.code == 0 and result.stderr.startswith("note: ")  # stdout is the JSON only
+    assert list(result.json()) == ["messages", "thinkingLevel", "model"]
