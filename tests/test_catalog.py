@@ -391,3 +391,19 @@ def test_a_long_chain_lists_draws_and_shows_in_linear_time(
     code, out, err = run_here(capsys, "show", folder / f"{names[-1]}.jsonl")
     assert (code, err) == (0, "") and "title    ↳ Root task" in out.splitlines()
     assert len(calls) <= 4 * 5 * length  # four commands; walking each chain anew: length² / 2 each
+
+
+@pytest.mark.parametrize("kind", [["model_change"], {"a": 1}, 3, None])
+def test_an_entry_whose_type_is_not_a_string_is_listed_and_shown(
+    tmp_path: Path, capsys: Any, kind: Any
+) -> None:
+    """A first entry whose ``type`` is a list, an object or a number (the fuzzer's find): the
+    session is listed and shown, never a traceback."""
+    entry = {"type": kind, "id": "e1", "parentId": None, "timestamp": HEADER["timestamp"]}
+    message = {"type": "message", "id": "e2", "parentId": "e1", "timestamp": HEADER["timestamp"]}
+    message["message"] = {"role": "user", "content": "hello", "timestamp": 1}
+    path = write_session(tmp_path / "s.jsonl", [entry, message])
+    assert [s.path for s in list_sessions(tmp_path)[0]] == [path]
+    assert run(["list", str(tmp_path), "--json"]) == 0
+    assert run(["show", str(path)]) == 0
+    assert "hello" in capsys.readouterr().out

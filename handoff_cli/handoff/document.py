@@ -39,7 +39,8 @@ STARTING_TYPES = frozenset({"model_change", "thinking_level_change"})
 
 def opens_session(entry: Any) -> bool:
     """Whether ``entry`` is one of what an agent writes first in a session it starts."""
-    return isinstance(entry, dict) and entry.get("type") in STARTING_TYPES
+    kind = entry.get("type") if isinstance(entry, dict) else None
+    return isinstance(kind, str) and kind in STARTING_TYPES  # a list as the type is not hashable
 
 
 def is_handoff_start(entry: Any) -> bool:
