@@ -138,4 +138,282 @@ def make_fixtures(out: Path | None) -> None:
         print(path.relative_to(cc.REPO))
 
 
-commands: dict[str, Callable[[Path | None], None]] = {"make-fixtures": make_fixtures}
+
+
+# --- hand-written sessions ---------------------------------------------------------------------
+
+HAND = cc.REPO / "tests/fixtures/claude/hand"
+MODEL = "claude-sonnet-4-6"  # not the CLI's default (claude-opus-5-5): a request shows which wins
+
+
+class Writer:
+    """Records in Claude Code's shapes and key order (as 2.1.332 writes them, the optional keys
+    left out), with fixed uuids and timestamps, so a rerun writes the same bytes."""
+
+    def __init__(self, name: str, cwd: Path = cc.PROJECT) -> None:
+        self.name = name
+        self.sid = fixed_id(f"hand/{name}")
+        self.cwd = str(cwd)
+        self.records: list[dict[str, Any]] = []
+        self.n = 0
+        self.last: str | None = None  # the uuid the next chained record hangs from
+
+    def _uuid(self) -> str:
+        self.n += 1
+        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{self.sid}/{self.n}"))
+
+    def _time(self) -> str:
+        return f"2026-11-30T10:{self.n // 60:02d}:{self.n % 60:02d}.000Z"
+
+    def _tail(self) -> dict[str, Any]:
+        return {
+            "userType": "external",
+            "entrypoint": "sdk-cli",
+            "cwd": self.cwd,
+            "sessionId": self.sid,
+            "version": cc.VERSION,
+            "gitBranch": "HEAD",
+        }
+
+    def chained(self, kind: str, body: dict[str, Any], parent: str | None | bool = True,
+                **extra: Any) -> str:
+        """A record in the tree: parentUuid (the last one, unless given), isSidechain, body."""
+        uid = self._uuid()
+        record: dict[str, Any] = {
+            "parentUuid": self.last if parent is True else parent,
+            "isSidechain": extra.pop("isSidechain", False),
+        }
+        if kind == "user":
+            record |= {"type": "user", **body, "uuid": uid, "timestamp": self._time()}
+        else:
+            record |= {**body, "type": kind, "uuid": uid, "timestamp": self._time()}
+        record |= extra
+        record |= self._tail()
+        self.records.append(record)
+        self.last = uid
+        return uid
+
+    def user(self, content: Any, **extra: Any) -> str:
+        return self.chained("user", {"message": {"role": "user", "content": content}}, **extra)
+
+    def assistant(self, blocks: list[dict[str, Any]], model: str = MODEL, **extra: Any) -> str:
+        """One API message, one record a block, as the CLI writes them (one message id)."""
+        mid = f"msg_{self.sid[:8]}{self.n:04d}"
+        for block in blocks:
+            message = {
+                "id": mid,
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [block],
+                "stop_reason": "tool_use" if block["type"] == "tool_use" else "end_turn",
+                "stop_sequence": None,
+                "usage": {"input_tokens": 10, "output_tokens": 5},
+            }
+            self.chained("assistant", {"message": message}, **extra)
+        assert self.last is not None
+        return self.last
+
+    def text(self, text: str, **extra: Any) -> str:
+        return self.assistant([{"type": "text", "text": text}], **extra)
+
+    def plain(self, record: dict[str, Any]) -> None:
+        """A record outside the tree (no uuid), with the session id."""
+        self.records.append({**record, "sessionId": self.sid})
+
+    def write(self, out: Path, raw_lines: list[str] = ()) -> Path:  # type: ignore[assignment]
+        path = out / f"{self.name}.jsonl"
+        lines = [json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in self.records]
+        path.write_text("\n".join([*lines, *raw_lines]) + "\n", encoding="utf-8")
+        return path
+
+
+def tool_exchange(w: Writer, name: str, arguments: dict[str, Any], result: str) -> None:
+    tid = f"toolu_{w.sid[:8]}{w.n:04d}"
+    w.assistant([{"type": "tool_use", "id": tid, "name": name, "input": arguments}])
+    w.user(
+        [{"tool_use_id": tid, "type": "tool_result", "content": result}],
+        toolUseResult={"stdout": result, "stderr": "", "interrupted": False},
+    )
+
+
+def hand_sessions() -> list[tuple[Writer, list[str]]]:
+    made: list[tuple[Writer, list[str]]] = []
+
+    w = Writer("tool-result")
+    w.user("Read notes.txt.")
+    tool_exchange(w, "Read", {"file_path": str(cc.PROJECT / "notes.txt")}, "1\tone\n2\ttwo")
+    tool_exchange(w, "Bash", {"command": "false", "description": "Fail"}, "Exit code 1")
+    w.text("Read it; the command failed.")
+    made.append((w, []))
+
+    w = Writer("thinking")
+    w.user("Think, then answer.")
+    w.assistant([signed("First thought."), {"type": "redacted_thinking", "data": "ZmFrZQ=="},
+                 {"type": "text", "text": "Answer."}])
+    w.user("Again.")
+    w.assistant([{"type": "thinking", "thinking": "Unsigned.", "signature": ""},
+                 {"type": "text", "text": "Second."}])
+    made.append((w, []))
+
+    w = Writer("compact")
+    w.user("Remember lantern.")
+    before = w.text("Noted.")
+    boundary = w.chained(
+        "system",
+        {"subtype": "compact_boundary", "content": "Conversation compacted", "isMeta": False},
+        parent=None,
+        logicalParentUuid=before,
+        level="info",
+        compactMetadata={"trigger": "manual", "preTokens": 100},
+    )
+    w.records[-1] = {k: w.records[-1][k] for k in ["parentUuid", "logicalParentUuid", *[
+        k for k in w.records[-1] if k not in ("parentUuid", "logicalParentUuid")]]}
+    assert boundary
+    w.user("This session is being continued from a previous conversation. Summary: lantern.",
+           isCompactSummary=True, isVisibleInTranscriptOnly=True)
+    w.user("What was it?")
+    w.text("lantern.")
+    made.append((w, []))
+
+    for name, order in (("branch", "later-last"), ("branch-order", "later-first")):
+        w = Writer(name)
+        w.user("Start.")
+        fork = w.text("Started.")
+        arms = []
+        for arm in ("A", "B"):
+            w.last = fork
+            w.user(f"Arm {arm}.")
+            arms.append(w.text(f"Arm {arm} done."))
+        if order == "later-first":  # arm B (the later times) written first in the file
+            w.records[2:6] = w.records[4:6] + w.records[2:4]
+        made.append((w, []))
+
+    w = Writer("summary-leaf")
+    w.user("Start.")
+    fork = w.text("Started.")
+    w.user("Arm A.")
+    arm_a = w.text("Arm A done.")
+    w.last = fork
+    w.user("Arm B.")
+    w.text("Arm B done.")
+    w.plain({"type": "summary", "summary": "Arm A", "leafUuid": arm_a})
+    w.records.insert(0, w.records.pop())
+    made.append((w, []))
+
+    w = Writer("last-prompt-leaf")
+    w.user("Start.")
+    fork = w.text("Started.")
+    w.user("Arm A.")
+    arm_a = w.text("Arm A done.")
+    w.last = fork
+    w.user("Arm B.")
+    w.text("Arm B done.")
+    w.plain({"type": "last-prompt", "lastPrompt": "Arm A.", "leafUuid": arm_a})
+    made.append((w, []))
+
+    w = Writer("sidechain")
+    w.user("Main one.")
+    main = w.text("Main one done.")
+    w.user("Side prompt.", isSidechain=True)
+    w.text("Side answer.", isSidechain=True)
+    w.last = main
+    w.user("Main two.")
+    w.text("Main two done.")
+    w.user("Side at the end.", isSidechain=True)
+    w.text("Side end answer.", isSidechain=True)
+    made.append((w, []))
+
+    w = Writer("meta")
+    w.user("<local-command-caveat>Caveat.</local-command-caveat>", isMeta=True)
+    w.user("Hello.")
+    w.text("Hi.")
+    w.user([{"type": "text", "text": "A meta note."}], isMeta=True)
+    w.user("Next.")
+    w.text("Done.")
+    made.append((w, []))
+
+    w = Writer("attachments")
+    w.user("Hello.")
+    for att in (
+        {"type": "date", "date": "2026-11-30"},
+        {"type": "queued_command", "prompt": "queued text", "commandMode": "prompt"},
+        {"type": "wibble", "text": "an attachment type no one knows"},
+    ):
+        w.chained("attachment", {"attachment": att})
+    w.chained("attachment", {"attachment": {"type": "date", "date": "2026-11-30"}},
+              rendered=[{"content": "<system-reminder>\nToday is 2026-11-30.\n</system-reminder>"}],
+              renderedRole="system")
+    w.text("Hi.")
+    made.append((w, []))
+
+    w = Writer("records")  # the records outside the tree, and unknown ones
+    w.plain({"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-11-30T09:59:00.000Z",
+             "content": "Hello."})
+    w.plain({"type": "queue-operation", "operation": "dequeue", "timestamp": "2026-11-30T09:59:00.001Z"})
+    first = w.user("Hello.")
+    w.records.append({"type": "file-history-snapshot", "messageId": first,
+                      "snapshot": {"messageId": first, "trackedFileBackups": {}, "timestamp": "2026-11-30T10:00:00.000Z"},
+                      "isSnapshotUpdate": False})
+    w.text("Hi.")
+    w.plain({"type": "cost-state", "totalCostUSD": 0})
+    w.plain({"type": "wibble", "payload": {"x": 1}})
+    w.user("Next.")
+    w.text("Done.")
+    w.plain({"type": "last-prompt", "lastPrompt": "Next.", "leafUuid": w.last})
+    made.append((w, ["not json at all", "[1, 2]", ""]))
+
+    w = Writer("unknown-in-tree")  # a record of an unknown type inside the chain
+    w.user("Hello.")
+    w.text("Hi.")
+    w.chained("wobble", {"content": "an unknown type inside the tree"})
+    w.user("Next.")
+    w.text("Done.")
+    made.append((w, []))
+
+    w = Writer("last-prompt-twice")  # each turn writes one: the last in the file counts?
+    w.user("Start.")
+    fork = w.text("Started.")
+    w.user("Arm A.")
+    arm_a = w.text("Arm A done.")
+    w.plain({"type": "last-prompt", "lastPrompt": "Arm A.", "leafUuid": arm_a})
+    w.last = fork
+    w.user("Arm B.")
+    arm_b = w.text("Arm B done.")
+    w.plain({"type": "last-prompt", "lastPrompt": "Arm B.", "leafUuid": arm_b})
+    w.plain({"type": "last-prompt", "lastPrompt": "Arm A.", "leafUuid": arm_a})
+    made.append((w, []))
+
+    w = Writer("adjacent-users")  # two user records in a row, neither meta
+    w.user("First.")
+    w.user("Second.")
+    w.user([{"type": "text", "text": "Third, a block."}])
+    w.text("Three at once.")
+    made.append((w, []))
+
+    w = Writer("mid-tool-result")  # ends on a tool result: the prompt joins it
+    w.user("Run it.")
+    tool_exchange(w, "Bash", {"command": "true", "description": "Run"}, "")
+    made.append((w, []))
+
+    w = Writer("single-user")
+    w.user("Only this.")
+    made.append((w, []))
+
+    w = Writer("model")
+    w.user("Hello.")
+    w.text("Hi.", model="claude-haiku-4-5")
+    w.user("Again.")
+    w.text("Hi again.", model=MODEL)
+    made.append((w, []))
+    return made
+
+
+def hand(out: Path | None) -> None:
+    out = out or HAND
+    out.mkdir(parents=True, exist_ok=True)
+    for w, raw in hand_sessions():
+        print(w.write(out, raw).relative_to(cc.REPO))
+
+
+commands: dict[str, Callable[[Path | None], None]] = {"make-fixtures": make_fixtures, "hand": hand}
