@@ -246,9 +246,13 @@ def install(root: Path, path: Path, sid: str, cwd: str) -> Path:
     return target
 
 
-def resume(path: Path, flags: list[str] = RESUME_FLAGS, prompt: str = PROMPT) -> dict[str, Any]:
-    """Resumes a session file as the issue does; what was sent, and what happened to the file."""
-    sid, cwd = session_id_cwd(path)
+def resume(
+    path: Path, flags: list[str] = RESUME_FLAGS, prompt: str = PROMPT, sid: str | None = None
+) -> dict[str, Any]:
+    """Resumes a session file as the issue does (installed as sid.jsonl, by default the id its
+    records name); what was sent, and what happened to the file."""
+    named, cwd = session_id_cwd(path)
+    sid = sid or named
     with tempfile.TemporaryDirectory(prefix="ccresume-") as tmp:
         root = Path(tmp)
         target = install(root, path, sid, cwd)
@@ -290,6 +294,21 @@ def write_context(path: Path) -> dict[str, Any]:
     return summary
 
 
+def fold_check() -> None:
+    """Runs one turn in cwds with odd characters and prints the folder the CLI made beside
+    what ``fold`` predicts."""
+    base = PROJECT.parent
+    for name in ("a b_é.c~d", "x" * 230):
+        cwd = base / name
+        with tempfile.TemporaryDirectory(prefix="ccfold-") as tmp:
+            root = Path(tmp)
+            done = run(root, cwd, ["hello", "--bare"])
+            made = [p.name for p in (root / "config/projects").iterdir()]
+            row = {"cwd": str(cwd), "code": done.code, "made": made, "fold": fold(str(cwd))}
+            print(json.dumps({**row, "same": made == [fold(str(cwd))]}, ensure_ascii=False))
+        shutil.rmtree(cwd, ignore_errors=True)
+
+
 def dump(path: Path, value: Any) -> None:
     path.write_text(json.dumps(value, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
@@ -317,6 +336,8 @@ def main() -> None:
     elif args.command == "context":
         for f in args.files:
             print(json.dumps(write_context(f.resolve()), ensure_ascii=False), flush=True)
+    elif args.command == "fold-check":
+        fold_check()
     else:
         from fixtures import commands  # the session makers, beside this file
 

@@ -312,6 +312,42 @@ def hand_sessions() -> list[tuple[Writer, list[str]]]:
     w.plain({"type": "last-prompt", "lastPrompt": "Arm A.", "leafUuid": arm_a})
     made.append((w, []))
 
+    for name, target in (("last-prompt-ancestor", "fork"), ("last-prompt-missing", "missing")):
+        w = Writer(name)  # last-prompt names the fork point, or nothing in the file
+        w.user("Start.")
+        fork = w.text("Started.")
+        w.user("Arm A.")
+        w.text("Arm A done.")
+        w.last = fork
+        w.user("Arm B.")
+        w.text("Arm B done.")
+        w.records[2:4], w.records[4:6] = w.records[4:6], w.records[2:4]  # B first, A last
+        leaf = fork if target == "fork" else fixed_id("missing")
+        w.plain({"type": "last-prompt", "lastPrompt": "Start.", "leafUuid": leaf})
+        made.append((w, []))
+
+    w = Writer("last-prompt-inner")  # last-prompt names arm A's prompt; arm B is last in file
+    w.user("Start.")
+    fork = w.text("Started.")
+    inner = w.user("Arm A.")
+    w.text("Arm A done.")
+    w.last = fork
+    w.user("Arm B.")
+    w.text("Arm B done.")
+    w.plain({"type": "last-prompt", "lastPrompt": "Arm A.", "leafUuid": inner})
+    made.append((w, []))
+
+    w = Writer("last-prompt-root")  # last-prompt names the first prompt, two arms below it
+    root = w.user("Start.")
+    fork = w.text("Started.")
+    w.user("Arm A.")
+    w.text("Arm A done.")
+    w.last = fork
+    w.user("Arm B.")
+    w.text("Arm B done.")
+    w.plain({"type": "last-prompt", "lastPrompt": "Start.", "leafUuid": root})
+    made.append((w, []))
+
     w = Writer("sidechain")
     w.user("Main one.")
     main = w.text("Main one done.")
@@ -416,4 +452,153 @@ def hand(out: Path | None) -> None:
         print(w.write(out, raw).relative_to(cc.REPO))
 
 
-commands: dict[str, Callable[[Path | None], None]] = {"make-fixtures": make_fixtures, "hand": hand}
+
+
+# --- candidate files: a new session holding a handoff document; an exchange in an old one ---------
+
+CANDIDATES = cc.REPO / "tests/fixtures/claude/candidates"
+DOCUMENT = (
+    "<handoff-context>\n# Goal\nCount the lines of notes.txt.\n\n# Done\nRead it: three words."
+    "\n</handoff-context>\n\nThe above is a handoff document from a previous session. "
+    "Use this context to continue the work seamlessly."
+)
+HANDOFF_PROMPT = "Write a handoff document for a fresh session."
+
+
+def only(record: dict[str, Any], keys: list[str]) -> dict[str, Any]:
+    return {k: record[k] for k in keys if k in record}
+
+
+def new_sessions() -> list[tuple[Writer, list[str]]]:
+    made: list[tuple[Writer, list[str]]] = []
+
+    w = Writer("new-user-text")  # one user record, as the CLI writes a prompt
+    w.user(DOCUMENT)
+    made.append((w, []))
+
+    w = Writer("new-user-blocks")
+    w.user([{"type": "text", "text": DOCUMENT}])
+    made.append((w, []))
+
+    w = Writer("new-user-assistant")  # the document, then an acknowledgement in the old model
+    w.user(DOCUMENT)
+    w.text("Understood.")
+    made.append((w, []))
+
+    w = Writer("new-compact-summary")  # as /compact leaves a session: boundary, then the summary
+    w.chained("system", {"subtype": "compact_boundary", "content": "Conversation compacted",
+                         "isMeta": False}, parent=None, level="info",
+              compactMetadata={"trigger": "manual", "preTokens": 0})
+    w.user(DOCUMENT, isCompactSummary=True, isVisibleInTranscriptOnly=True)
+    made.append((w, []))
+
+    w = Writer("new-summary-only")  # a summary record and nothing in the tree
+    w.plain({"type": "summary", "summary": DOCUMENT, "leafUuid": fixed_id("nowhere")})
+    made.append((w, []))
+
+    w = Writer("new-summary-user")
+    w.user(DOCUMENT)
+    w.plain({"type": "summary", "summary": "Handoff", "leafUuid": w.last})
+    made.append((w, []))
+
+    w = Writer("new-minimal-keys")  # type, message, uuid, parentUuid, sessionId, timestamp
+    w.user(DOCUMENT)
+    w.records[-1] = only(w.records[-1], ["parentUuid", "type", "message", "uuid", "timestamp",
+                                         "sessionId"])
+    made.append((w, []))
+
+    w = Writer("new-bare-keys")  # type, message, uuid only
+    w.user(DOCUMENT)
+    w.records[-1] = only(w.records[-1], ["type", "message", "uuid"])
+    made.append((w, []))
+
+    w = Writer("new-no-uuid")
+    w.user(DOCUMENT)
+    del w.records[-1]["uuid"]
+    made.append((w, []))
+
+    w = Writer("new-other-session-id")  # the records name another session than the file
+    w.user(DOCUMENT)
+    w.records[-1]["sessionId"] = fixed_id("someone-else")
+    made.append((w, []))
+    return made
+
+
+def exchange(old: Path, name: str, *, model: str, parent: str, last_prompt: bool) -> Writer:
+    """The old session with the handoff's exchange appended: our request, the document."""
+    records = [json.loads(line) for line in old.read_text().splitlines()]
+    w = Writer(name)
+    w.sid = records[0]["sessionId"]
+    w.cwd = next(r["cwd"] for r in records if "cwd" in r)
+    chained = [r for r in records if r.get("uuid") and r.get("parentUuid", "x") != "x"]
+    assistants = [r for r in chained if r["type"] == "assistant" and not r.get("isSidechain")]
+    w.last = assistants[-1]["uuid"] if parent == "assistant" else chained[-1]["uuid"]
+    w.records = records
+    w.user(HANDOFF_PROMPT)
+    w.text(DOCUMENT, model=model)
+    if last_prompt:
+        w.plain({"type": "last-prompt", "lastPrompt": HANDOFF_PROMPT, "leafUuid": w.last})
+    return w
+
+
+def exchanges() -> list[Writer]:
+    old = MADE / "tools.jsonl"
+    opus = "claude-opus-5-5"  # the tools session's own model
+    return [
+        exchange(old, "exchange-plain", model=opus, parent="assistant", last_prompt=False),
+        exchange(old, "exchange-last-prompt", model=opus, parent="assistant", last_prompt=True),
+        exchange(old, "exchange-chain-end", model=opus, parent="chain-end", last_prompt=False),
+        exchange(old, "exchange-other-model", model=MODEL, parent="assistant", last_prompt=True),
+        exchange(old, "exchange-synthetic", model="<synthetic>", parent="assistant",
+                 last_prompt=True),
+    ]
+
+
+def brief(messages: list[dict[str, Any]]) -> list[str]:
+    def text(c: Any) -> str:
+        return c if isinstance(c, str) else " | ".join(
+            b.get("text") or b.get("type", "?") for b in c)
+
+    return [f"{m['role']}: {text(m['content'])[:70]}" for m in messages]
+
+
+def try_candidate(path: Path, sid: str) -> dict[str, Any]:
+    """Resumed twice: untouched (--fork-session --no-session-persistence) for what is sent, and
+    plainly (the file kept) for what the CLI then writes into it."""
+    got = cc.resume(path, sid=sid)
+    row: dict[str, Any] = {"file": path.name, "accepted": got["code"] == 0 and bool(got["requests"])}
+    if row["accepted"]:
+        request = got["requests"][0]
+        row |= {"model": request["model"], "context": brief(cc.context_of(request))}
+    else:
+        row["error"] = (got["stderr"] or got["stdout"]).strip().splitlines()[-1:]
+    plain = cc.resume(path, flags=[], sid=sid)
+    lines_before = len(path.read_text().splitlines())
+    after = (plain["file_after"] or "").splitlines()[lines_before:]
+    row["plain_resume"] = {
+        "code": plain["code"],
+        "appended": [
+            f"{r['type']}{':' + r['message']['model'] if r['type'] == 'assistant' else ''}"
+            f"{' ' + json.dumps(r['message']['content'])[:60] if r['type'] in ('user', 'assistant') else ''}"
+            for r in map(json.loads, after)
+            if r["type"] not in ("api-request-shape", "api-request-blob", "api-request")
+        ],
+    }
+    return row
+
+
+def candidates(out: Path | None) -> None:
+    out = out or CANDIDATES
+    out.mkdir(parents=True, exist_ok=True)
+    writers = [w for w, _ in new_sessions()] + exchanges()
+    rows = [try_candidate(w.write(out), w.sid) for w in writers]
+    for row in rows:
+        print(json.dumps(row, ensure_ascii=False))
+    (out / "results.json").write_text(json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
+
+
+commands: dict[str, Callable[[Path | None], None]] = {
+    "make-fixtures": make_fixtures,
+    "hand": hand,
+    "candidates": candidates,
+}
