@@ -12,7 +12,7 @@ import json
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,14 @@ def turns_tools() -> list[tuple[str, list[dict[str, Any]]]]:
         ),
         (
             "Plan the change in two steps.",
-            [{"content": [signed("Two steps: edit, then test."), {"type": "text", "text": "1. Edit. 2. Test."}]}],
+            [
+                {
+                    "content": [
+                        signed("Two steps: edit, then test."),
+                        {"type": "text", "text": "1. Edit. 2. Test."},
+                    ]
+                }
+            ],
         ),
     ]
 
@@ -108,15 +115,23 @@ def make_fixtures(out: Path | None) -> None:
         kept.append(m.keep(tools, "tools", out))
         # fork: the tools session resumed with --fork-session, one more turn, in a new file.
         fork = fixed_id("fork")
-        m.turn(["Try another way.", "--resume", tools, "--fork-session", "--session-id", fork], [{"text": "Another way: sed."}])
+        m.turn(
+            ["Try another way.", "--resume", tools, "--fork-session", "--session-id", fork],
+            [{"text": "Another way: sed."}],
+        )
         kept.append(m.keep(fork, "fork", out))
         # compact: two turns, /compact in print mode, a turn after.
         compact = m.session(
             "compact",
-            [("Remember the word lantern.", [{"text": "Noted: lantern."}]),
-             ("And the number 42.", [{"text": "Noted: 42."}])],
+            [
+                ("Remember the word lantern.", [{"text": "Noted: lantern."}]),
+                ("And the number 42.", [{"text": "Noted: 42."}]),
+            ],
         )
-        m.turn(["/compact", "--resume", compact], [{"text": "<summary>The user asked to remember lantern and 42.</summary>"}])
+        m.turn(
+            ["/compact", "--resume", compact],
+            [{"text": "<summary>The user asked to remember lantern and 42.</summary>"}],
+        )
         m.turn(["What were they?", "--resume", compact], [{"text": "lantern and 42."}])
         kept.append(m.keep(compact, "compact", out))
         # subagent: the Agent tool runs a general-purpose subagent in the foreground (so the
@@ -126,7 +141,15 @@ def make_fixtures(out: Path | None) -> None:
         m.turn(
             ["Have a subagent read notes.txt.", "--session-id", sub],
             [
-                {"tool": "Agent", "arguments": {"description": "Read notes", "prompt": "Read notes.txt and report its words.", "subagent_type": "general-purpose", "run_in_background": False}},
+                {
+                    "tool": "Agent",
+                    "arguments": {
+                        "description": "Read notes",
+                        "prompt": "Read notes.txt and report its words.",
+                        "subagent_type": "general-purpose",
+                        "run_in_background": False,
+                    },
+                },
                 {"tool": "Read", "arguments": {"file_path": notes}},
                 {"text": "The words are one, two, three."},
                 {"text": "The subagent found: one, two, three."},
@@ -136,8 +159,6 @@ def make_fixtures(out: Path | None) -> None:
         (out / "made.log.json").write_text(json.dumps(m.log, indent=1) + "\n")
     for path in kept:
         print(path.relative_to(cc.REPO))
-
-
 
 
 # --- hand-written sessions ---------------------------------------------------------------------
@@ -175,8 +196,9 @@ class Writer:
             "gitBranch": "HEAD",
         }
 
-    def chained(self, kind: str, body: dict[str, Any], parent: str | None | bool = True,
-                **extra: Any) -> str:
+    def chained(
+        self, kind: str, body: dict[str, Any], parent: str | bool | None = True, **extra: Any
+    ) -> str:
         """A record in the tree: parentUuid (the last one, unless given), isSidechain, body."""
         uid = self._uuid()
         record: dict[str, Any] = {
@@ -221,7 +243,7 @@ class Writer:
         """A record outside the tree (no uuid), with the session id."""
         self.records.append({**record, "sessionId": self.sid})
 
-    def write(self, out: Path, raw_lines: list[str] = ()) -> Path:  # type: ignore[assignment]
+    def write(self, out: Path, raw_lines: Sequence[str] = ()) -> Path:
         path = out / f"{self.name}.jsonl"
         lines = [json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in self.records]
         path.write_text("\n".join([*lines, *raw_lines]) + "\n", encoding="utf-8")
@@ -249,11 +271,20 @@ def hand_sessions() -> list[tuple[Writer, list[str]]]:
 
     w = Writer("thinking")
     w.user("Think, then answer.")
-    w.assistant([signed("First thought."), {"type": "redacted_thinking", "data": "ZmFrZQ=="},
-                 {"type": "text", "text": "Answer."}])
+    w.assistant(
+        [
+            signed("First thought."),
+            {"type": "redacted_thinking", "data": "ZmFrZQ=="},
+            {"type": "text", "text": "Answer."},
+        ]
+    )
     w.user("Again.")
-    w.assistant([{"type": "thinking", "thinking": "Unsigned.", "signature": ""},
-                 {"type": "text", "text": "Second."}])
+    w.assistant(
+        [
+            {"type": "thinking", "thinking": "Unsigned.", "signature": ""},
+            {"type": "text", "text": "Second."},
+        ]
+    )
     made.append((w, []))
 
     w = Writer("compact")
@@ -267,11 +298,20 @@ def hand_sessions() -> list[tuple[Writer, list[str]]]:
         level="info",
         compactMetadata={"trigger": "manual", "preTokens": 100},
     )
-    w.records[-1] = {k: w.records[-1][k] for k in ["parentUuid", "logicalParentUuid", *[
-        k for k in w.records[-1] if k not in ("parentUuid", "logicalParentUuid")]]}
+    w.records[-1] = {
+        k: w.records[-1][k]
+        for k in [
+            "parentUuid",
+            "logicalParentUuid",
+            *[k for k in w.records[-1] if k not in ("parentUuid", "logicalParentUuid")],
+        ]
+    }
     assert boundary
-    w.user("This session is being continued from a previous conversation. Summary: lantern.",
-           isCompactSummary=True, isVisibleInTranscriptOnly=True)
+    w.user(
+        "This session is being continued from a previous conversation. Summary: lantern.",
+        isCompactSummary=True,
+        isVisibleInTranscriptOnly=True,
+    )
     w.user("What was it?")
     w.text("lantern.")
     made.append((w, []))
@@ -377,20 +417,40 @@ def hand_sessions() -> list[tuple[Writer, list[str]]]:
         {"type": "wibble", "text": "an attachment type no one knows"},
     ):
         w.chained("attachment", {"attachment": att})
-    w.chained("attachment", {"attachment": {"type": "date", "date": "2026-11-30"}},
-              rendered=[{"content": "<system-reminder>\nToday is 2026-11-30.\n</system-reminder>"}],
-              renderedRole="system")
+    w.chained(
+        "attachment",
+        {"attachment": {"type": "date", "date": "2026-11-30"}},
+        rendered=[{"content": "<system-reminder>\nToday is 2026-11-30.\n</system-reminder>"}],
+        renderedRole="system",
+    )
     w.text("Hi.")
     made.append((w, []))
 
     w = Writer("records")  # the records outside the tree, and unknown ones
-    w.plain({"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-11-30T09:59:00.000Z",
-             "content": "Hello."})
-    w.plain({"type": "queue-operation", "operation": "dequeue", "timestamp": "2026-11-30T09:59:00.001Z"})
+    w.plain(
+        {
+            "type": "queue-operation",
+            "operation": "enqueue",
+            "timestamp": "2026-11-30T09:59:00.000Z",
+            "content": "Hello.",
+        }
+    )
+    w.plain(
+        {"type": "queue-operation", "operation": "dequeue", "timestamp": "2026-11-30T09:59:00.001Z"}
+    )
     first = w.user("Hello.")
-    w.records.append({"type": "file-history-snapshot", "messageId": first,
-                      "snapshot": {"messageId": first, "trackedFileBackups": {}, "timestamp": "2026-11-30T10:00:00.000Z"},
-                      "isSnapshotUpdate": False})
+    w.records.append(
+        {
+            "type": "file-history-snapshot",
+            "messageId": first,
+            "snapshot": {
+                "messageId": first,
+                "trackedFileBackups": {},
+                "timestamp": "2026-11-30T10:00:00.000Z",
+            },
+            "isSnapshotUpdate": False,
+        }
+    )
     w.text("Hi.")
     w.plain({"type": "cost-state", "totalCostUSD": 0})
     w.plain({"type": "wibble", "payload": {"x": 1}})
@@ -452,8 +512,6 @@ def hand(out: Path | None) -> None:
         print(w.write(out, raw).relative_to(cc.REPO))
 
 
-
-
 # --- candidate files: a new session holding a handoff document; an exchange in an old one ---------
 
 CANDIDATES = cc.REPO / "tests/fixtures/claude/candidates"
@@ -486,9 +544,13 @@ def new_sessions() -> list[tuple[Writer, list[str]]]:
     made.append((w, []))
 
     w = Writer("new-compact-summary")  # as /compact leaves a session: boundary, then the summary
-    w.chained("system", {"subtype": "compact_boundary", "content": "Conversation compacted",
-                         "isMeta": False}, parent=None, level="info",
-              compactMetadata={"trigger": "manual", "preTokens": 0})
+    w.chained(
+        "system",
+        {"subtype": "compact_boundary", "content": "Conversation compacted", "isMeta": False},
+        parent=None,
+        level="info",
+        compactMetadata={"trigger": "manual", "preTokens": 0},
+    )
     w.user(DOCUMENT, isCompactSummary=True, isVisibleInTranscriptOnly=True)
     made.append((w, []))
 
@@ -503,8 +565,9 @@ def new_sessions() -> list[tuple[Writer, list[str]]]:
 
     w = Writer("new-minimal-keys")  # type, message, uuid, parentUuid, sessionId, timestamp
     w.user(DOCUMENT)
-    w.records[-1] = only(w.records[-1], ["parentUuid", "type", "message", "uuid", "timestamp",
-                                         "sessionId"])
+    w.records[-1] = only(
+        w.records[-1], ["parentUuid", "type", "message", "uuid", "timestamp", "sessionId"]
+    )
     made.append((w, []))
 
     w = Writer("new-bare-keys")  # type, message, uuid only
@@ -549,24 +612,39 @@ def exchanges() -> list[Writer]:
         exchange(old, "exchange-last-prompt", model=opus, parent="assistant", last_prompt=True),
         exchange(old, "exchange-chain-end", model=opus, parent="chain-end", last_prompt=False),
         exchange(old, "exchange-other-model", model=MODEL, parent="assistant", last_prompt=True),
-        exchange(old, "exchange-synthetic", model="<synthetic>", parent="assistant",
-                 last_prompt=True),
+        exchange(
+            old, "exchange-synthetic", model="<synthetic>", parent="assistant", last_prompt=True
+        ),
     ]
 
 
 def brief(messages: list[dict[str, Any]]) -> list[str]:
     def text(c: Any) -> str:
-        return c if isinstance(c, str) else " | ".join(
-            b.get("text") or b.get("type", "?") for b in c)
+        return (
+            c if isinstance(c, str) else " | ".join(b.get("text") or b.get("type", "?") for b in c)
+        )
 
     return [f"{m['role']}: {text(m['content'])[:70]}" for m in messages]
+
+
+def line(record: dict[str, Any]) -> str:
+    """A written record in short: its type, an assistant's model, a message's content."""
+    kind = str(record["type"])
+    if kind == "assistant":
+        kind += ":" + record["message"]["model"]
+    if "message" in record:
+        kind += " " + json.dumps(record["message"]["content"])[:60]
+    return kind
 
 
 def try_candidate(path: Path, sid: str) -> dict[str, Any]:
     """Resumed twice: untouched (--fork-session --no-session-persistence) for what is sent, and
     plainly (the file kept) for what the CLI then writes into it."""
     got = cc.resume(path, sid=sid)
-    row: dict[str, Any] = {"file": path.name, "accepted": got["code"] == 0 and bool(got["requests"])}
+    row: dict[str, Any] = {
+        "file": path.name,
+        "accepted": got["code"] == 0 and bool(got["requests"]),
+    }
     if row["accepted"]:
         request = got["requests"][0]
         row |= {"model": request["model"], "context": brief(cc.context_of(request))}
@@ -575,14 +653,10 @@ def try_candidate(path: Path, sid: str) -> dict[str, Any]:
     plain = cc.resume(path, flags=[], sid=sid)
     lines_before = len(path.read_text().splitlines())
     after = (plain["file_after"] or "").splitlines()[lines_before:]
+    written = [json.loads(x) for x in after]
     row["plain_resume"] = {
         "code": plain["code"],
-        "appended": [
-            f"{r['type']}{':' + r['message']['model'] if r['type'] == 'assistant' else ''}"
-            f"{' ' + json.dumps(r['message']['content'])[:60] if r['type'] in ('user', 'assistant') else ''}"
-            for r in map(json.loads, after)
-            if r["type"] not in ("api-request-shape", "api-request-blob", "api-request")
-        ],
+        "appended": [line(r) for r in written if not r["type"].startswith("api-request")],
     }
     return row
 
@@ -590,8 +664,15 @@ def try_candidate(path: Path, sid: str) -> dict[str, Any]:
 def candidates(out: Path | None) -> None:
     out = out or CANDIDATES
     out.mkdir(parents=True, exist_ok=True)
-    writers = [w for w, _ in new_sessions()] + exchanges()
-    rows = [try_candidate(w.write(out), w.sid) for w in writers]
+    rows = [try_candidate(w.write(out), w.sid) for w, _ in new_sessions()]
+    old_lines = len((MADE / "tools.jsonl").read_text().splitlines())
+    for w in exchanges():
+        # Tried whole, kept as the lines appended to made/tools.jsonl (the rest is that file).
+        whole = w.write(out)
+        rows.append(try_candidate(whole, w.sid))
+        appended = whole.read_text().splitlines(keepends=True)[old_lines:]
+        whole.with_suffix(".appended.jsonl").write_text("".join(appended))
+        whole.unlink()
     for row in rows:
         print(json.dumps(row, ensure_ascii=False))
     (out / "results.json").write_text(json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
