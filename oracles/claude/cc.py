@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Claude Code 2.1.332 whole, in print mode, against a loopback Anthropic Messages server.
 
-    cc.py run --config C --cwd D [--script S.json] -- ARG ...   one run; prints what was sent
-    cc.py make-fixtures [--out tests/fixtures/claude/made]       sessions the CLI makes itself
-    cc.py hand [--out tests/fixtures/claude/hand]                the hand-written sessions
-    cc.py context FILE.jsonl ...                                  the context oracle (below)
-    cc.py candidates [--out tests/fixtures/claude/candidates]    new-session files and exchanges
-    cc.py fold-check                                             the project folder rule
+    cc.py run --config C --cwd D [--script S.json] [--strace] -- ARG ...  one run: what was sent
+    cc.py make-fixtures [--out claude/sessions/made]      sessions the CLI makes itself
+    cc.py hand [--out claude/sessions/hand]               the hand-written sessions
+    cc.py context FILE.jsonl ...                          the context oracle (below)
+    cc.py candidates [--out claude/sessions/candidates]   new-session files and exchanges
+    cc.py fold-check                                      the project folder rule
 
 Every run is ``claude -p`` (the native binary ``setup.sh`` installs, run directly) with a clean
 environment: HOME and CLAUDE_CONFIG_DIR in a temporary folder, ANTHROPIC_BASE_URL at
