@@ -1,15 +1,25 @@
-"""A loopback OpenAI-compatible chat-completions server that logs every request it receives.
+"""A loopback model server (OpenAI chat completions, Anthropic Messages) that logs every request.
 
     python3 llmlog.py LOG.jsonl [--port-file FILE] [--script SCRIPT.json]
 
 Binds 127.0.0.1 on an ephemeral port (written to --port-file, and printed as the first line of
 stdout), appends each request to LOG.jsonl as one JSON line ``{"method", "path", "body"}`` (the
-body parsed when it is JSON), and answers ``POST .../chat/completions`` with a streamed (SSE) or a
-plain completion, as OpenAI does. ``GET .../models`` lists no models. It stops on SIGTERM.
+body parsed when it is JSON; ``headers`` too for the Anthropic routes), and answers
+``POST .../chat/completions`` with a streamed (SSE) or a plain completion, as OpenAI does, and
+``POST .../v1/messages`` (``?beta=true`` or not) with a streamed or a plain message, as Anthropic
+does (SSE events ``message_start``, ``content_block_start``/``_delta``/``_stop``,
+``message_delta``, ``message_stop``). ``POST .../v1/messages/count_tokens`` counts at 4
+characters a token and takes no answer from the script. ``GET .../models`` lists no models. It
+stops on SIGTERM.
 
-SCRIPT.json is a list of answers, used one per completion request in order; the last one
-repeats. Each is ``{"text": "..."}`` or ``{"tool": NAME, "arguments": {...}}`` (one tool call, the
-finish reason ``tool_calls``). Without a script every answer is ``{"text": "ok"}``.
+SCRIPT.json is a list of answers, used one per completion or message request in order; the last
+one repeats. Each is ``{"text": "..."}`` or ``{"tool": NAME, "arguments": {...}}`` (one tool call,
+the finish reason ``tool_calls``, or ``tool_use`` on the Anthropic route). An Anthropic answer
+may instead give its blocks, ``{"content": [BLOCK, ...]}``, each ``{"type": "text", "text"}``,
+``{"type": "thinking", "thinking", "signature"}``, ``{"type": "redacted_thinking", "data"}`` or
+``{"type": "tool_use", "name", "input"}`` (an ``id`` is made when none is given), and
+``"stop_reason"`` and ``"usage"`` (merged over the counted one: a large ``input_tokens`` makes a
+client think its context is full). Without a script every answer is ``{"text": "ok"}``.
 
 Stdlib only, so it runs with any Python 3.9+; the oracles' drivers start it themselves.
 """
@@ -37,8 +47,13 @@ class Log:
         self.served = 0
         self.lock = threading.Lock()
 
-    def record(self, method: str, path: str, body: Any) -> None:
-        line = json.dumps({"method": method, "path": path, "body": body}, ensure_ascii=False)
+    def record(
+        self, method: str, path: str, body: Any, headers: dict[str, str] | None = None
+    ) -> None:
+        entry: dict[str, Any] = {"method": method, "path": path, "body": body}
+        if headers is not None:
+            entry["headers"] = headers
+        line = json.dumps(entry, ensure_ascii=False)
         with self.lock, open(self.path, "a", encoding="utf-8") as f:
             f.write(line + "\n")
 
@@ -80,6 +95,16 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = self._body()
+        route = self.path.split("?", 1)[0].rstrip("/")
+        if route.endswith("/messages") or route.endswith("/messages/count_tokens"):
+            self.server.log.record("POST", self.path, body, dict(self.headers.items()))
+            if not isinstance(body, dict):
+                self._send(400, anthropic_error("invalid_request_error", "the body is not JSON"))
+            elif route.endswith("/count_tokens"):
+                self._send(200, {"input_tokens": anthropic_input_tokens(body)})
+            else:
+                self._anthropic(body)
+            return
         self.server.log.record("POST", self.path, body)
         if not self.path.rstrip("/").endswith("/chat/completions") or not isinstance(body, dict):
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
@@ -131,6 +156,64 @@ class Handler(BaseHTTPRequestHandler):
         self._chunk(b"data: [DONE]\n\n")
         self._chunk(b"")
 
+    def _anthropic(self, body: dict[str, Any]) -> None:
+        answer = self.server.log.next_answer()
+        blocks = anthropic_blocks(answer)
+        stop = answer.get("stop_reason") or (
+            "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+        )
+        used = {
+            "input_tokens": anthropic_input_tokens(body),
+            "output_tokens": (len(json.dumps(blocks)) + 3) // 4,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            **answer.get("usage", {}),
+        }
+        message = {
+            "id": f"msg_{uuid.uuid4().hex[:24]}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", "model"),
+            "content": blocks,
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": used,
+        }
+        if not body.get("stream"):
+            self._send(200, message)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+        def event(name: str, data: dict[str, Any]) -> None:
+            payload = json.dumps({"type": name, **data})
+            self._chunk(f"event: {name}\ndata: {payload}\n\n".encode())
+
+        start = {
+            **message,
+            "content": [],
+            "stop_reason": None,
+            "usage": {**used, "output_tokens": 1},
+        }
+        event("message_start", {"message": start})
+        for index, block in enumerate(blocks):
+            event("content_block_start", {"index": index, "content_block": block_start(block)})
+            for delta in block_deltas(block):
+                event("content_block_delta", {"index": index, "delta": delta})
+            event("content_block_stop", {"index": index})
+        event(
+            "message_delta",
+            {
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": used["output_tokens"]},
+            },
+        )
+        event("message_stop", {})
+        self._chunk(b"")
+
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         self.wfile.flush()
@@ -180,6 +263,66 @@ def completion(answer: dict[str, Any], model: str, used: dict[str, int]) -> dict
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": used,
     }
+
+
+def anthropic_error(kind: str, message: str) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+def anthropic_input_tokens(body: dict[str, Any]) -> int:
+    """The request's system prompt and messages at 4 characters a token."""
+    return (len(json.dumps([body.get("system"), body.get("messages", [])])) + 3) // 4
+
+
+def anthropic_blocks(answer: dict[str, Any]) -> list[dict[str, Any]]:
+    """An answer's content blocks, whole, as a plain (not streamed) message carries them."""
+    if "content" in answer:
+        given = answer["content"]
+    elif "tool" in answer:
+        given = [{"type": "tool_use", "name": answer["tool"], "input": answer.get("arguments", {})}]
+    else:
+        given = [{"type": "text", "text": answer.get("text", "ok")}]
+    blocks = []
+    for block in given:
+        if block["type"] == "tool_use":
+            block = {
+                "type": "tool_use",
+                "id": block.get("id") or f"toolu_{uuid.uuid4().hex[:24]}",
+                "name": block["name"],
+                "input": block.get("input", {}),
+            }
+        elif block["type"] == "thinking":
+            block = {
+                "type": "thinking",
+                "thinking": block["thinking"],
+                "signature": block.get("signature", ""),
+            }
+        blocks.append(block)
+    return blocks
+
+
+def block_start(block: dict[str, Any]) -> dict[str, Any]:
+    """A block as ``content_block_start`` opens it: empty, its deltas to follow."""
+    if block["type"] == "text":
+        return {"type": "text", "text": ""}
+    if block["type"] == "thinking":
+        return {"type": "thinking", "thinking": "", "signature": ""}
+    if block["type"] == "tool_use":
+        return {**block, "input": {}}
+    return block
+
+
+def block_deltas(block: dict[str, Any]) -> list[dict[str, Any]]:
+    if block["type"] == "text":
+        return [{"type": "text_delta", "text": w} for w in words(block["text"])]
+    if block["type"] == "thinking":
+        deltas = [{"type": "thinking_delta", "thinking": w} for w in words(block["thinking"])]
+        return [*deltas, {"type": "signature_delta", "signature": block["signature"]}]
+    if block["type"] == "tool_use":
+        text = json.dumps(block["input"])
+        half = len(text) // 2  # two pieces, as a client must join partial JSON
+        return [{"type": "input_json_delta", "partial_json": p} for p in (text[:half], text[half:])]
+    return []
 
 
 class Server(ThreadingHTTPServer):

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# (Re)install the oracles from the npm registry: omp 18.2.3 and pi 1.6.0, and the omp 18.2.9 and
-# 18.3.4 release bundles. Safe to rerun.
+# (Re)install the oracles from the npm registry: omp 18.2.3 and pi 1.6.0, the omp 18.2.9 and
+# 18.3.4 release bundles, and Claude Code 2.1.332. Safe to rerun.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 
@@ -45,3 +45,10 @@ for entry in ../omp/node_modules/@oh-my-pi/*; do
 done
 ln -sfn ../../natives-stub node_modules/@oh-my-pi/pi-natives
 for v in 18.2.9 18.3.4; do "$here/omp/node_modules/.bin/bun" "$v/package/dist/cli.js" --version; done
+
+# Claude Code 2.1.332 (lockfile: claude/package-lock.json). Its postinstall (install.cjs) only copies the native
+# binary of the optional package @anthropic-ai/claude-code-linux-x64 (~400 MB) over bin/claude.exe; skipped,
+# so the drivers run that binary directly (claude/cc.py).
+cd "$here/claude"
+[ -x node_modules/@anthropic-ai/claude-code-linux-x64/claude ] || npm ci --ignore-scripts
+node_modules/@anthropic-ai/claude-code-linux-x64/claude --version
