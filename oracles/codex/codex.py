@@ -1,0 +1,543 @@
+#!/usr/bin/env python3
+"""Codex CLI 0.171.0, run whole against a loopback Responses API: its rollouts and what it sends.
+
+    codex.py exec [--home H] [--script S.json] [--provider P] [--model M] [-c KEY=VALUE ...] -- ARGS...
+    codex.py context [--out-dir DIR] ROLLOUT.jsonl ...
+    codex.py make-fixtures [--out tests/fixtures/codex]
+    codex.py findable [--keep DIR]
+
+Every run happens in a network namespace of its own that has only loopback (``unshare -n``, so
+root or user namespaces are needed): the driver re-runs itself inside one, brings ``lo`` up,
+starts ``responseslog.py`` there on 127.0.0.1 and runs Codex under ``strace -e connect``; a run
+that connected anywhere but the server fails. Codex gets a clean environment: ``HOME`` and
+``CODEX_HOME`` (``$HOME/.codex``) in a temporary home, the working directory ``PROJECT``, and
+``$CODEX_HOME/config.toml`` as issue 25 gives it (``configure``), the provider named after the
+rollout's own where one is resumed (Codex refuses a rollout whose provider is not configured).
+
+``exec`` runs ``codex exec --skip-git-repo-check --disable plugins --disable apps ARGS`` once and
+prints a JSON summary (exit code, stderr, the requests, the connections, the rollouts written).
+``context`` resumes each rollout, a copy in a fresh home, with ``resume <id> "continue"`` and
+writes what Codex sent (``<rollout>.codex-request.json``) and the part of it that is the
+session's own history (``<rollout>.codex-context.json``; ``session_context``). ``make-fixtures``
+has Codex make sessions of its own and writes the hand-written cases, then runs ``context`` on
+all of them. ``findable`` answers which rollouts ``resume <id>``, ``resume --last`` and the
+picker find (README, "Codex 0.171.0").
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+VERSION = "0.171.0"
+CODEX = HERE / "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
+SERVER = HERE / "responseslog.py"
+# Fixed places, so the rollouts Codex writes name the same folders wherever they are replayed.
+PROJECT = Path("/tmp/codex-oracle-project")
+ORACLE_HOME = Path("/tmp/codex-oracle-home")
+MODEL = "fake-model"
+PROVIDER = "fake"
+# The flags issue 25 gives: no plugins or apps (they would reach for the network).
+EXEC = ["exec", "--skip-git-repo-check", "--disable", "plugins", "--disable", "apps"]
+NETNS_MARK = "CODEX_ORACLE_NETNS"
+
+
+# --- the network jail --------------------------------------------------------------------------
+
+
+def enter_netns() -> None:
+    """Run this script again inside a network namespace that has only loopback, once."""
+    if os.environ.get(NETNS_MARK) == "1":
+        subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+        return
+    env = {**os.environ, NETNS_MARK: "1"}
+    cmd = ["unshare", "--net", sys.executable, str(Path(sys.argv[0]).resolve()), *sys.argv[1:]]
+    sys.exit(subprocess.run(cmd, env=env).returncode)
+
+
+CONNECT = re.compile(r'connect\(\d+, \{sa_family=(AF_INET6?), sin6?_port=htons\((\d+)\), (?:sin_addr=inet_addr|inet_pton\(AF_INET6, )\("([^"]+)"')
+
+
+def connections(strace_log: Path) -> list[str]:
+    """The internet connections a run attempted, ``host:port`` each, from strace's log."""
+    found = []
+    for line in strace_log.read_text(errors="replace").splitlines():
+        m = CONNECT.search(line)
+        if m:
+            found.append(f"{m.group(3)}:{m.group(2)}")
+    return found
+
+
+# --- the loopback server and Codex's configuration ----------------------------------------------
+
+
+class Server:
+    """``responseslog.py`` on an ephemeral loopback port, with a request log and a script."""
+
+    def __init__(self, work: Path, script: list[Any]) -> None:
+        self.log = work / "requests.jsonl"
+        self.log.write_text("")
+        script_file = work / "script.json"
+        script_file.write_text(json.dumps(script))
+        port_file = work / "port"
+        self.proc = subprocess.Popen(
+            [sys.executable, str(SERVER), str(self.log), "--port-file", str(port_file), "--script", str(script_file)],
+            stdout=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while not (port_file.exists() and port_file.read_text().strip()):
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise RuntimeError("responseslog.py did not start")
+            time.sleep(0.05)
+        self.port = int(port_file.read_text())
+
+    def requests(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.log.read_text().splitlines() if line]
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=10)
+
+
+def configure(codex_home: Path, port: int, provider: str, model: str, extra: list[str]) -> None:
+    """``$CODEX_HOME/config.toml`` as issue 25 gives it, the provider called ``provider``."""
+    codex_home.mkdir(parents=True, exist_ok=True)
+    lines = [
+        f'model = "{model}"',
+        f'model_provider = "{provider}"',
+        'approval_policy = "never"',
+        'sandbox_mode = "read-only"',
+        "check_for_update_on_startup = false",
+        *extra,
+        "",
+        f"[model_providers.{provider}]",
+        f'name = "{provider}"',
+        f'base_url = "http://127.0.0.1:{port}/v1"',
+        'wire_api = "responses"',
+        'env_key = "FAKE_OPENAI_KEY"',
+        "request_max_retries = 0",
+        "stream_max_retries = 0",
+        "",
+        "[analytics]",
+        "enabled = false",
+        "",
+    ]
+    (codex_home / "config.toml").write_text("\n".join(lines))
+
+
+# --- one run ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    rc: int
+    stdout: str
+    stderr: str
+    requests: list[dict[str, Any]]
+    connections: list[str]
+    rollouts: list[str] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "rc": self.rc,
+            "stdout": self.stdout,
+            "stderr": self.stderr.splitlines()[-12:],
+            "connections": self.connections,
+            "rollouts": self.rollouts,
+            "requests": self.requests,
+        }
+
+
+def codex_env(home: Path, rust_log: str | None = None) -> dict[str, str]:
+    """The whole environment Codex gets: nothing of this machine's but PATH."""
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(home),
+        "CODEX_HOME": str(home / ".codex"),
+        "FAKE_OPENAI_KEY": "sk-fake",
+        "TZ": "UTC",
+        "LANG": "C.UTF-8",
+        "TERM": "xterm-256color",
+    }
+    if rust_log:
+        env["RUST_LOG"] = rust_log
+    return env
+
+
+def traced(strace_log: Path, args: list[str]) -> list[str]:
+    return ["strace", "-f", "-qq", "-e", "trace=connect", "-o", str(strace_log), str(CODEX), *args]
+
+
+def checked_connections(strace_log: Path, port: int) -> list[str]:
+    seen = connections(strace_log)
+    allowed = f"127.0.0.1:{port}"
+    if any(c != allowed for c in seen):
+        raise RuntimeError(f"Codex connected elsewhere than {allowed}: {seen}")
+    return seen
+
+
+def run_codex(
+    home: Path,
+    args: list[str],
+    script: list[Any] | None = None,
+    provider: str = PROVIDER,
+    model: str = MODEL,
+    extra: list[str] | None = None,
+    cwd: Path = PROJECT,
+    rust_log: str | None = None,
+    timeout: float = 120,
+) -> Run:
+    """Run ``codex ARGS`` once with HOME ``home`` (CODEX_HOME ``home/.codex``) against a fresh
+    server. The config is written first; everything the run leaves stays in ``home``."""
+    work = Path(tempfile.mkdtemp(prefix="codex-run-"))
+    server = Server(work, script or [{"text": "ok"}])
+    try:
+        configure(home / ".codex", server.port, provider, model, extra or [])
+        before = {p: p.stat().st_size for p in rollout_files(home / ".codex")}
+        proc = subprocess.run(
+            traced(work / "strace.txt", args),
+            cwd=cwd,
+            env=codex_env(home, rust_log),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        seen = checked_connections(work / "strace.txt", server.port)
+        written = [str(p) for p in rollout_files(home / ".codex") if before.get(p) != p.stat().st_size]
+        return Run(proc.returncode, proc.stdout, proc.stderr, server.requests(), seen, written)
+    finally:
+        server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class Step:
+    """Wait until the screen shows ``until`` (and no longer ``busy``), then type ``keys``."""
+
+    until: str
+    keys: str = ""
+    busy: str = "Working"
+
+
+def run_tui(
+    home: Path,
+    args: list[str],
+    steps: list[Step],
+    script: list[Any] | None = None,
+    provider: str = PROVIDER,
+    model: str = MODEL,
+    extra: list[str] | None = None,
+    cwd: Path = PROJECT,
+    timeout: float = 60,
+) -> tuple[Run, list[str]]:
+    """Run the interactive ``codex ARGS`` in a pseudo-terminal (200x50) and play ``steps``;
+    the run, and the screen after each step (pyte renders it). Always ``--no-daemon``: the
+    shared app-server daemon would outlive the run."""
+    import pty
+    import select
+    import struct
+    import fcntl
+    import termios
+
+    sys.path.insert(0, str(HERE / "pylib"))
+    import pyte  # installed by setup.sh into pylib/
+
+    work = Path(tempfile.mkdtemp(prefix="codex-tui-"))
+    server = Server(work, script or [{"text": "ok"}])
+    screen = pyte.Screen(200, 50)
+    stream = pyte.ByteStream(screen)
+    screens: list[str] = []
+    try:
+        configure(home / ".codex", server.port, provider, model, extra or [])
+        before = {p: p.stat().st_size for p in rollout_files(home / ".codex")}
+        argv = traced(work / "strace.txt", ["--no-daemon", *args])
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.chdir(cwd)
+            os.execve("/usr/bin/strace", argv, codex_env(home))
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
+
+        def pump(seconds: float) -> None:
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                ready, _, _ = select.select([fd], [], [], 0.1)
+                if not ready:
+                    continue
+                try:
+                    data = os.read(fd, 65536)
+                except OSError:
+                    return
+                # The terminal queries crossterm makes at start: answer as a terminal would.
+                if b"\x1b[6n" in data:
+                    os.write(fd, b"\x1b[1;1R")
+                if b"\x1b[c" in data:
+                    os.write(fd, b"\x1b[?62c")
+                stream.feed(data)
+
+        def text() -> str:
+            return "\n".join(line.rstrip() for line in screen.display)
+
+        deadline = time.monotonic() + timeout
+        for step in steps:
+            pump(0.5)
+            while step.until not in text() or (step.busy and step.busy in text()):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the TUI never showed {step.until!r}:\n{text()}")
+                pump(0.3)
+            pump(0.5)
+            screens.append(text())
+            for key in step.keys:
+                os.write(fd, key.encode())
+                pump(0.05)
+        os.kill(pid, signal.SIGTERM)
+        os.waitpid(pid, 0)
+        seen = checked_connections(work / "strace.txt", server.port)
+        written = [str(p) for p in rollout_files(home / ".codex") if before.get(p) != p.stat().st_size]
+        return Run(0, "", "", server.requests(), seen, written), screens
+    finally:
+        server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def rollout_files(codex_home: Path) -> list[Path]:
+    return sorted((codex_home / "sessions").glob("*/*/*/rollout-*.jsonl"))
+
+
+def fresh_home(path: Path = ORACLE_HOME) -> Path:
+    """An empty home at ``path`` (removed first: the fixed place keeps the rollouts' paths fixed)."""
+    shutil.rmtree(path, ignore_errors=True)
+    (path / ".codex").mkdir(parents=True)
+    return path
+
+
+def project() -> Path:
+    """The fixed project folder, with the file the scripted sessions read."""
+    PROJECT.mkdir(parents=True, exist_ok=True)
+    (PROJECT / "notes.txt").write_text("alpha\nbeta\ngamma\n")
+    return PROJECT
+
+
+# --- the context oracle ----------------------------------------------------------------------------
+
+PROMPT = "continue"
+BASE_INSTRUCTIONS_START = "You are a coding agent running in the Codex CLI"
+ROLLOUT_NAME = re.compile(r"^rollout-(\d{4})-(\d\d)-(\d\d)T[\d-]+-([0-9a-fA-F-]{36})\.jsonl$")
+# Noise every run prints, kept out of the recorded stderr.
+STDERR_NOISE = ("Unknown model fake-model", "could not find bubblewrap", "could not create PATH aliases",
+                "Model metadata for `fake-model` not found")
+
+
+def read_lines(path: Path) -> list[Any]:
+    """The rollout's lines that are JSON, parsed (the rest skipped, as Codex skips them)."""
+    out = []
+    for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            out.append(json.loads(raw))
+        except ValueError:
+            continue
+    return out
+
+
+@dataclass(frozen=True)
+class Meta:
+    id: str
+    provider: str | None
+    model: str | None
+    timestamp: str
+
+
+def rollout_meta(path: Path) -> Meta:
+    """The session id, provider and latest model a rollout names, as Codex would read them."""
+    session: dict[str, Any] | None = None
+    model = None
+    for line in read_lines(path):
+        if not isinstance(line, dict):
+            continue
+        payload = line.get("payload")
+        if line.get("type") == "session_meta" and isinstance(payload, dict) and session is None:
+            session = payload
+        elif line.get("type") == "turn_context" and isinstance(payload, dict) and payload.get("model"):
+            model = payload["model"]
+        elif session is None and "id" in line and "type" not in line:
+            session = line  # the bare first version
+    if session is None:
+        m = ROLLOUT_NAME.match(path.name)
+        if not m:
+            raise ValueError(f"{path}: no session_meta and no id in the name")
+        return Meta(m.group(4), None, model, "")
+    return Meta(str(session["id"]), session.get("model_provider"), model, str(session.get("timestamp", "")))
+
+
+def place(path: Path, codex_home: Path, meta: Meta) -> Path:
+    """A copy of the rollout where Codex looks for it: its own name, or one made from its id."""
+    m = ROLLOUT_NAME.match(path.name)
+    if m:
+        year, month, day = m.group(1), m.group(2), m.group(3)
+        name = path.name
+    else:
+        when = meta.timestamp[:19] or "2026-11-30T09:00:00"
+        year, month, day = when[:4], when[5:7], when[8:10]
+        name = f"rollout-{when.replace(':', '-')}-{meta.id}.jsonl"
+    folder = codex_home / "sessions" / year / month / day
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(path, folder / name)
+    return folder / name
+
+
+def slim_request(body: dict[str, Any]) -> dict[str, Any]:
+    """The request as kept in a fixture: the tools by name, the base instructions by size and
+    digest (both are the same in every request; ``request-whole.json`` keeps one as sent)."""
+    out = dict(body)
+    if isinstance(out.get("tools"), list):
+        out["tools"] = [t.get("name") or t.get("type") for t in out["tools"]]
+    items = []
+    for item in out.get("input", []):
+        if item.get("role") == "developer":
+            content = []
+            for part in item.get("content", []):
+                text = part.get("text", "")
+                if text.startswith(BASE_INSTRUCTIONS_START):
+                    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+                    part = {**part, "text": f"<base instructions: {len(text)} chars, sha256 {digest}…>"}
+                content.append(part)
+            item = {**item, "content": content}
+        items.append(item)
+    out["input"] = items
+    return out
+
+
+def message_text(item: dict[str, Any]) -> str:
+    return "".join(p.get("text", "") for p in item.get("content") or [] if isinstance(p, dict))
+
+
+def own_item(item: dict[str, Any]) -> str | None:
+    """Why Codex sent ``item`` of its own accord, or None when it is the session's history:
+    a developer message (base instructions, permissions, skills, collaboration mode, model
+    switch), or a user message that is Codex's environment context or AGENTS.md instructions
+    (the fragments of its initial context)."""
+    if item.get("type") != "message":
+        return None
+    if item.get("role") == "developer":
+        return "developer"
+    if item.get("role") == "user":
+        text = message_text(item).strip()
+        if text.lower().startswith("<environment_context>") and text.lower().endswith("</environment_context>"):
+            return "environment_context"
+        if text.startswith("# AGENTS.md instructions for ") and text.endswith("</INSTRUCTIONS>"):
+            return "agents_instructions"
+    return None
+
+
+def session_context(body: dict[str, Any], prompt: str = PROMPT) -> dict[str, Any]:
+    """The history part of a resume request: ``input`` without Codex's own items (``own_item``)
+    and without the new prompt, its last item. ``dropped`` says what was left out, by index."""
+    items = body.get("input", [])
+    if not items or items[-1].get("role") != "user" or message_text(items[-1]) != prompt:
+        raise ValueError("the request does not end with the prompt")
+    kept, dropped = [], []
+    for index, item in enumerate(items[:-1]):
+        why = own_item(item)
+        if why:
+            dropped.append({"at": index, "why": why})
+        else:
+            kept.append(item)
+    dropped.append({"at": len(items) - 1, "why": "prompt"})
+    return {"context": kept, "dropped": dropped}
+
+
+def resume_oracle(path: Path) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Resume a copy of ``path`` in a fresh home; what Codex sent, and the context derived."""
+    meta = rollout_meta(path)
+    home = fresh_home()
+    copy = place(path, home / ".codex", meta)
+    before = copy.read_bytes()
+    run = run_codex(home, [*EXEC, "resume", meta.id, PROMPT], [{"text": "ok"}],
+                    provider=meta.provider or PROVIDER, model=meta.model or MODEL, rust_log="warn")
+    after = copy.read_bytes()
+    appended = after[len(before):] if after.startswith(before) else None
+    record: dict[str, Any] = {
+        "codex": VERSION,
+        "argv": ["codex", *EXEC, "resume", meta.id, PROMPT],
+        "provider": meta.provider or PROVIDER,
+        "model": meta.model or MODEL,
+        "rc": run.rc,
+        "stderr": [l for l in run.stderr.splitlines() if "WARN" in l or "ERROR" in l or l.startswith(("Error", "error"))]
+                  and [l for l in run.stderr.splitlines() if ("WARN" in l or "ERROR" in l or l.lower().startswith("error")) and not any(n in l for n in STDERR_NOISE)],
+        "appended": None if appended is None else [
+            f"{l.get('type')}/{l['payload'].get('type')}" if isinstance(l.get("payload"), dict) and "type" in l["payload"] else l.get("type")
+            for l in (json.loads(x) for x in appended.decode().splitlines() if x)
+        ],
+        "requests": [slim_request(r["body"]) for r in run.requests if isinstance(r.get("body"), dict)],
+    }
+    if appended is None:
+        record["rewritten"] = True
+    context = session_context(run.requests[0]["body"]) if run.rc == 0 and run.requests else None
+    return record, context
+
+
+def cmd_context(args: argparse.Namespace) -> None:
+    project()
+    for name in args.rollouts:
+        path = Path(name)
+        record, context = resume_oracle(path)
+        write_json(path.with_name(path.name + ".codex-request.json"), record)
+        if context is not None:
+            write_json(path.with_name(path.name + ".codex-context.json"), context)
+        print(json.dumps({"path": name, "rc": record["rc"], "context": None if context is None else len(context["context"]),
+                          "stderr": record["stderr"][-3:]}))
+
+
+def write_json(path: Path, value: Any) -> None:
+    path.write_text(json.dumps(value, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+
+
+# --- commands -----------------------------------------------------------------------------------
+
+
+def cmd_exec(args: argparse.Namespace) -> None:
+    home = Path(args.home) if args.home else fresh_home()
+    project()
+    script = json.loads(Path(args.script).read_text()) if args.script else None
+    run = run_codex(
+        home, [*EXEC, *args.args], script, args.provider, args.model, args.config, rust_log=args.rust_log
+    )
+    print(json.dumps(run.summary(), ensure_ascii=False))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("exec")
+    p.add_argument("--home")
+    p.add_argument("--script")
+    p.add_argument("--provider", default=PROVIDER)
+    p.add_argument("--model", default=MODEL)
+    p.add_argument("-c", "--config", action="append", default=[])
+    p.add_argument("--rust-log")
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    p = sub.add_parser("context")
+    p.add_argument("rollouts", nargs="+")
+    args = parser.parse_args()
+    if args.command == "exec" and args.args[:1] == ["--"]:
+        args.args = args.args[1:]
+    enter_netns()
+    {"exec": cmd_exec, "context": cmd_context}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
