@@ -438,14 +438,28 @@ def own_item(item: dict[str, Any]) -> str | None:
         text = message_text(item).strip()
         if text.lower().startswith("<environment_context>") and text.lower().endswith("</environment_context>"):
             return "environment_context"
-        if text.startswith("# AGENTS.md instructions for ") and text.endswith("</INSTRUCTIONS>"):
+        # Also the bare "# AGENTS.md instructions" Codex adds when the project's file no longer applies.
+        if text.startswith("# AGENTS.md instructions") and text.endswith("</INSTRUCTIONS>"):
             return "agents_instructions"
     return None
 
 
-def session_context(body: dict[str, Any], prompt: str = PROMPT) -> dict[str, Any]:
+def rollout_texts(path: Path) -> set[str]:
+    """The texts of every message the rollout holds (its items and its compactions' histories)."""
+    texts = set()
+    for line in read_lines(path):
+        payload = line.get("payload") if isinstance(line, dict) else None
+        if not isinstance(payload, dict):
+            continue
+        items = [payload] if line.get("type") == "response_item" else payload.get("replacement_history") or []
+        texts.update(message_text(i) for i in items if isinstance(i, dict) and i.get("type") == "message")
+    return texts
+
+
+def session_context(body: dict[str, Any], texts: set[str], prompt: str = PROMPT) -> dict[str, Any]:
     """The history part of a resume request: ``input`` without Codex's own items (``own_item``)
-    and without the new prompt, its last item. ``dropped`` says what was left out, by index."""
+    and without the new prompt, its last item. ``dropped`` says what was left out, by index, and
+    whether the rollout held it (``from``: "rollout") or Codex made it for this request ("codex")."""
     items = body.get("input", [])
     if not items or items[-1].get("role") != "user" or message_text(items[-1]) != prompt:
         raise ValueError("the request does not end with the prompt")
@@ -453,10 +467,10 @@ def session_context(body: dict[str, Any], prompt: str = PROMPT) -> dict[str, Any
     for index, item in enumerate(items[:-1]):
         why = own_item(item)
         if why:
-            dropped.append({"at": index, "why": why})
+            dropped.append({"at": index, "why": why, "from": "rollout" if message_text(item) in texts else "codex"})
         else:
             kept.append(item)
-    dropped.append({"at": len(items) - 1, "why": "prompt"})
+    dropped.append({"at": len(items) - 1, "why": "prompt", "from": "codex"})
     return {"context": kept, "dropped": dropped}
 
 
@@ -486,7 +500,7 @@ def resume_oracle(path: Path) -> tuple[dict[str, Any], dict[str, Any] | None]:
     }
     if appended is None:
         record["rewritten"] = True
-    context = session_context(run.requests[0]["body"]) if run.rc == 0 and run.requests else None
+    context = session_context(run.requests[0]["body"], rollout_texts(path)) if run.rc == 0 and run.requests else None
     return record, context
 
 
@@ -504,6 +518,135 @@ def cmd_context(args: argparse.Namespace) -> None:
 
 def write_json(path: Path, value: Any) -> None:
     path.write_text(json.dumps(value, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+
+
+# --- sessions Codex makes itself ------------------------------------------------------------------
+
+# Auto-compaction: Codex compacts once the usage a response reports reaches this many tokens
+# (the fallback metadata of an unknown model has no limit of its own).
+COMPACT_AT = "model_auto_compact_token_limit = 20000"
+FULL = {"input_tokens": 50000, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 10,
+        "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 50010}
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One ``codex exec`` run of a made session: the prompt and what the server answers."""
+
+    prompt: str
+    script: list[Any]
+
+
+# Each session: its first turn is ``exec PROMPT``, the others ``exec resume <id> PROMPT``.
+MADE: dict[str, list[Turn]] = {
+    "chat": [
+        Turn("Say hello.", [{"text": "Hello."}]),
+        Turn("Say it again.", [{"text": "Hello again."}]),
+    ],
+    "tools": [
+        Turn(
+            "How many lines does notes.txt have, and what is the first?",
+            [
+                [
+                    {"reasoning": "I should look at the file.", "encrypted": "gAAAA-made-reasoning-1"},
+                    {"call": "exec_command", "arguments": {"cmd": "wc -l notes.txt"}},
+                    {"call": "exec_command", "arguments": {"cmd": "head -1 notes.txt"}},
+                ],
+                [{"reasoning": "", "encrypted": "gAAAA-made-reasoning-2"}, {"text": "3 lines; the first is alpha."}],
+            ],
+        ),
+        Turn("And the last?", [[{"call": "exec_command", "arguments": {"cmd": "tail -1 notes.txt"}}], {"text": "gamma."}]),
+    ],
+    # The first answer reports a full context, so the next turn begins with a compaction: Codex
+    # asks the model for a summary (its compaction prompt) and records a ``compacted`` line.
+    "compact": [
+        Turn("First question.", [{"text": "First answer.", "usage": FULL}]),
+        Turn("Second question.", [{"text": "SUMMARY-MADE: one question was answered."}, {"text": "Second answer."}]),
+        Turn("Third question.", [{"text": "Third answer."}]),
+    ],
+}
+SESSION_ID = re.compile(r"^session id: ([0-9a-f-]{36})$", re.M)
+
+
+def make_sessions(home: Path) -> dict[str, str]:
+    """Drive every ``MADE`` session in ``home``; the id each got."""
+    ids: dict[str, str] = {}
+    for name, turns in MADE.items():
+        for turn in turns:
+            args = [*EXEC, turn.prompt] if name not in ids else [*EXEC, "resume", ids[name], turn.prompt]
+            run = run_codex(home, args, turn.script, extra=[COMPACT_AT])
+            if run.rc != 0:
+                raise RuntimeError(f"{name}: codex exited {run.rc}:\n{run.stderr[-2000:]}")
+            m = SESSION_ID.search(run.stderr)
+            if not m:
+                raise RuntimeError(f"{name}: no session id in:\n{run.stderr[-2000:]}")
+            ids.setdefault(name, m.group(1))
+    return ids
+
+
+def dump_sqlite(path: Path) -> dict[str, Any]:
+    """A SQLite file as its tables' schemas and rows (the migration log by count only)."""
+    import sqlite3
+
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        out: dict[str, Any] = {}
+        tables = con.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name").fetchall()
+        for table, sql in tables:
+            cur = con.execute(f'SELECT * FROM "{table}"')
+            columns = [d[0] for d in cur.description]
+            rows = [dict(zip(columns, row)) for row in cur.fetchall()]
+            entry: dict[str, Any] = {"schema": sql, "count": len(rows)}
+            if table not in ("_sqlx_migrations", "sqlite_sequence"):
+                entry["rows"] = rows
+            out[table] = entry
+        return out
+    finally:
+        con.close()
+
+
+def keep_home(codex_home: Path, out: Path, names: dict[str, str]) -> list[Path]:
+    """Copy what Codex wrote that a reader meets: the rollouts (under ``sessions/`` as Codex
+    placed them), ``session_index.jsonl`` when there is one, the state and history databases as
+    JSON dumps, and ``sessions.json`` (fixture name -> id). The rollouts copied, in order."""
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    kept = []
+    for path in rollout_files(codex_home):
+        target = out / path.relative_to(codex_home)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+        kept.append(target)
+    if (codex_home / "session_index.jsonl").exists():
+        shutil.copyfile(codex_home / "session_index.jsonl", out / "session_index.jsonl")
+    for db in sorted(codex_home.glob("*.sqlite")):
+        if db.name.startswith(("state_", "thread_history_")):
+            write_json(out / f"{db.name}.json", dump_sqlite(db))
+    write_json(out / "sessions.json", names)
+    return kept
+
+
+def cmd_make(args: argparse.Namespace) -> None:
+    project()
+    out = Path(args.out)
+    home = fresh_home()
+    ids = make_sessions(home)
+    made = keep_home(home / ".codex", out / "made", ids)
+    (out / "written").mkdir(parents=True, exist_ok=True)
+    import rollouts
+
+    written = []
+    for name, rollout in rollouts.written().items():
+        path = out / "written" / f"{name}.jsonl"
+        path.write_text(rollout.text(), encoding="utf-8")
+        written.append(path)
+    for path in [*made, *written]:
+        record, context = resume_oracle(path)
+        write_json(path.with_name(path.name + ".codex-request.json"), record)
+        if context is not None:
+            write_json(path.with_name(path.name + ".codex-context.json"), context)
+        print(json.dumps({"path": str(path.relative_to(out)), "rc": record["rc"],
+                          "context": None if context is None else len(context["context"])}))
 
 
 # --- commands -----------------------------------------------------------------------------------
@@ -532,11 +675,13 @@ def main() -> None:
     p.add_argument("args", nargs=argparse.REMAINDER)
     p = sub.add_parser("context")
     p.add_argument("rollouts", nargs="+")
+    p = sub.add_parser("make")
+    p.add_argument("--out", default=str(REPO / "tests/fixtures/codex"))
     args = parser.parse_args()
     if args.command == "exec" and args.args[:1] == ["--"]:
         args.args = args.args[1:]
     enter_netns()
-    {"exec": cmd_exec, "context": cmd_context}[args.command](args)
+    {"exec": cmd_exec, "context": cmd_context, "make": cmd_make}[args.command](args)
 
 
 if __name__ == "__main__":
