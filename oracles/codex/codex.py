@@ -38,6 +38,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -69,16 +70,23 @@ def enter_netns() -> None:
     sys.exit(subprocess.run(cmd, env=env).returncode)
 
 
-CONNECT = re.compile(r'connect\(\d+, \{sa_family=(AF_INET6?), sin6?_port=htons\((\d+)\), (?:sin_addr=inet_addr|inet_pton\(AF_INET6, )\("([^"]+)"')
+CONNECT = re.compile(
+    r'connect\(\d+, \{sa_family=(AF_INET6?), sin6?_port=htons\((\d+)\), '
+    r'(?:sin_addr=inet_addr|inet_pton\(AF_INET6, )\("([^"]+)"\)?.*= (-?\d+)(?: (\w+))?'
+)
 
 
 def connections(strace_log: Path) -> list[str]:
-    """The internet connections a run attempted, ``host:port`` each, from strace's log."""
+    """The internet connections a run attempted, ``host:port`` each (`` refused: ERRNO`` when
+    the namespace turned it away), from strace's log."""
     found = []
     for line in strace_log.read_text(errors="replace").splitlines():
         m = CONNECT.search(line)
         if m:
-            found.append(f"{m.group(3)}:{m.group(2)}")
+            refused = f" refused: {m.group(5)}" if m.group(4) == "-1" and m.group(5) != "EINPROGRESS" else ""
+            found.append(f"{m.group(3)}:{m.group(2)}{refused}")
+        elif "htons(53)" in line and "sendto(" in line:
+            found.append("dns:53 refused: ENETUNREACH" if "ENETUNREACH" in line else "dns:53")
     return found
 
 
@@ -179,13 +187,21 @@ def codex_env(home: Path, rust_log: str | None = None) -> dict[str, str]:
 
 
 def traced(strace_log: Path, args: list[str]) -> list[str]:
-    return ["strace", "-f", "-qq", "-e", "trace=connect", "-o", str(strace_log), str(CODEX), *args]
+    return ["strace", "-f", "-qq", "-e", "trace=connect,sendto", "-o", str(strace_log), str(CODEX), *args]
 
 
-def checked_connections(strace_log: Path, port: int) -> list[str]:
+def checked_connections(strace_log: Path, port: int, own_loopback: bool = False) -> list[str]:
+    """The run's connections; an error if one reached anything but the server (attempts the
+    namespace refused, such as the TUI's look-up of api.github.com, are listed, not errors).
+    ``own_loopback``: the TUI also talks to its own app server on another loopback port, which
+    in this namespace can only be a process of the run."""
     seen = connections(strace_log)
     allowed = f"127.0.0.1:{port}"
-    if any(c != allowed for c in seen):
+
+    def fine(c: str) -> bool:
+        return c == allowed or " refused: " in c or (own_loopback and c.startswith("127.0.0.1:"))
+
+    if not all(fine(c) for c in seen):
         raise RuntimeError(f"Codex connected elsewhere than {allowed}: {seen}")
     return seen
 
@@ -301,17 +317,34 @@ def run_tui(
                 pump(0.3)
             pump(0.5)
             screens.append(text())
-            for key in step.keys:
+            # One key at a time, an escape sequence whole (alone, ESC is a key of its own).
+            for key in re.findall(r"\x1b\[[0-9;]*[A-Za-z~]|.", step.keys, re.S):
                 os.write(fd, key.encode())
                 pump(0.05)
-        os.kill(pid, signal.SIGTERM)
-        os.waitpid(pid, 0)
-        seen = checked_connections(work / "strace.txt", server.port)
+        stop_traced(pid)
+        seen = checked_connections(work / "strace.txt", server.port, own_loopback=True)
         written = [str(p) for p in rollout_files(home / ".codex") if before.get(p) != p.stat().st_size]
         return Run(0, "", "", server.requests(), seen, written), screens
     finally:
         server.stop()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def stop_traced(pid: int) -> None:
+    """End the TUI strace runs as ``pid``: strace blocks fatal signals while it writes to a file
+    (``-o``), so Codex, its child, is the one told to stop (then killed if it lingers)."""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for child in children:
+            try:
+                os.kill(int(child), sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            if os.waitpid(pid, os.WNOHANG) != (0, 0):
+                return
+            time.sleep(0.1)
 
 
 def rollout_files(codex_home: Path) -> list[Path]:
@@ -584,6 +617,20 @@ def make_sessions(home: Path) -> dict[str, str]:
     return ids
 
 
+def make_tui_session(home: Path) -> str:
+    """An interactive session (source ``cli``, named in ``session_index.jsonl``): one turn, then
+    ``/compact`` typed in the TUI; its id."""
+    run, _ = run_tui(
+        home,
+        ["Say hello from the TUI."],
+        [Step(until="Hello from the TUI.", keys="/compact"), Step(until="/compact", keys="\r"), Step(until="")],
+        script=[{"text": "Hello from the TUI."}, {"text": "SUMMARY-TUI: a greeting was exchanged."}],
+    )
+    if len(run.requests) != 2 or len(run.rollouts) != 1:
+        raise RuntimeError(f"the TUI session made {len(run.requests)} requests and {run.rollouts}")
+    return ROLLOUT_NAME.match(Path(run.rollouts[0]).name).group(4)  # type: ignore[union-attr]
+
+
 def dump_sqlite(path: Path) -> dict[str, Any]:
     """A SQLite file as its tables' schemas and rows (the migration log by count only)."""
     import sqlite3
@@ -631,6 +678,7 @@ def cmd_make(args: argparse.Namespace) -> None:
     out = Path(args.out)
     home = fresh_home()
     ids = make_sessions(home)
+    ids["tui"] = make_tui_session(home)
     made = keep_home(home / ".codex", out / "made", ids)
     (out / "written").mkdir(parents=True, exist_ok=True)
     import rollouts
@@ -647,6 +695,186 @@ def cmd_make(args: argparse.Namespace) -> None:
             write_json(path.with_name(path.name + ".codex-context.json"), context)
         print(json.dumps({"path": str(path.relative_to(out)), "rc": record["rc"],
                           "context": None if context is None else len(context["context"])}))
+
+
+# --- candidate new sessions, an exchange in an old one, and what finds them ---------------------------
+
+DOCUMENT = (
+    "# Handoff HANDOFF-DOC-7f3a\n\nThe work so far: notes.txt holds three lines (alpha, beta, gamma);"
+    " the next step is to add a fourth.\n"
+)
+MARK = "HANDOFF-DOC-7f3a"
+PICKER_COUNT = re.compile(r"(\d+) / (\d+) · ")
+
+
+def carried(body: dict[str, Any], mark: str = MARK) -> list[dict[str, Any]]:
+    """Where the request's input holds ``mark``: each item's index, type and role."""
+    return [
+        {"at": i, "type": item.get("type"), "role": item.get("role")}
+        for i, item in enumerate(body.get("input", []))
+        if mark in json.dumps(item, ensure_ascii=False)
+    ]
+
+
+def in_state(codex_home: Path, thread: str) -> bool:
+    """Whether the state database has a row for ``thread``."""
+    import sqlite3
+
+    db = next(iter(sorted(codex_home.glob("state_*.sqlite"))), None)
+    if db is None:
+        return False
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return con.execute("SELECT 1 FROM threads WHERE id = ?", (thread,)).fetchone() is not None
+    finally:
+        con.close()
+
+
+def warnings(stderr: str) -> list[str]:
+    """Codex's WARN/ERROR lines and its error message, without the timestamps or the noise."""
+    out = []
+    for line in stderr.splitlines():
+        if ("WARN" in line or "ERROR" in line or line.lower().startswith("error")) and not any(
+            n in line for n in STDERR_NOISE
+        ):
+            out.append(re.sub(r"^\S+Z\s+", "", line).replace(str(ORACLE_HOME), "$HOME"))
+    return out
+
+
+def resumed(run: Run) -> str | None:
+    """The session a run's first request belongs to (Codex names it in ``client_metadata``)."""
+    if not run.requests:
+        return None
+    return run.requests[0]["body"].get("client_metadata", {}).get("session_id")
+
+
+def picker(home: Path, mark: str) -> dict[str, Any]:
+    """What the picker lists: ``codex resume`` as it opens (sessions of this cwd, interactive
+    ones only) and ``codex resume --all --include-non-interactive`` (every session); for each the
+    count it shows, its rows, and whether one shows ``mark``."""
+    out: dict[str, Any] = {}
+    for key, args in (("default", ["resume"]), ("all", ["resume", "--all", "--include-non-interactive"])):
+        run, screens = run_tui(home, args, [Step(until=" / ", busy="Loading")])
+        lines = [line.strip() for line in screens[-1].splitlines() if line.strip()]
+        m = PICKER_COUNT.search(screens[-1])
+        start = next((i + 1 for i, line in enumerate(lines) if line == "Type to search"), 0)
+        rows = [line for line in lines[start:] if not line.startswith("───")][: max(0, int(m.group(2)) if m else 0)]
+        out[key] = {"listed": int(m.group(2)) if m else None, "rows": rows, "shows_document": any(mark in r for r in rows)}
+    return out
+
+
+def base_home() -> tuple[Path, str]:
+    """A fresh home where Codex has made one session of its own (so its state database exists
+    and has been backfilled): the home and that session's id."""
+    home = fresh_home()
+    run = run_codex(home, [*EXEC, "Say hello from the made session."], [{"text": "Hello."}])
+    m = SESSION_ID.search(run.stderr)
+    if run.rc != 0 or not m:
+        raise RuntimeError(f"the base session failed:\n{run.stderr[-2000:]}")
+    return home, m.group(1)
+
+
+def write_candidate(home: Path, rollout: Any) -> Path:
+    meta = rollout.lines[0]["payload"] if "payload" in rollout.lines[0] else rollout.lines[0]
+    when = meta["timestamp"][:19].replace(":", "-")
+    folder = home / ".codex" / "sessions" / when[:4] / when[5:7] / when[8:10]
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"rollout-{when}-{rollout.id}.jsonl"
+    path.write_text(rollout.text(), encoding="utf-8")
+    return path
+
+
+def try_candidate(name: str, make: Any) -> dict[str, Any]:
+    """Offer one candidate to Codex in three fresh homes that each hold a session Codex made:
+    the picker, ``exec resume --last`` and ``exec resume <id>``, each the first thing run after
+    the candidate was written (so it is not yet in the state database), and after the resume by
+    id the picker and ``--last`` again."""
+    out: dict[str, Any] = {"name": name}
+    home, base = base_home()
+    rollout = make()
+    path = write_candidate(home, rollout)
+    out["file"] = str(path.relative_to(home / ".codex"))
+    out["in_state_before"] = in_state(home / ".codex", rollout.id)
+    out["picker_before"] = picker(home, MARK)
+
+    home, base = base_home()
+    write_candidate(home, make())
+    run = run_codex(home, [*EXEC, "resume", "--last", PROMPT], rust_log="warn")
+    who = resumed(run)
+    out["exec_resume_last_before"] = {"rc": run.rc, "resumed": "candidate" if who == rollout.id else
+                                      "base" if who == base else who, "warnings": warnings(run.stderr)}
+
+    home, base = base_home()
+    path = write_candidate(home, make())
+    before = path.read_bytes()
+    run = run_codex(home, [*EXEC, "resume", rollout.id, PROMPT], rust_log="warn")
+    body = run.requests[0]["body"] if run.requests else {}
+    after = path.read_bytes()
+    out["exec_resume_id"] = {
+        "rc": run.rc,
+        "warnings": warnings(run.stderr),
+        "document_at": carried(body),
+        "input": [f"{i.get('type')}/{i.get('role', '')}" for i in body.get("input", [])],
+        "appended_only": after.startswith(before),
+        "in_state_after": in_state(home / ".codex", rollout.id),
+    }
+    if run.rc == 0:
+        out["picker_after"] = picker(home, MARK)
+        run = run_codex(home, [*EXEC, "resume", "--last", "again"], rust_log="warn")
+        who = resumed(run)
+        out["exec_resume_last_after"] = {"rc": run.rc, "resumed": "candidate" if who == rollout.id else
+                                         "base" if who == base else who}
+    return out
+
+
+def try_exchange() -> dict[str, Any]:
+    """Record a handoff exchange into a session Codex made (``rollouts.exchange``), then resume it
+    by id: whether Codex takes the file as changed and what its next request carries."""
+    import rollouts
+
+    home, base = base_home()
+    path = rollout_files(home / ".codex")[0]
+    lines = read_lines(path)
+    now = datetime.now(timezone.utc)
+    request = f"Hand this session off. {MARK}-REQUEST"
+    answer = f"Handed off to a new session ({MARK}-ANSWER)."
+    added = rollouts.exchange(lines, request, answer, now)
+    with path.open("a", encoding="utf-8") as f:
+        for line in added:
+            f.write(json.dumps(line, ensure_ascii=False) + "\n")
+    run = run_codex(home, [*EXEC, "resume", base, PROMPT], rust_log="warn")
+    body = run.requests[0]["body"] if run.requests else {}
+    return {
+        "lines_added": added,
+        "rc": run.rc,
+        "warnings": warnings(run.stderr),
+        "request_at": carried(body, f"{MARK}-REQUEST"),
+        "answer_at": carried(body, f"{MARK}-ANSWER"),
+        "input": [f"{i.get('type')}/{i.get('role', '')}" for i in body.get("input", [])],
+        "picker": picker(home, f"{MARK}-REQUEST"),
+    }
+
+
+def cmd_candidates(args: argparse.Namespace) -> None:
+    import rollouts
+
+    project()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    today = datetime.now(timezone.utc) + timedelta(seconds=30)  # newer than the base session
+    names = list(rollouts.candidates(DOCUMENT, today))
+    results = []
+    for name in names:
+        if args.only and name not in args.only:
+            continue
+        make = lambda name=name: rollouts.candidates(DOCUMENT, today)[name]  # noqa: E731
+        (out / f"{name}.jsonl").write_text(make().text(), encoding="utf-8")
+        result = try_candidate(name, make)
+        results.append(result)
+        print(json.dumps(result, ensure_ascii=False)[:400], flush=True)
+    exchange = try_exchange()
+    print(json.dumps(exchange, ensure_ascii=False)[:400], flush=True)
+    write_json(out / "results.json", {"codex": VERSION, "document": DOCUMENT, "candidates": results, "exchange": exchange})
 
 
 # --- commands -----------------------------------------------------------------------------------
@@ -675,13 +903,16 @@ def main() -> None:
     p.add_argument("args", nargs=argparse.REMAINDER)
     p = sub.add_parser("context")
     p.add_argument("rollouts", nargs="+")
+    p = sub.add_parser("candidates")
+    p.add_argument("--out", default=str(REPO / "tests/fixtures/codex/candidates"))
+    p.add_argument("--only", action="append")
     p = sub.add_parser("make")
     p.add_argument("--out", default=str(REPO / "tests/fixtures/codex"))
     args = parser.parse_args()
     if args.command == "exec" and args.args[:1] == ["--"]:
         args.args = args.args[1:]
     enter_netns()
-    {"exec": cmd_exec, "context": cmd_context, "make": cmd_make}[args.command](args)
+    {"exec": cmd_exec, "context": cmd_context, "make": cmd_make, "candidates": cmd_candidates}[args.command](args)
 
 
 if __name__ == "__main__":
