@@ -80,13 +80,22 @@ def connections(strace_log: Path) -> list[str]:
     """The internet connections a run attempted, ``host:port`` each (`` refused: ERRNO`` when
     the namespace turned it away), from strace's log."""
     found = []
+    # strace splits a call another thread interrupts: "pid call(... <unfinished ...>", and later
+    # "pid <... call resumed>...= result"; the two halves are joined again by pid.
+    pending: dict[str, str] = {}
     for line in strace_log.read_text(errors="replace").splitlines():
-        m = CONNECT.search(line)
+        pid, _, rest = line.partition(" ")
+        if rest.endswith("<unfinished ...>"):
+            pending[pid] = rest.removesuffix("<unfinished ...>")
+            continue
+        if rest.startswith("<... ") and pid in pending:
+            rest = pending.pop(pid) + rest.split("resumed>", 1)[-1]
+        m = CONNECT.search(rest)
         if m:
             refused = f" refused: {m.group(5)}" if m.group(4) == "-1" and m.group(5) != "EINPROGRESS" else ""
             found.append(f"{m.group(3)}:{m.group(2)}{refused}")
-        elif "htons(53)" in line and "sendto(" in line:
-            found.append("dns:53 refused: ENETUNREACH" if "ENETUNREACH" in line else "dns:53")
+        elif "htons(53)" in rest and rest.startswith("sendto("):
+            found.append("dns:53 refused: ENETUNREACH" if "ENETUNREACH" in rest else "dns:53")
     return found
 
 
@@ -774,6 +783,16 @@ def base_home() -> tuple[Path, str]:
     return home, m.group(1)
 
 
+# The day the kept candidate files are dated (each run dates its copies now).
+FIXED_DAY = datetime(2026, 12, 1, 12, 0, 0, tzinfo=timezone.utc)
+
+
+def newer() -> datetime:
+    """A start time a little after now: a candidate is the newest session of its home (the
+    candidates add up to 9 seconds to it)."""
+    return datetime.now(timezone.utc) + timedelta(seconds=1)
+
+
 def write_candidate(home: Path, rollout: Any) -> Path:
     meta = rollout.lines[0]["payload"] if "payload" in rollout.lines[0] else rollout.lines[0]
     when = meta["timestamp"][:19].replace(":", "-")
@@ -791,21 +810,33 @@ def try_candidate(name: str, make: Any) -> dict[str, Any]:
     id the picker and ``--last`` again."""
     out: dict[str, Any] = {"name": name}
     home, base = base_home()
-    rollout = make()
+    rollout = make(newer())
     path = write_candidate(home, rollout)
     out["file"] = str(path.relative_to(home / ".codex"))
     out["in_state_before"] = in_state(home / ".codex", rollout.id)
     out["picker_before"] = picker(home, MARK)
+    out["in_state_after_picker"] = in_state(home / ".codex", rollout.id)
 
     home, base = base_home()
-    write_candidate(home, make())
+    write_candidate(home, make(newer()))
     run = run_codex(home, [*EXEC, "resume", "--last", PROMPT], rust_log="warn")
     who = resumed(run)
     out["exec_resume_last_before"] = {"rc": run.rc, "resumed": "candidate" if who == rollout.id else
                                       "base" if who == base else who, "warnings": warnings(run.stderr)}
 
     home, base = base_home()
-    path = write_candidate(home, make())
+    write_candidate(home, make(newer()))
+    _, screens = run_tui(home, ["resume", "--last"], [Step(until="›", busy="Loading"), Step(until="")])
+    shown = " ".join(screens[-1].split())
+    out["tui_resume_last_before"] = {
+        "resumed": "candidate" if MARK in shown else "base" if "Say hello from the made session." in shown else None,
+        "in_state_after": in_state(home / ".codex", rollout.id),
+        # The screen's text lines (the logo's braille art left out).
+        "screen": [l.strip() for l in screens[-1].splitlines() if l.strip() and not re.search("[\u2800-\u28ff]", l)],
+    }
+
+    home, base = base_home()
+    path = write_candidate(home, make(newer()))
     before = path.read_bytes()
     run = run_codex(home, [*EXEC, "resume", rollout.id, PROMPT], rust_log="warn")
     body = run.requests[0]["body"] if run.requests else {}
@@ -861,14 +892,13 @@ def cmd_candidates(args: argparse.Namespace) -> None:
     project()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    today = datetime.now(timezone.utc) + timedelta(seconds=30)  # newer than the base session
-    names = list(rollouts.candidates(DOCUMENT, today))
+    names = list(rollouts.candidates(DOCUMENT, newer()))
     results = []
     for name in names:
         if args.only and name not in args.only:
             continue
-        make = lambda name=name: rollouts.candidates(DOCUMENT, today)[name]  # noqa: E731
-        (out / f"{name}.jsonl").write_text(make().text(), encoding="utf-8")
+        make = lambda when, name=name: rollouts.candidates(DOCUMENT, when)[name]  # noqa: E731
+        (out / f"{name}.jsonl").write_text(make(FIXED_DAY).text(), encoding="utf-8")
         result = try_candidate(name, make)
         results.append(result)
         print(json.dumps(result, ensure_ascii=False)[:400], flush=True)
