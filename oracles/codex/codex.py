@@ -626,18 +626,21 @@ def make_sessions(home: Path) -> dict[str, str]:
     return ids
 
 
-def make_tui_session(home: Path) -> str:
+def make_tui_session(home: Path) -> tuple[str, list[str]]:
     """An interactive session (source ``cli``, named in ``session_index.jsonl``): one turn, then
-    ``/compact`` typed in the TUI; its id."""
+    ``/compact`` typed in the TUI; its id and the paths of the requests it made."""
     run, _ = run_tui(
         home,
         ["Say hello from the TUI."],
         [Step(until="Hello from the TUI.", keys="/compact"), Step(until="/compact", keys="\r"), Step(until="")],
         script=[{"text": "Hello from the TUI."}, {"text": "SUMMARY-TUI: a greeting was exchanged."}],
     )
-    if len(run.requests) != 2 or len(run.rollouts) != 1:
-        raise RuntimeError(f"the TUI session made {len(run.requests)} requests and {run.rollouts}")
-    return ROLLOUT_NAME.match(Path(run.rollouts[0]).name).group(4)  # type: ignore[union-attr]
+    compacted = len(run.rollouts) == 1 and '"type":"compacted"' in Path(run.rollouts[0]).read_text()
+    if not compacted:
+        raise RuntimeError(f"the TUI session did not compact: {[r['path'] for r in run.requests]}, {run.rollouts}")
+    name = ROLLOUT_NAME.match(Path(run.rollouts[0]).name)
+    assert name is not None
+    return name.group(4), [f"{r['method']} {r['path']} {len((r['body'] or {}).get('input', []))} items" for r in run.requests]
 
 
 def dump_sqlite(path: Path) -> dict[str, Any]:
@@ -687,8 +690,9 @@ def cmd_make(args: argparse.Namespace) -> None:
     out = Path(args.out)
     home = fresh_home()
     ids = make_sessions(home)
-    ids["tui"] = make_tui_session(home)
+    ids["tui"], tui_paths = make_tui_session(home)
     made = keep_home(home / ".codex", out / "made", ids)
+    write_json(out / "made" / "tui-requests.json", tui_paths)
     (out / "written").mkdir(parents=True, exist_ok=True)
     import rollouts
 
