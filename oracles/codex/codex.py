@@ -27,6 +27,7 @@ picker find (README, "Codex 0.171.0").
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -71,7 +72,7 @@ def enter_netns() -> None:
 
 
 CONNECT = re.compile(
-    r'connect\(\d+, \{sa_family=(AF_INET6?), sin6?_port=htons\((\d+)\), '
+    r"connect\(\d+, \{sa_family=(AF_INET6?), sin6?_port=htons\((\d+)\), "
     r'(?:sin_addr=inet_addr|inet_pton\(AF_INET6, )\("([^"]+)"\)?.*= (-?\d+)(?: (\w+))?'
 )
 
@@ -92,7 +93,11 @@ def connections(strace_log: Path) -> list[str]:
             rest = pending.pop(pid) + rest.split("resumed>", 1)[-1]
         m = CONNECT.search(rest)
         if m:
-            refused = f" refused: {m.group(5)}" if m.group(4) == "-1" and m.group(5) != "EINPROGRESS" else ""
+            refused = (
+                f" refused: {m.group(5)}"
+                if m.group(4) == "-1" and m.group(5) != "EINPROGRESS"
+                else ""
+            )
             found.append(f"{m.group(3)}:{m.group(2)}{refused}")
         elif "htons(53)" in rest and rest.startswith("sendto("):
             found.append("dns:53 refused: ENETUNREACH" if "ENETUNREACH" in rest else "dns:53")
@@ -112,7 +117,15 @@ class Server:
         script_file.write_text(json.dumps(script))
         port_file = work / "port"
         self.proc = subprocess.Popen(
-            [sys.executable, str(SERVER), str(self.log), "--port-file", str(port_file), "--script", str(script_file)],
+            [
+                sys.executable,
+                str(SERVER),
+                str(self.log),
+                "--port-file",
+                str(port_file),
+                "--script",
+                str(script_file),
+            ],
             stdout=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 10
@@ -196,7 +209,17 @@ def codex_env(home: Path, rust_log: str | None = None) -> dict[str, str]:
 
 
 def traced(strace_log: Path, args: list[str]) -> list[str]:
-    return ["strace", "-f", "-qq", "-e", "trace=connect,sendto", "-o", str(strace_log), str(CODEX), *args]
+    return [
+        "strace",
+        "-f",
+        "-qq",
+        "-e",
+        "trace=connect,sendto",
+        "-o",
+        str(strace_log),
+        str(CODEX),
+        *args,
+    ]
 
 
 def checked_connections(strace_log: Path, port: int, own_loopback: bool = False) -> list[str]:
@@ -243,7 +266,9 @@ def run_codex(
             timeout=timeout,
         )
         seen = checked_connections(work / "strace.txt", server.port)
-        written = [str(p) for p in rollout_files(home / ".codex") if before.get(p) != p.stat().st_size]
+        written = [
+            str(p) for p in rollout_files(home / ".codex") if before.get(p) != p.stat().st_size
+        ]
         return Run(proc.returncode, proc.stdout, proc.stderr, server.requests(), seen, written)
     finally:
         server.stop()
@@ -273,10 +298,10 @@ def run_tui(
     """Run the interactive ``codex ARGS`` in a pseudo-terminal (200x50) and play ``steps``;
     the run, and the screen after each step (pyte renders it). Always ``--no-daemon``: the
     shared app-server daemon would outlive the run."""
+    import fcntl
     import pty
     import select
     import struct
-    import fcntl
     import termios
 
     sys.path.insert(0, str(HERE / "pylib"))
@@ -332,7 +357,9 @@ def run_tui(
                 pump(0.05)
         stop_traced(pid)
         seen = checked_connections(work / "strace.txt", server.port, own_loopback=True)
-        written = [str(p) for p in rollout_files(home / ".codex") if before.get(p) != p.stat().st_size]
+        written = [
+            str(p) for p in rollout_files(home / ".codex") if before.get(p) != p.stat().st_size
+        ]
         return Run(0, "", "", server.requests(), seen, written), screens
     finally:
         server.stop()
@@ -345,10 +372,8 @@ def stop_traced(pid: int) -> None:
     children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for child in children:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(int(child), sig)
-            except ProcessLookupError:
-                pass
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
             if os.waitpid(pid, os.WNOHANG) != (0, 0):
@@ -380,8 +405,12 @@ PROMPT = "continue"
 BASE_INSTRUCTIONS_START = "You are a coding agent running in the Codex CLI"
 ROLLOUT_NAME = re.compile(r"^rollout-(\d{4})-(\d\d)-(\d\d)T[\d-]+-([0-9a-fA-F-]{36})\.jsonl$")
 # Noise every run prints, kept out of the recorded stderr.
-STDERR_NOISE = ("Unknown model fake-model", "could not find bubblewrap", "could not create PATH aliases",
-                "Model metadata for `fake-model` not found")
+STDERR_NOISE = (
+    "Unknown model fake-model",
+    "could not find bubblewrap",
+    "could not create PATH aliases",
+    "Model metadata for `fake-model` not found",
+)
 
 
 def read_lines(path: Path) -> list[Any]:
@@ -413,7 +442,11 @@ def rollout_meta(path: Path) -> Meta:
         payload = line.get("payload")
         if line.get("type") == "session_meta" and isinstance(payload, dict) and session is None:
             session = payload
-        elif line.get("type") == "turn_context" and isinstance(payload, dict) and payload.get("model"):
+        elif (
+            line.get("type") == "turn_context"
+            and isinstance(payload, dict)
+            and payload.get("model")
+        ):
             model = payload["model"]
         elif session is None and "id" in line and "type" not in line:
             session = line  # the bare first version
@@ -422,7 +455,9 @@ def rollout_meta(path: Path) -> Meta:
         if not m:
             raise ValueError(f"{path}: no session_meta and no id in the name")
         return Meta(m.group(4), None, model, "")
-    return Meta(str(session["id"]), session.get("model_provider"), model, str(session.get("timestamp", "")))
+    return Meta(
+        str(session["id"]), session.get("model_provider"), model, str(session.get("timestamp", ""))
+    )
 
 
 def place(path: Path, codex_home: Path, meta: Meta) -> Path:
@@ -455,7 +490,10 @@ def slim_request(body: dict[str, Any]) -> dict[str, Any]:
                 text = part.get("text", "")
                 if text.startswith(BASE_INSTRUCTIONS_START):
                     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-                    part = {**part, "text": f"<base instructions: {len(text)} chars, sha256 {digest}…>"}
+                    part = {
+                        **part,
+                        "text": f"<base instructions: {len(text)} chars, sha256 {digest}…>",
+                    }
                 content.append(part)
             item = {**item, "content": content}
         items.append(item)
@@ -478,7 +516,9 @@ def own_item(item: dict[str, Any]) -> str | None:
         return "developer"
     if item.get("role") == "user":
         text = message_text(item).strip()
-        if text.lower().startswith("<environment_context>") and text.lower().endswith("</environment_context>"):
+        if text.lower().startswith("<environment_context>") and text.lower().endswith(
+            "</environment_context>"
+        ):
             return "environment_context"
         # Also the bare "# AGENTS.md instructions" Codex adds when the project's file no longer applies.
         if text.startswith("# AGENTS.md instructions") and text.endswith("</INSTRUCTIONS>"):
@@ -493,8 +533,14 @@ def rollout_texts(path: Path) -> set[str]:
         payload = line.get("payload") if isinstance(line, dict) else None
         if not isinstance(payload, dict):
             continue
-        items = [payload] if line.get("type") == "response_item" else payload.get("replacement_history") or []
-        texts.update(message_text(i) for i in items if isinstance(i, dict) and i.get("type") == "message")
+        items = (
+            [payload]
+            if line.get("type") == "response_item"
+            else payload.get("replacement_history") or []
+        )
+        texts.update(
+            message_text(i) for i in items if isinstance(i, dict) and i.get("type") == "message"
+        )
     return texts
 
 
@@ -509,7 +555,13 @@ def session_context(body: dict[str, Any], texts: set[str], prompt: str = PROMPT)
     for index, item in enumerate(items[:-1]):
         why = own_item(item)
         if why:
-            dropped.append({"at": index, "why": why, "from": "rollout" if message_text(item) in texts else "codex"})
+            dropped.append(
+                {
+                    "at": index,
+                    "why": why,
+                    "from": "rollout" if message_text(item) in texts else "codex",
+                }
+            )
         else:
             kept.append(item)
     dropped.append({"at": len(items) - 1, "why": "prompt", "from": "codex"})
@@ -522,27 +574,42 @@ def resume_oracle(path: Path) -> tuple[dict[str, Any], dict[str, Any] | None]:
     home = fresh_home()
     copy = place(path, home / ".codex", meta)
     before = copy.read_bytes()
-    run = run_codex(home, [*EXEC, "resume", meta.id, PROMPT], [{"text": "ok"}],
-                    provider=meta.provider or PROVIDER, model=meta.model or MODEL, rust_log="warn")
+    run = run_codex(
+        home,
+        [*EXEC, "resume", meta.id, PROMPT],
+        [{"text": "ok"}],
+        provider=meta.provider or PROVIDER,
+        model=meta.model or MODEL,
+        rust_log="warn",
+    )
     after = copy.read_bytes()
-    appended = after[len(before):] if after.startswith(before) else None
+    appended = after[len(before) :] if after.startswith(before) else None
     record: dict[str, Any] = {
         "codex": VERSION,
         "argv": ["codex", *EXEC, "resume", meta.id, PROMPT],
         "provider": meta.provider or PROVIDER,
         "model": meta.model or MODEL,
         "rc": run.rc,
-        "stderr": [l for l in run.stderr.splitlines() if "WARN" in l or "ERROR" in l or l.startswith(("Error", "error"))]
-                  and [l for l in run.stderr.splitlines() if ("WARN" in l or "ERROR" in l or l.lower().startswith("error")) and not any(n in l for n in STDERR_NOISE)],
-        "appended": None if appended is None else [
-            f"{l.get('type')}/{l['payload'].get('type')}" if isinstance(l.get("payload"), dict) and "type" in l["payload"] else l.get("type")
+        "stderr": warnings(run.stderr),
+        "appended": None
+        if appended is None
+        else [
+            f"{l.get('type')}/{l['payload'].get('type')}"
+            if isinstance(l.get("payload"), dict) and "type" in l["payload"]
+            else l.get("type")
             for l in (json.loads(x) for x in appended.decode().splitlines() if x)
         ],
-        "requests": [slim_request(r["body"]) for r in run.requests if isinstance(r.get("body"), dict)],
+        "requests": [
+            slim_request(r["body"]) for r in run.requests if isinstance(r.get("body"), dict)
+        ],
     }
     if appended is None:
         record["rewritten"] = True
-    context = session_context(run.requests[0]["body"], rollout_texts(path)) if run.rc == 0 and run.requests else None
+    context = (
+        session_context(run.requests[0]["body"], rollout_texts(path))
+        if run.rc == 0 and run.requests
+        else None
+    )
     return record, context
 
 
@@ -554,8 +621,16 @@ def cmd_context(args: argparse.Namespace) -> None:
         write_json(path.with_name(path.name + ".codex-request.json"), record)
         if context is not None:
             write_json(path.with_name(path.name + ".codex-context.json"), context)
-        print(json.dumps({"path": name, "rc": record["rc"], "context": None if context is None else len(context["context"]),
-                          "stderr": record["stderr"][-3:]}))
+        print(
+            json.dumps(
+                {
+                    "path": name,
+                    "rc": record["rc"],
+                    "context": None if context is None else len(context["context"]),
+                    "stderr": record["stderr"][-3:],
+                }
+            )
+        )
 
 
 def write_json(path: Path, value: Any) -> None:
@@ -567,8 +642,13 @@ def write_json(path: Path, value: Any) -> None:
 # Auto-compaction: Codex compacts once the usage a response reports reaches this many tokens
 # (the fallback metadata of an unknown model has no limit of its own).
 COMPACT_AT = "model_auto_compact_token_limit = 20000"
-FULL = {"input_tokens": 50000, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 10,
-        "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 50010}
+FULL = {
+    "input_tokens": 50000,
+    "input_tokens_details": {"cached_tokens": 0},
+    "output_tokens": 10,
+    "output_tokens_details": {"reasoning_tokens": 0},
+    "total_tokens": 50010,
+}
 
 
 @dataclass(frozen=True)
@@ -590,20 +670,35 @@ MADE: dict[str, list[Turn]] = {
             "How many lines does notes.txt have, and what is the first?",
             [
                 [
-                    {"reasoning": "I should look at the file.", "encrypted": "gAAAA-made-reasoning-1"},
+                    {
+                        "reasoning": "I should look at the file.",
+                        "encrypted": "gAAAA-made-reasoning-1",
+                    },
                     {"call": "exec_command", "arguments": {"cmd": "wc -l notes.txt"}},
                     {"call": "exec_command", "arguments": {"cmd": "head -1 notes.txt"}},
                 ],
-                [{"reasoning": "", "encrypted": "gAAAA-made-reasoning-2"}, {"text": "3 lines; the first is alpha."}],
+                [
+                    {"reasoning": "", "encrypted": "gAAAA-made-reasoning-2"},
+                    {"text": "3 lines; the first is alpha."},
+                ],
             ],
         ),
-        Turn("And the last?", [[{"call": "exec_command", "arguments": {"cmd": "tail -1 notes.txt"}}], {"text": "gamma."}]),
+        Turn(
+            "And the last?",
+            [
+                [{"call": "exec_command", "arguments": {"cmd": "tail -1 notes.txt"}}],
+                {"text": "gamma."},
+            ],
+        ),
     ],
     # The first answer reports a full context, so the next turn begins with a compaction: Codex
     # asks the model for a summary (its compaction prompt) and records a ``compacted`` line.
     "compact": [
         Turn("First question.", [{"text": "First answer.", "usage": FULL}]),
-        Turn("Second question.", [{"text": "SUMMARY-MADE: one question was answered."}, {"text": "Second answer."}]),
+        Turn(
+            "Second question.",
+            [{"text": "SUMMARY-MADE: one question was answered."}, {"text": "Second answer."}],
+        ),
         Turn("Third question.", [{"text": "Third answer."}]),
     ],
 }
@@ -615,7 +710,11 @@ def make_sessions(home: Path) -> dict[str, str]:
     ids: dict[str, str] = {}
     for name, turns in MADE.items():
         for turn in turns:
-            args = [*EXEC, turn.prompt] if name not in ids else [*EXEC, "resume", ids[name], turn.prompt]
+            args = (
+                [*EXEC, turn.prompt]
+                if name not in ids
+                else [*EXEC, "resume", ids[name], turn.prompt]
+            )
             run = run_codex(home, args, turn.script, extra=[COMPACT_AT])
             if run.rc != 0:
                 raise RuntimeError(f"{name}: codex exited {run.rc}:\n{run.stderr[-2000:]}")
@@ -632,15 +731,27 @@ def make_tui_session(home: Path) -> tuple[str, list[str]]:
     run, _ = run_tui(
         home,
         ["Say hello from the TUI."],
-        [Step(until="Hello from the TUI.", keys="/compact"), Step(until="/compact", keys="\r"), Step(until="")],
-        script=[{"text": "Hello from the TUI."}, {"text": "SUMMARY-TUI: a greeting was exchanged."}],
+        [
+            Step(until="Hello from the TUI.", keys="/compact"),
+            Step(until="/compact", keys="\r"),
+            Step(until=""),
+        ],
+        script=[
+            {"text": "Hello from the TUI."},
+            {"text": "SUMMARY-TUI: a greeting was exchanged."},
+        ],
     )
     compacted = len(run.rollouts) == 1 and '"type":"compacted"' in Path(run.rollouts[0]).read_text()
     if not compacted:
-        raise RuntimeError(f"the TUI session did not compact: {[r['path'] for r in run.requests]}, {run.rollouts}")
+        raise RuntimeError(
+            f"the TUI session did not compact: {[r['path'] for r in run.requests]}, {run.rollouts}"
+        )
     name = ROLLOUT_NAME.match(Path(run.rollouts[0]).name)
     assert name is not None
-    return name.group(4), [f"{r['method']} {r['path']} {len((r['body'] or {}).get('input', []))} items" for r in run.requests]
+    return name.group(4), [
+        f"{r['method']} {r['path']} {len((r['body'] or {}).get('input', []))} items"
+        for r in run.requests
+    ]
 
 
 def dump_sqlite(path: Path) -> dict[str, Any]:
@@ -650,11 +761,13 @@ def dump_sqlite(path: Path) -> dict[str, Any]:
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         out: dict[str, Any] = {}
-        tables = con.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name").fetchall()
+        tables = con.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name"
+        ).fetchall()
         for table, sql in tables:
             cur = con.execute(f'SELECT * FROM "{table}"')
             columns = [d[0] for d in cur.description]
-            rows = [dict(zip(columns, row)) for row in cur.fetchall()]
+            rows = [dict(zip(columns, row, strict=True)) for row in cur.fetchall()]
             entry: dict[str, Any] = {"schema": sql, "count": len(rows)}
             if table not in ("_sqlx_migrations", "sqlite_sequence"):
                 entry["rows"] = rows
@@ -706,8 +819,15 @@ def cmd_make(args: argparse.Namespace) -> None:
         write_json(path.with_name(path.name + ".codex-request.json"), record)
         if context is not None:
             write_json(path.with_name(path.name + ".codex-context.json"), context)
-        print(json.dumps({"path": str(path.relative_to(out)), "rc": record["rc"],
-                          "context": None if context is None else len(context["context"])}))
+        print(
+            json.dumps(
+                {
+                    "path": str(path.relative_to(out)),
+                    "rc": record["rc"],
+                    "context": None if context is None else len(context["context"]),
+                }
+            )
+        )
 
 
 # --- candidate new sessions, an exchange in an old one, and what finds them ---------------------------
@@ -766,13 +886,22 @@ def picker(home: Path, mark: str) -> dict[str, Any]:
     ones only) and ``codex resume --all --include-non-interactive`` (every session); for each the
     count it shows, its rows, and whether one shows ``mark``."""
     out: dict[str, Any] = {}
-    for key, args in (("default", ["resume"]), ("all", ["resume", "--all", "--include-non-interactive"])):
-        run, screens = run_tui(home, args, [Step(until=" / ", busy="Loading")])
+    for key, args in (
+        ("default", ["resume"]),
+        ("all", ["resume", "--all", "--include-non-interactive"]),
+    ):
+        _, screens = run_tui(home, args, [Step(until=" / ", busy="Loading")])
         lines = [line.strip() for line in screens[-1].splitlines() if line.strip()]
         m = PICKER_COUNT.search(screens[-1])
         start = next((i + 1 for i, line in enumerate(lines) if line == "Type to search"), 0)
-        rows = [line for line in lines[start:] if not line.startswith("───")][: max(0, int(m.group(2)) if m else 0)]
-        out[key] = {"listed": int(m.group(2)) if m else None, "rows": rows, "shows_document": any(mark in r for r in rows)}
+        rows = [line for line in lines[start:] if not line.startswith("───")][
+            : max(0, int(m.group(2)) if m else 0)
+        ]
+        out[key] = {
+            "listed": int(m.group(2)) if m else None,
+            "rows": rows,
+            "shows_document": any(mark in r for r in rows),
+        }
     return out
 
 
@@ -825,18 +954,31 @@ def try_candidate(name: str, make: Any) -> dict[str, Any]:
     write_candidate(home, make(newer()))
     run = run_codex(home, [*EXEC, "resume", "--last", PROMPT], rust_log="warn")
     who = resumed(run)
-    out["exec_resume_last_before"] = {"rc": run.rc, "resumed": "candidate" if who == rollout.id else
-                                      "base" if who == base else who, "warnings": warnings(run.stderr)}
+    out["exec_resume_last_before"] = {
+        "rc": run.rc,
+        "resumed": "candidate" if who == rollout.id else "base" if who == base else who,
+        "warnings": warnings(run.stderr),
+    }
 
     home, base = base_home()
     write_candidate(home, make(newer()))
-    _, screens = run_tui(home, ["resume", "--last"], [Step(until="›", busy="Loading"), Step(until="")])
+    _, screens = run_tui(
+        home, ["resume", "--last"], [Step(until="\u203a", busy="Loading"), Step(until="")]
+    )
     shown = " ".join(screens[-1].split())
     out["tui_resume_last_before"] = {
-        "resumed": "candidate" if MARK in shown else "base" if "Say hello from the made session." in shown else None,
+        "resumed": "candidate"
+        if MARK in shown
+        else "base"
+        if "Say hello from the made session." in shown
+        else None,
         "in_state_after": in_state(home / ".codex", rollout.id),
         # The screen's text lines (the logo's braille art left out).
-        "screen": [l.strip() for l in screens[-1].splitlines() if l.strip() and not re.search("[\u2800-\u28ff]", l)],
+        "screen": [
+            l.strip()
+            for l in screens[-1].splitlines()
+            if l.strip() and not re.search("[\u2800-\u28ff]", l)
+        ],
     }
 
     home, base = base_home()
@@ -857,8 +999,10 @@ def try_candidate(name: str, make: Any) -> dict[str, Any]:
         out["picker_after"] = picker(home, MARK)
         run = run_codex(home, [*EXEC, "resume", "--last", "again"], rust_log="warn")
         who = resumed(run)
-        out["exec_resume_last_after"] = {"rc": run.rc, "resumed": "candidate" if who == rollout.id else
-                                         "base" if who == base else who}
+        out["exec_resume_last_after"] = {
+            "rc": run.rc,
+            "resumed": "candidate" if who == rollout.id else "base" if who == base else who,
+        }
     return out
 
 
@@ -908,7 +1052,10 @@ def cmd_candidates(args: argparse.Namespace) -> None:
         print(json.dumps(result, ensure_ascii=False)[:400], flush=True)
     exchange = try_exchange()
     print(json.dumps(exchange, ensure_ascii=False)[:400], flush=True)
-    write_json(out / "results.json", {"codex": VERSION, "document": DOCUMENT, "candidates": results, "exchange": exchange})
+    write_json(
+        out / "results.json",
+        {"codex": VERSION, "document": DOCUMENT, "candidates": results, "exchange": exchange},
+    )
 
 
 # --- commands -----------------------------------------------------------------------------------
@@ -919,7 +1066,13 @@ def cmd_exec(args: argparse.Namespace) -> None:
     project()
     script = json.loads(Path(args.script).read_text()) if args.script else None
     run = run_codex(
-        home, [*EXEC, *args.args], script, args.provider, args.model, args.config, rust_log=args.rust_log
+        home,
+        [*EXEC, *args.args],
+        script,
+        args.provider,
+        args.model,
+        args.config,
+        rust_log=args.rust_log,
     )
     print(json.dumps(run.summary(), ensure_ascii=False))
 
@@ -946,7 +1099,9 @@ def main() -> None:
     if args.command == "exec" and args.args[:1] == ["--"]:
         args.args = args.args[1:]
     enter_netns()
-    {"exec": cmd_exec, "context": cmd_context, "make": cmd_make, "candidates": cmd_candidates}[args.command](args)
+    {"exec": cmd_exec, "context": cmd_context, "make": cmd_make, "candidates": cmd_candidates}[
+        args.command
+    ](args)
 
 
 if __name__ == "__main__":

@@ -71,7 +71,14 @@ class Log:
 
 # Headers worth keeping in the log: what the client says it is and how it frames its body (the
 # key itself is a fixed fake, but no header that carries one is written down).
-LOGGED_HEADERS = ("content-type", "content-encoding", "accept", "user-agent", "originator", "session_id")
+LOGGED_HEADERS = (
+    "content-type",
+    "content-encoding",
+    "accept",
+    "user-agent",
+    "originator",
+    "session_id",
+)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -109,7 +116,9 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = self._body()
         self.server.log.record("POST", self.path, self._headers(), body)
-        if not self.path.split("?")[0].rstrip("/").endswith("/responses") or not isinstance(body, dict):
+        if not self.path.split("?")[0].rstrip("/").endswith("/responses") or not isinstance(
+            body, dict
+        ):
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
         self._stream(self.server.log.next_answer(), body)
@@ -126,12 +135,20 @@ class Handler(BaseHTTPRequestHandler):
         done: list[dict[str, Any]] = []
         for index, spec in enumerate(answer["items"]):
             item = make_item(spec)
-            self._event("response.output_item.added", {"output_index": index, "item": skeleton(item)})
+            self._event(
+                "response.output_item.added", {"output_index": index, "item": skeleton(item)}
+            )
             self._deltas(index, item)
             self._event("response.output_item.done", {"output_index": index, "item": item})
             done.append(item)
         used = answer.get("usage") or estimate(body, done)
-        completed = {"id": response_id, "model": model, "status": "completed", "output": done, "usage": used}
+        completed = {
+            "id": response_id,
+            "model": model,
+            "status": "completed",
+            "output": done,
+            "usage": used,
+        }
         self._event("response.completed", {"response": completed})
         self._chunk(b"")
 
@@ -141,14 +158,24 @@ class Handler(BaseHTTPRequestHandler):
                 for word in words(content.get("text", "")):
                     self._event(
                         "response.output_text.delta",
-                        {"item_id": item["id"], "output_index": index, "content_index": part, "delta": word},
+                        {
+                            "item_id": item["id"],
+                            "output_index": index,
+                            "content_index": part,
+                            "delta": word,
+                        },
                     )
         elif item["type"] == "reasoning":
             for part, summary in enumerate(item.get("summary") or []):
                 for word in words(summary.get("text", "")):
                     self._event(
                         "response.reasoning_summary_text.delta",
-                        {"item_id": item["id"], "output_index": index, "summary_index": part, "delta": word},
+                        {
+                            "item_id": item["id"],
+                            "output_index": index,
+                            "summary_index": part,
+                            "delta": word,
+                        },
                     )
 
     def _event(self, kind: str, data: dict[str, Any]) -> None:
@@ -177,7 +204,9 @@ def make_item(spec: dict[str, Any]) -> dict[str, Any]:
         item: dict[str, Any] = {
             "type": "reasoning",
             "id": f"rs_{uuid.uuid4().hex[:16]}",
-            "summary": [{"type": "summary_text", "text": spec["reasoning"]}] if spec["reasoning"] else [],
+            "summary": [{"type": "summary_text", "text": spec["reasoning"]}]
+            if spec["reasoning"]
+            else [],
         }
         if spec.get("encrypted") is not None:
             item["encrypted_content"] = spec["encrypted"]

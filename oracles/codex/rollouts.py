@@ -93,7 +93,15 @@ class Rollout:
     def user(self, text: str, events: bool = True) -> Rollout:
         self.item(user(text))
         if events:
-            self.event({"type": "user_message", "message": text, "images": [], "local_images": [], "text_elements": []})
+            self.event(
+                {
+                    "type": "user_message",
+                    "message": text,
+                    "images": [],
+                    "local_images": [],
+                    "text_elements": [],
+                }
+            )
         return self
 
     def assistant(self, text: str, events: bool = True) -> Rollout:
@@ -112,7 +120,8 @@ class Rollout:
 
     def text(self) -> str:
         return "".join(
-            (line if isinstance(line, str) else json.dumps(line, ensure_ascii=False)) + "\n" for line in self.lines
+            (line if isinstance(line, str) else json.dumps(line, ensure_ascii=False)) + "\n"
+            for line in self.lines
         )
 
 
@@ -121,27 +130,45 @@ def user(text: str) -> dict[str, Any]:
 
 
 def assistant(text: str, **keys: Any) -> dict[str, Any]:
-    return {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}], **keys}
+    return {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": text}],
+        **keys,
+    }
 
 
 def developer(text: str) -> dict[str, Any]:
-    return {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": text}]}
+    return {
+        "type": "message",
+        "role": "developer",
+        "content": [{"type": "input_text", "text": text}],
+    }
 
 
 def environment(cwd: str = PROJECT) -> dict[str, Any]:
-    text = f"<environment_context>\n  <cwd>{cwd}</cwd>\n  <shell>bash</shell>\n</environment_context>"
+    text = (
+        f"<environment_context>\n  <cwd>{cwd}</cwd>\n  <shell>bash</shell>\n</environment_context>"
+    )
     return user(text)
 
 
 def call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "function_call", "name": name, "arguments": json.dumps(arguments), "call_id": call_id}
+    return {
+        "type": "function_call",
+        "name": name,
+        "arguments": json.dumps(arguments),
+        "call_id": call_id,
+    }
 
 
 def output(call_id: str, text: str) -> dict[str, Any]:
     return {"type": "function_call_output", "call_id": call_id, "output": text}
 
 
-def reasoning(summary: str | None, encrypted: str | None = None, content: str | None = None) -> dict[str, Any]:
+def reasoning(
+    summary: str | None, encrypted: str | None = None, content: str | None = None
+) -> dict[str, Any]:
     item: dict[str, Any] = {
         "type": "reasoning",
         "summary": [{"type": "summary_text", "text": summary}] if summary else [],
@@ -204,7 +231,13 @@ def written() -> dict[str, Rollout]:
             "input": "*** Begin Patch\n*** Add File: x.txt\n+x\n*** End Patch\n",
         }
     )
-    r.item({"type": "custom_tool_call_output", "call_id": "call_d", "output": "Success. Updated the following files:\nA x.txt\n"})
+    r.item(
+        {
+            "type": "custom_tool_call_output",
+            "call_id": "call_d",
+            "output": "Success. Updated the following files:\nA x.txt\n",
+        }
+    )
     r.assistant("It has 3 lines.")
     r.event({"type": "task_complete", "turn_id": "t1"})
     cases["function-calls"] = r
@@ -222,7 +255,9 @@ def written() -> dict[str, Rollout]:
     r.turn_context("t1").user("Think.")
     r.item(reasoning(None, encrypted="gAAAA-only-encrypted"))
     r.item(reasoning("A summary only."))
-    r.item(reasoning("Summary and raw.", encrypted="gAAAA-both", content="the raw chain of thought"))
+    r.item(
+        reasoning("Summary and raw.", encrypted="gAAAA-both", content="the raw chain of thought")
+    )
     r.assistant("Thought.")
     cases["reasoning"] = r
 
@@ -258,7 +293,10 @@ def written() -> dict[str, Rollout]:
     r.turn("t2", "Second question.", "Second answer.")
     r.add(
         "compacted",
-        {"message": "SUMMARY-2", "replacement_history": [user("Second question."), user("SUMMARY-2")]},
+        {
+            "message": "SUMMARY-2",
+            "replacement_history": [user("Second question."), user("SUMMARY-2")],
+        },
     )
     r.turn("t3", "Third question.", "Third answer.")
     r.add("compacted", {"message": "SUMMARY-3"})
@@ -304,7 +342,11 @@ def written() -> dict[str, Rollout]:
     r = Rollout(uuid_for(13)).meta()
     r.item(developer("<permissions instructions>persisted</permissions instructions>"))
     r.item(environment("/elsewhere"))
-    r.item(user("# AGENTS.md instructions for /tmp/codex-oracle-project\n\n<INSTRUCTIONS>\nBe brief.\n</INSTRUCTIONS>"))
+    r.item(
+        user(
+            "# AGENTS.md instructions for /tmp/codex-oracle-project\n\n<INSTRUCTIONS>\nBe brief.\n</INSTRUCTIONS>"
+        )
+    )
     r.turn("t1", "First question.", "First answer.")
     r.item(user("<turn_aborted>\nThe user interrupted.\n</turn_aborted>"))
     r.item(user("<user_shell_command>\nls\n</user_shell_command>"))
@@ -317,7 +359,10 @@ def written() -> dict[str, Rollout]:
     r.user("First question.")
     r.item(assistant("Working on it.", phase="commentary"))
     r.item(assistant("First answer.", phase="final_answer"))
-    r.add("token_usage_record", {"usage": {"input_tokens": 10, "output_tokens": 2, "total_tokens": 12}})
+    r.add(
+        "token_usage_record",
+        {"usage": {"input_tokens": 10, "output_tokens": 2, "total_tokens": 12}},
+    )
     r.item(
         {
             "type": "message",
@@ -366,7 +411,13 @@ def candidates(document: str, today: datetime) -> dict[str, Rollout]:
     r.turn_context("h1")
     r.user(document)
     r.assistant("I have the handoff document and will continue from it.")
-    r.event({"type": "task_complete", "turn_id": "h1", "last_agent_message": "I have the handoff document."})
+    r.event(
+        {
+            "type": "task_complete",
+            "turn_id": "h1",
+            "last_agent_message": "I have the handoff document.",
+        }
+    )
     out["whole-turn"] = r
 
     r = new(6).meta()
@@ -374,7 +425,15 @@ def candidates(document: str, today: datetime) -> dict[str, Rollout]:
     out["developer-item"] = r
 
     r = new(7).meta()
-    r.event({"type": "user_message", "message": document, "images": [], "local_images": [], "text_elements": []})
+    r.event(
+        {
+            "type": "user_message",
+            "message": document,
+            "images": [],
+            "local_images": [],
+            "text_elements": [],
+        }
+    )
     out["event-only"] = r
 
     r = new(8)
