@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # (Re)install the oracles from the npm registry: omp 18.2.3 and pi 1.6.0, the omp 18.2.9 and
-# 18.3.4 release bundles, and Claude Code 2.1.332. Safe to rerun.
+# 18.3.4 release bundles, Claude Code 2.1.332, and Codex 0.171.0 (with pyte from PyPI to read its
+# TUI). Safe to rerun.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 
@@ -52,3 +53,11 @@ for v in 18.2.9 18.3.4; do "$here/omp/node_modules/.bin/bun" "$v/package/dist/cl
 cd "$here/claude"
 [ -x node_modules/@anthropic-ai/claude-code-linux-x64/claude ] || npm ci --ignore-scripts
 node_modules/@anthropic-ai/claude-code-linux-x64/claude --version
+
+# Codex 0.171.0: plain npm (lockfile: codex/package-lock.json); the binary is the musl build in
+# @openai/codex-linux-x64, no postinstall needed. pyte renders the TUI's screen for codex.py
+# (the picker, /compact); it goes into codex/pylib, git-ignored like node_modules.
+cd "$here/codex"
+npm ci || npm i
+[ -d pylib/pyte ] || python3 -m pip install --quiet --target pylib --no-deps pyte==0.8.2 wcwidth==0.9.4
+node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex --version
