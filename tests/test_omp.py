@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from handoff_cli.agents.compaction import (
+from handoff_cli.agents import OMP
+from handoff_cli.agents.omp import (
     compaction_entry,
     cut,
     estimate,
     strip_read_selector,
     with_tokens_after,
 )
-from handoff_cli.options import OMP
 from handoff_cli.sessions.session import load_session
 from handoff_cli.sessions.tree import branch, leaf
 

@@ -8,16 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from handoff_cli.agents.places import (
-    OMP,
-    PI,
-    Root,
-    agent_of,
-    default_roots,
-    omp_sessions,
-    pi_sessions,
-    roots,
-)
+from handoff_cli.agents import OMP, PI
+from handoff_cli.agents.omp import sessions_folder as omp_sessions
+from handoff_cli.agents.pi import sessions_folders as pi_sessions
+from handoff_cli.agents.places import Root, agent_of, default_roots, roots
 
 from .conftest import FIXTURES, HEADER, Entries, run_cli, write_session
 

@@ -1,30 +1,589 @@
-"""The in-place handoff's cut: where oh-my-pi's own ``/handoff`` would compact a branch, and
-the ``compaction`` entry it would append (docs/handoff.md §16).
+"""oh-my-pi (18.3.4, the release the registry gives; 18.2.3's wherever the two agree): every
+rule of its own.
 
-Since 17.4 oh-my-pi hands off in place: the document becomes the summary of a compaction entry
-in the same session, and the most recent messages are kept. Which entry is the first kept one,
-``tokensBefore`` and the files listed are its rules (``prepareCompaction`` in
-``@oh-my-pi/pi-agent-core``, with the handoff method's settings), ported here as pure
-functions of the branch. Tokens are counted as the agent counts them with no model's
-tokenizer: a quarter of each text's UTF-8 bytes, rounded up, text by text.
+- Its sessions: ``~/.omp/agent/sessions``. ``PI_CONFIG_DIR`` replaces ``.omp``; a profile
+  (``OMP_PROFILE``, else ``PI_PROFILE``) lives under ``<config>/profiles/<name>``;
+  ``PI_CODING_AGENT_DIR`` replaces the agent folder (not for a profile); on Linux and macOS,
+  with the default agent folder, ``$XDG_DATA_HOME/omp/sessions`` is used once
+  ``$XDG_DATA_HOME/omp`` exists (docs/session-format.md §2).
+- What only oh-my-pi writes: its title slot, its header's title and workspace fields, its own
+  entry types, ``attribution`` on custom messages, ``model_change`` as one ``model`` string,
+  its compactions' extra fields.
+- Its context also cuts at its ``reset_boundary``, replays provider-side compactions (and
+  keeps what an Anthropic snapshot compaction leaves after the entry it replays through), hides
+  some custom messages, skips retried turns, then cleans up: unanswered tool calls and failed
+  turns go (§6.4, §6.5).
+- What it writes in a session it starts, and after it: ``model_change`` as one ``model``
+  string, the thinking level with ``configured``, ``title_change`` beside its title slot (or the
+  header's title without one), and a pointer per terminal to the session last opened there
+  (docs/handoff.md §15).
+- The files its ``<files>`` block lists (``file_operation``, ``listed_files``): one rule for a
+  new session's block and the in-place compaction's details.
+- Its in-place handoff (since 17.4): the document becomes the summary of a compaction entry in
+  the same session, and the most recent messages are kept (docs/handoff.md §16). Which entry is
+  the first kept one, ``tokensBefore`` and the files listed are its rules (``prepareCompaction``
+  in ``@oh-my-pi/pi-agent-core``, with the handoff method's settings), ported here as pure
+  functions of the branch. Tokens are counted as the agent counts them with no model's
+  tokenizer: a quarter of each text's UTF-8 bytes, rounded up, text by text.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, NamedTuple
 
-from handoff_cli.agents.context import build_context, snapshot_through
+from handoff_cli.agents.base import Message
+from handoff_cli.agents.context import (
+    FAILED_STOP_REASONS,
+    Change,
+    Context,
+    entry_time,
+    kept_from,
+    last_index,
+)
 from handoff_cli.handoff.document import HANDOFF_TYPE, files_block, js_order, with_files
-from handoff_cli.options import OMP
-from handoff_cli.sessions.js import js_string, js_truthy
+from handoff_cli.sessions.files import replace_file
+from handoff_cli.sessions.js import UNPAIRABLE, js_string, js_time, js_truthy
 from handoff_cli.sessions.jsonl import dumps
-from handoff_cli.sessions.session import Entry, Record
-from handoff_cli.text import CutText
+from handoff_cli.sessions.session import (
+    CallId,
+    Entry,
+    MessageFacts,
+    Record,
+    Session,
+    without_signature,
+)
+from handoff_cli.text import CutText, is_url
+
+NAME = "omp"
+
+_HEADER_KEYS = frozenset(
+    "title titleSource additionalDirectories previousSessionFiles providerPromptCacheKey".split()
+)
+_TYPES = frozenset(
+    "reset_boundary model_usage service_tier_change ttsr_injection credential_pin session_init "
+    "mode_change title_change".split()
+)
+_COMPACTION_KEYS = frozenset(
+    "shortSummary tokensAfter method preserveData fromExtension "
+    "providerReplayThroughEntryId".split()
+)
+_ROLES = frozenset({"developer", "pythonExecution", "fileMention"})
+
+# Its internal custom messages that never reach the model.
+HIDDEN_CUSTOM_TYPES = frozenset({"prewalk-plan", "vibe-mode-context"})
+# A failed turn followed by this custom message is kept: the agent shows the user what it was
+# thinking when interrupted.
+INTERRUPTED_THINKING = "interrupted-thinking"
+DEFAULT_CUSTOM_TYPE = "custom-message"
+POINTER_BYTES = 64 * 1024
+"""A terminal pointer holds two paths and a few words; a larger file there is none of its."""
+
+
+class OhMyPi:
+    """oh-my-pi's rules, as the ``Agent`` protocol asks them."""
+
+    name = NAME
+    title = "oh-my-pi"
+    compacts_in_place = True
+    title_slot = True
+
+    def sessions_folders(self, env: Mapping[str, str], home: Path, cwd: Path) -> list[Path]:
+        return [sessions_folder(env, home)]
+
+    def wrote_header(self, session: Session) -> bool:
+        return session.title_slot is not None or not _HEADER_KEYS.isdisjoint(session.header)
+
+    def wrote(self, record: Record) -> bool:
+        facts, entry = record.facts, record.entry
+        if facts is not None:
+            return facts.role in _ROLES
+        if record.type in _TYPES:
+            return True
+        if entry is None:
+            return False
+        if record.type == "model_change":
+            return "model" in entry
+        if record.type == "custom_message":
+            return "attribution" in entry
+        # A compaction with a system message is pi's, whatever else it holds.
+        compaction = record.type == "compaction" and "systemMessage" not in entry
+        return compaction and not _COMPACTION_KEYS.isdisjoint(entry)
+
+    def context(self, branch: list[Record]) -> Context:
+        return _context(branch)
+
+    def loaded(self, message: Message, facts: MessageFacts) -> Message:
+        return _loaded(message, facts)
+
+    def custom(self, entry: Entry) -> Message:
+        return _custom(entry)
+
+    def model_change(self, entry: Entry, model: str, switched: bool) -> Entry:
+        entry = entry | {"model": model}
+        if switched:
+            entry["role"] = "default"  # a switch names its role; a session's start does not
+        return entry | {"resolvedModelIsFallback": False}
+
+    def thinking_change(self, entry: Entry, thinking: Entry) -> Entry:
+        level, configured = thinking.get("thinkingLevel"), thinking.get("configured")
+        return entry | {"thinkingLevel": level, "configured": configured}
+
+    def naming(self, entry: Entry, title: str) -> Entry:
+        return {**entry, "type": "title_change", "title": title, "source": "auto"}
+
+    def handoff_message(self, content: str, entry_id: str, parent: str | None, at: str) -> Entry:
+        return {
+            "type": "custom_message",
+            "customType": HANDOFF_TYPE,
+            "content": content,
+            "display": True,
+            "attribution": "agent",
+            "id": entry_id,
+            "parentId": parent,
+            "timestamp": at,
+        }
+
+    def header_title(self, title: str) -> Entry:
+        return {"title": title, "titleSource": "auto"}  # read where there is no title slot
+
+    def loses_model(self, branch: list[Record]) -> bool:
+        # An answer's model counts only while no model_change of its own (one ``model``
+        # string, the default role) came before.
+        return not any(
+            record.type == "model_change"
+            and record.entry is not None
+            and isinstance(record.entry.get("model"), str)
+            and record.entry.get("role") in (None, "default")
+            for record in branch
+        )
+
+
+AGENT = OhMyPi()
+
+
+# --- where its sessions are, and its terminals' pointers --------------------------------------
+
+
+def sessions_folder(env: Mapping[str, str], home: Path, platform: str = sys.platform) -> Path:
+    """oh-my-pi's sessions folder."""
+    return _agent_part(env, home, "XDG_DATA_HOME", platform) / "sessions"
+
+
+def terminal_sessions(env: Mapping[str, str], home: Path, platform: str = sys.platform) -> Path:
+    """Where oh-my-pi remembers, per terminal, the session last opened there (a file per
+    terminal: the cwd, then the session file); its ``--continue`` opens that one."""
+    return _agent_part(env, home, "XDG_STATE_HOME", platform) / "terminal-sessions"
+
+
+def _agent_part(env: Mapping[str, str], home: Path, xdg_variable: str, platform: str) -> Path:
+    """oh-my-pi's agent folder, or, for the default one on Linux and macOS, the XDG folder of
+    the kind named by ``xdg_variable`` once ``<that folder>/omp`` exists (omp's own rule: it
+    flattens ``agent/`` away there)."""
+    profile = env["OMP_PROFILE"] if "OMP_PROFILE" in env else env.get("PI_PROFILE", "")
+    config = home / (env.get("PI_CONFIG_DIR") or ".omp")
+    if profile:
+        config = config / "profiles" / profile
+    default_agent = config / "agent"
+    override = env.get("PI_CODING_AGENT_DIR")
+    agent = Path(override).resolve() if override and not profile else default_agent
+    xdg = env.get(xdg_variable)
+    if xdg and agent == default_agent and platform in ("linux", "darwin"):
+        app = Path(xdg) / "omp"
+        kept = app / "profiles" / profile if profile else app
+        if kept.exists():
+            return kept
+    return agent
+
+
+def move_pointers(folder: Path, old: Path, new: Path) -> int:
+    """Point every oh-my-pi terminal that remembers ``old`` at ``new`` instead (written whole,
+    atomically; the other lines kept). Returns how many were moved. A pointer names the file
+    as the agent held it; it is matched by the file it resolves to, and rewritten in the same
+    form (the same folder, the new name)."""
+    try:
+        pointers = [entry for entry in os.scandir(folder) if entry.is_file(follow_symlinks=False)]
+    except OSError:
+        return 0  # no terminal remembers anything (or oh-my-pi never ran here)
+    target = old.resolve()
+    moved = 0
+    for pointer in pointers:
+        try:
+            with open(pointer.path, "rb") as file:
+                data = file.read(POINTER_BYTES + 1)
+            if len(data) > POINTER_BYTES:
+                continue
+            lines = data.decode().strip().split("\n")
+            if len(lines) < 2 or Path(lines[1]).resolve() != target:
+                continue
+            lines[1] = str(Path(lines[1]).with_name(new.name))
+            replace_file(Path(pointer.path), ("\n".join(lines) + "\n").encode())
+            moved += 1
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue  # not a pointer of the agent's, or gone meanwhile: not ours to mend
+    return moved
+
+
+# --- its context ------------------------------------------------------------------------------
+
+
+def _context(branch: list[Record]) -> Context:
+    thinking_level, model = _state(branch)
+    compaction, window = _window_of(branch)
+    records, changes = _strip_unanswered([r for r in window if _emits(r)])
+    head = (_summary(compaction, branch),) if compaction is not None else ()
+    return Context(
+        AGENT, head, _drop_failed_turns(records, changes), changes, thinking_level, model
+    )
+
+
+def _state(branch: list[Record]) -> tuple[Any, str | None]:
+    """The thinking level and the model in force at the end of the branch.
+
+    The model is the last default-role ``model_change``'s (omp's ``model``, or pi's
+    ``provider`` and ``modelId``), else that of the last assistant message.
+    """
+    thinking_level: Any = "off"
+    changed: str | None = None
+    answered: str | None = None
+    for record in branch:
+        entry = record.entry
+        if record.type == "thinking_level_change" and entry is not None:
+            level = entry.get("thinkingLevel")
+            thinking_level = "off" if level is None else level
+        elif record.type == "model_change" and entry is not None:
+            changed = _model_of_change(entry) or changed
+        elif record.facts is not None and record.facts.role == "assistant":
+            answered = f"{record.facts.provider}/{record.facts.model}"
+    return thinking_level, changed or answered
+
+
+def _model_of_change(entry: Entry) -> str | None:
+    if entry.get("role") not in (None, "default"):
+        return None  # a model for another role (e.g. omp's "smol"), not the conversation's
+    if "model" in entry:  # omp's form
+        model = entry["model"]
+        return model if isinstance(model, str) and model else None
+    provider, model_id = entry.get("provider"), entry.get("modelId")
+    if isinstance(provider, str) and isinstance(model_id, str) and provider and model_id:
+        return f"{provider}/{model_id}"
+    return None
+
+
+def _preserved(compaction: Record, key: str) -> dict[str, Any] | None:
+    preserve = compaction.entry.get("preserveData") if compaction.entry is not None else None
+    value = preserve.get(key) if isinstance(preserve, dict) else None
+    return value if isinstance(value, dict) else None
+
+
+def _openai_history(compaction: Record) -> dict[str, Any] | None:
+    """The provider payload of a compaction done by OpenAI's servers."""
+    remote = _preserved(compaction, "openaiRemoteCompaction")
+    if remote is None:
+        return None
+    provider, history = remote.get("provider"), remote.get("replacementHistory")
+    if not (isinstance(provider, str) and provider and isinstance(history, list)):
+        return None
+    if not all(isinstance(item, dict) for item in history):
+        return None
+    return {"type": "openaiResponsesHistory", "provider": provider, "items": history}
+
+
+def _anthropic_compaction(compaction: Record) -> dict[str, Any] | None:
+    preserved = _preserved(compaction, "anthropicCompaction")
+    if preserved is None:
+        return None
+    provider, content = preserved.get("provider"), preserved.get("content")
+    if not (isinstance(provider, str) and provider and isinstance(content, str) and content):
+        return None
+    payload = {"type": "anthropicCompaction", "provider": provider, "content": content}
+    for key in ("signature", "encryptedContent", "filesText"):
+        value = preserved.get(key)
+        if isinstance(value, str) and value:
+            payload[key] = value
+    return payload
+
+
+def _window_of(branch: list[Record]) -> tuple[Record | None, list[Record]]:
+    """The compaction whose summary heads the context, if any, and the entries that follow it."""
+    compaction, reset = last_index(branch, "compaction"), last_index(branch, "reset_boundary")
+    if reset > compaction:
+        return None, branch[reset + 1 :]
+    if compaction < 0:
+        return None, branch
+    head = branch[compaction]
+    entry = head.entry if head.entry is not None else {}
+    # A compaction done by OpenAI's servers replays their history instead of kept entries:
+    # what follows is only what came after the last entry that history covers.
+    if _openai_history(head) is not None:
+        start = kept_from(branch, compaction, entry.get("providerReplayThroughEntryId"), 1)
+    else:
+        start = kept_from(branch, compaction, entry.get("firstKeptEntryId"))
+        through = snapshot_through(entry)
+        # An Anthropic snapshot's signed block covers only up to the entry it replays through:
+        # what was appended while it ran, up to the compaction, is kept (18.3).
+        if start == compaction and through is not None and _anthropic_compaction(head) is not None:
+            start = kept_from(branch, compaction, through, 1)
+    return head, branch[start:compaction] + branch[compaction + 1 :]
+
+
+def snapshot_through(compaction: Entry) -> Any:
+    """The entry a snapshot compaction (``firstKeptEntryId`` ``""``) replays through, or None
+    for any other compaction."""
+    through = compaction.get("providerReplayThroughEntryId")
+    snapshot = compaction.get("firstKeptEntryId") == "" and js_truthy(through)
+    return through if snapshot else None
+
+
+def _summary(compaction: Record, branch: list[Record]) -> Message:
+    """The compaction-summary message, keys in the agent's order, present only when set."""
+    entry = compaction.entry if compaction.entry is not None else {}
+    summary: Message = {"role": "compactionSummary"}
+    for key in ("summary", "shortSummary", "tokensBefore", "tokensAfter", "method"):
+        if key in entry:
+            summary[key] = entry[key]
+    anthropic = _anthropic_compaction(compaction)
+    payload = _openai_history(compaction) or anthropic
+    if payload is not None:
+        summary["providerPayload"] = payload
+    if "warning" in entry:
+        summary["warning"] = entry["warning"]
+    if anthropic is not None:
+        # History is rewritten just before the first entry kept: a later mark would make the
+        # agent strip the signed thinking of the turns it keeps.
+        kept = _first_retained(branch, branch.index(compaction))
+        kept_time = js_time(kept.stamp) if kept is not None else None
+        if kept_time is not None:
+            summary["historyRewriteAt"] = kept_time - 1
+    summary["timestamp"] = entry_time(entry)
+    return summary
+
+
+def _first_retained(branch: list[Record], compaction: int) -> Record | None:
+    """The first entry an Anthropic compaction keeps: its ``firstKeptEntryId`` before it, else
+    a snapshot's entry after the one it replays through, else the entry after it."""
+    entry = branch[compaction].entry or {}
+    kept = kept_from(branch, compaction, entry.get("firstKeptEntryId"))
+    through = snapshot_through(entry)
+    if kept == compaction and through is not None:
+        kept = kept_from(branch, compaction, through, 1)
+    if kept < compaction:
+        return branch[kept]
+    return branch[compaction + 1] if compaction + 1 < len(branch) else None
+
+
+def _emits(record: Record) -> bool:
+    if record.type == "message":
+        facts = record.facts
+        return record.has_message and facts is not None and not facts.superseded
+    entry = record.entry
+    if entry is None:
+        return False
+    if record.type == "branch_summary":
+        return js_truthy(entry.get("summary"))
+    if record.type == "custom_message":
+        custom_type = entry.get("customType")
+        hidden = isinstance(custom_type, str) and custom_type in HIDDEN_CUSTOM_TYPES
+        return not hidden and isinstance(entry.get("content"), (str, list))
+    return False
+
+
+def _is_result(record: Record) -> bool:
+    return record.facts is not None and record.facts.role == "toolResult"
+
+
+def _strip_unanswered(emitted: list[Record]) -> tuple[list[Record], dict[str, Change]]:
+    """Clean-up pass 1: tool calls that no tool result in the list answers are removed.
+
+    Also notes, in the same walk, the Copilot turns that change as omp loads them.
+    """
+    answered = {r.facts.answers for r in emitted if _is_result(r)}  # type: ignore[union-attr]
+    answered.discard(UNPAIRABLE)
+    kept: list[Record] = []
+    changes: dict[str, Change] = {}
+    for record in emitted:
+        facts = record.facts
+        calls = facts.tool_call_ids if facts is not None else ()
+        unanswered = frozenset(c for c in calls if c not in answered) if calls else None
+        if unanswered:
+            assert facts is not None
+            if not facts.keeps_content and unanswered.issuperset(calls):
+                continue  # nothing would be left of the message
+            changes[record.id] = Change(strip=unanswered)
+        elif facts is not None and facts.replays:
+            changes[record.id] = Change()
+        kept.append(record)
+    return kept, changes
+
+
+def _drop_failed_turns(records: list[Record], changes: dict[str, Change]) -> list[Record]:
+    """Clean-up pass 2: failed assistant turns go, with the later results of their tool calls.
+
+    Walked from the end, as the agent does, so that "the next message" is the next one still
+    in the list.
+    """
+    count = len(records)
+    alive = [True] * count
+    skip = list(range(count + 1))  # skip[i] leads towards the first alive index >= i
+
+    def next_alive(index: int) -> int:
+        root = index
+        while root < count and not alive[root]:
+            root = skip[root]
+        while index < count and skip[index] != root:  # path compression
+            skip[index], index = root, skip[index]
+        return root
+
+    def drop(index: int) -> None:
+        alive[index] = False
+        skip[index] = index + 1
+
+    results: dict[CallId, list[int]] = {}
+    for index, record in enumerate(records):
+        if _is_result(record):
+            results.setdefault(record.facts.answers, []).append(index)  # type: ignore[union-attr]
+
+    for index in range(count - 1, -1, -1):
+        facts = records[index].facts
+        if facts is None or facts.stop_reason not in FAILED_STOP_REASONS:
+            continue
+        following = next_alive(index + 1)
+        if following < count and _is_interrupted_thinking(records[following]):
+            continue
+        drop(index)
+        change = changes.get(records[index].id)
+        calls = set(facts.tool_call_ids) - (change.strip if change else frozenset())
+        calls.discard(UNPAIRABLE)
+        for call in calls:
+            for position in results.get(call, ()):
+                if position > index:
+                    drop(position)
+    return [record for record, keep in zip(records, alive, strict=True) if keep]
+
+
+def _is_interrupted_thinking(record: Record) -> bool:
+    if record.facts is not None:
+        return record.facts.role == "custom" and record.facts.custom_type == INTERRUPTED_THINKING
+    return record.entry is not None and _custom_type(record.entry) == INTERRUPTED_THINKING
+
+
+def _custom_type(entry: Entry) -> str:
+    custom_type = entry.get("customType")
+    return custom_type if isinstance(custom_type, str) and custom_type else DEFAULT_CUSTOM_TYPE
+
+
+def _loaded(message: Message, facts: MessageFacts) -> Message:
+    """A message as omp holds it after loading: a Copilot turn's replay data dropped."""
+    if not facts.replays:
+        return message
+    loaded = {k: v for k, v in message.items() if k != "providerPayload"}
+    if isinstance(loaded.get("content"), list):
+        loaded["content"] = [without_signature(block) for block in loaded["content"]]
+    return loaded
+
+
+def _custom(entry: Entry) -> Message:
+    display = entry.get("display")
+    custom: Message = {
+        "role": "custom",
+        "customType": _custom_type(entry),
+        "content": entry.get("content"),
+        "display": display if isinstance(display, bool) else False,
+    }
+    if "details" in entry:
+        custom["details"] = entry["details"]
+    if "attribution" in entry:
+        custom["attribution"] = "user" if entry["attribution"] == "user" else "agent"
+    custom["timestamp"] = entry_time(entry)
+    return custom
+
+
+# --- the files its <files> block lists ----------------------------------------------------------
+# One rule for both of ours: a new session's block (``handoff.facts``) and the in-place
+# compaction's details (``cut``). The agent's own: ``extractFileOpsFromMessage``,
+# ``splitReadSelector`` and ``computeFileLists`` in pi-agent-core's compaction/utils.ts, the
+# same in 18.2.3 and 18.3.4 (held to their output by tests/test_omp.py, fixture
+# tests/fixtures/files/omp-file-lists.json, made by oracles/files.py).
+
+_RANGE = r"L?\d+(?:(?:[-+]|\.\.)L?\d+|-|\.\.)?"
+_RANGES = re.compile(rf"{_RANGE}(?:,{_RANGE})*", re.IGNORECASE)
+_RAW = re.compile("raw", re.IGNORECASE)
+_SELECTOR = re.compile(rf"(?:{_RANGE}(?:,{_RANGE})*|raw|conflicts)", re.IGNORECASE)
+
+
+class FileOperation(NamedTuple):
+    """A file one tool call read, or wrote or edited."""
+
+    path: str
+    written: bool
+
+
+def file_operation(tool: Any, arguments: Any) -> FileOperation | None:
+    """The file a call of ``tool`` with ``arguments`` read or changed, if any: a ``read``'s
+    path without its selector, a ``write``'s or ``edit``'s as it is; a ``scheme://`` resource
+    is none."""
+    path = arguments.get("path") if isinstance(arguments, dict) else None
+    if not isinstance(path, str) or not path or is_url(path):
+        return None
+    if tool == "read":
+        return FileOperation(strip_read_selector(path), False)
+    return FileOperation(path, True) if tool in ("write", "edit") else None
+
+
+def file_operations(message: Any) -> tuple[FileOperation, ...]:
+    """The files an assistant turn's tool calls read or changed, in order."""
+    if _role(message) != "assistant" or not isinstance(message.get("content"), list):
+        return ()
+    found: list[FileOperation] = []
+    for block in message["content"]:
+        if not isinstance(block, dict) or block.get("type") != "toolCall" or "name" not in block:
+            continue
+        operation = file_operation(block["name"], block.get("arguments"))
+        if operation is not None:
+            found.append(operation)
+    return tuple(found)
+
+
+def listed_files(details: Any) -> tuple[list[str], list[str]]:
+    """The files read and those changed that a compaction's ``details`` list, as the agent
+    takes them over into the next one (a read path without its selector, no resources)."""
+    if not isinstance(details, dict):
+        return [], []
+    read, modified = (_paths(details.get(key)) for key in ("readFiles", "modifiedFiles"))
+    return [strip_read_selector(path) for path in read], modified
+
+
+def _paths(files: Any) -> list[str]:
+    listed = files if isinstance(files, list) else []
+    return [path for path in listed if isinstance(path, str) and not is_url(path)]
+
+
+def strip_read_selector(path: str) -> str:
+    """A read tool's path without its trailing selector (``:50-200``, ``:raw``,
+    ``:1-50:raw``, ``:conflicts``), by the read tool's own grammar: one selector, or a range
+    and ``raw`` in either order, after a colon that is not the path's first character."""
+    colon = path.rfind(":")
+    if colon <= 0 or not _SELECTOR.fullmatch(path[colon + 1 :]):
+        return path
+    base, outer = path[:colon], path[colon + 1 :]
+    inner_colon = base.rfind(":")
+    if inner_colon > 0:
+        inner = base[inner_colon + 1 :]
+        ranges = bool(_RANGES.fullmatch(inner)), bool(_RANGES.fullmatch(outer))
+        raws = bool(_RAW.fullmatch(inner)), bool(_RAW.fullmatch(outer))
+        if (raws[0] and ranges[1]) or (ranges[0] and raws[1]):
+            base = base[:inner_colon]
+    return base
+
+
+# --- its in-place handoff: the cut ------------------------------------------------------------
+
 
 KEEP_RECENT_TOKENS = 20_000
 """The handoff method's ``compaction.keepRecentTokens``, oh-my-pi's default."""
@@ -33,11 +592,6 @@ IMAGE_TOKENS = 1_200
 FRAME_TOKENS = 5_024
 """What it charges a snapcompact frame of a compaction summary."""
 
-_URL = re.compile(r"[a-z][a-z0-9+.-]*://", re.IGNORECASE)
-_RANGE = r"L?\d+(?:(?:[-+]|\.\.)L?\d+|-|\.\.)?"
-_RANGES = re.compile(rf"{_RANGE}(?:,{_RANGE})*", re.IGNORECASE)
-_RAW = re.compile("raw", re.IGNORECASE)
-_SELECTOR = re.compile(rf"(?:{_RANGE}(?:,{_RANGE})*|raw|conflicts)", re.IGNORECASE)
 _CUT_ROLES = frozenset(
     {"bashExecution", "hookMessage", "branchSummary", "compactionSummary", "user", "assistant"}
 )
@@ -67,8 +621,8 @@ def cut(branch: list[Record], keep_recent: int = KEEP_RECENT_TOKENS) -> Cut | No
     (the branch ends in a compaction, or too little precedes what is kept)."""
     if branch and branch[-1].type == "compaction" and not _replays_through(branch[-1]):
         return None
-    previous = _last_index(branch, "compaction")
-    reset = _last_index(branch, "reset_boundary")
+    previous = last_index(branch, "compaction")
+    reset = last_index(branch, "reset_boundary")
     if reset > previous:
         previous = -1
     start = max(previous, reset) + 1
@@ -109,10 +663,10 @@ def cut(branch: list[Record], keep_recent: int = KEEP_RECENT_TOKENS) -> Cut | No
         return None
     read, written = _previous_files(branch[previous].entry if previous >= 0 else None)
     for operations in summarised + prefix:
-        for into, path in operations:
-            (read if into is _READ else written)[path] = None
-    modified = {path for path in written if not _URL.search(path)}
-    only_read = [p for p in read if not _URL.search(p) and p not in modified]
+        for operation in operations:
+            (written if operation.written else read)[operation.path] = None
+    modified = set(written)
+    only_read = [p for p in read if p not in modified]
     first_id = window.records[first_kept].id
     at_leaf = next(i for i, r in enumerate(branch) if r.id == first_id)
     return Cut(
@@ -171,7 +725,7 @@ def tokens_after(branch: list[Record], entry: Entry) -> int:
         facts=None,
         written_stamp=entry["timestamp"],
     )
-    context = build_context([*branch, record], OMP)
+    context = _context([*branch, record])
     return sum(message_tokens(m, encrypted=False) for m in context.messages())
 
 
@@ -265,10 +819,7 @@ class _Window(NamedTuple):
     records: list[Record]
     roles: list[str | None]
     tokens: list[int]
-    files: list[tuple[tuple[object, str], ...]]
-
-
-_READ, _WRITTEN = object(), object()
+    files: list[tuple[FileOperation, ...]]
 
 
 def _window(records: list[Record]) -> _Window:
@@ -281,7 +832,7 @@ def _window(records: list[Record]) -> _Window:
         window.records.append(record)
         window.roles.append(sys.intern(role) if type(role) is str else None)
         window.tokens.append(message_tokens(message))
-        window.files.append(_file_operations(message))
+        window.files.append(file_operations(message))
     return window
 
 
@@ -396,63 +947,14 @@ def _prompt_tokens(usage: dict[str, Any]) -> float:
 
 def _previous_files(entry: Entry | None) -> tuple[dict[str, None], dict[str, None]]:
     """The files the previous compaction listed (unless an extension made it)."""
-    read: dict[str, None] = {}
-    written: dict[str, None] = {}
-    details = entry.get("details") if entry is not None else None
-    if entry is None or js_truthy(entry.get("fromExtension")) or not isinstance(details, dict):
-        return read, written
-    for path in details.get("readFiles") or ():
-        if isinstance(path, str):
-            read[strip_read_selector(path)] = None
-    for path in details.get("modifiedFiles") or ():
-        if isinstance(path, str):
-            written[path] = None
-    return read, written
-
-
-def _file_operations(message: Any) -> tuple[tuple[object, str], ...]:
-    """The files an assistant turn's tool calls read (``_READ``), wrote or edited
-    (``_WRITTEN``), in order (paths that are ``scheme://`` resources left out)."""
-    if _role(message) != "assistant" or not isinstance(message.get("content"), list):
-        return ()
-    found: list[tuple[object, str]] = []
-    for block in message["content"]:
-        if not isinstance(block, dict) or block.get("type") != "toolCall" or "name" not in block:
-            continue
-        arguments = block.get("arguments")
-        path = arguments.get("path") if isinstance(arguments, dict) else None
-        if not isinstance(path, str) or not path or _URL.search(path):
-            continue
-        if block["name"] == "read":
-            found.append((_READ, strip_read_selector(path)))
-        elif block["name"] in ("write", "edit"):
-            found.append((_WRITTEN, path))
-    return tuple(found)
-
-
-def strip_read_selector(path: str) -> str:
-    """A read tool's path without its trailing selector (``:50-200``, ``:raw``,
-    ``:1-50:raw``, ``:conflicts``), by the read tool's own grammar."""
-    colon = path.rfind(":")
-    if colon <= 0 or not _SELECTOR.fullmatch(path[colon + 1 :]):
-        return path
-    base, outer = path[:colon], path[colon + 1 :]
-    inner_colon = base.rfind(":")
-    if inner_colon > 0:
-        inner = base[inner_colon + 1 :]
-        ranges = bool(_RANGES.fullmatch(inner)), bool(_RANGES.fullmatch(outer))
-        raws = bool(_RAW.fullmatch(inner)), bool(_RAW.fullmatch(outer))
-        if (raws[0] and ranges[1]) or (ranges[0] and raws[1]):
-            base = base[:inner_colon]
-    return base
+    if entry is None or js_truthy(entry.get("fromExtension")):
+        return {}, {}
+    read, written = listed_files(entry.get("details"))
+    return dict.fromkeys(read), dict.fromkeys(written)
 
 
 def _index_of(branch: list[Record], entry_id: Any) -> int:
     return next((i for i, r in enumerate(branch) if r.id == entry_id), -1)
-
-
-def _last_index(branch: list[Record], kind: str) -> int:
-    return next((i for i in range(len(branch) - 1, -1, -1) if branch[i].type == kind), -1)
 
 
 def _replays_through(record: Record) -> bool:
