@@ -1,7 +1,9 @@
 """The in-place handoff's cut and entry, held to what oh-my-pi itself appended
 (``tests/fixtures/inplace``, made by ``oracles/inplace.py``: 18.2.3's own ``prepareCompaction``
 and ``appendCompaction`` on each session, with one document, which 18.3.4 appends alike; and
-``tests/fixtures/omp183/snapshot``, 18.3.4's after the compactions only 18.3 reads)."""
+``tests/fixtures/omp183/snapshot``, 18.3.4's after the compactions only 18.3 reads); and the
+files its ``<files>`` block lists, one rule for both modes, held to the agent's own
+``computeFileLists`` (``tests/fixtures/files``, made by ``oracles/files.py``)."""
 
 from __future__ import annotations
 
@@ -19,10 +21,12 @@ from handoff_cli.agents.omp import (
     strip_read_selector,
     with_tokens_after,
 )
+from handoff_cli.handoff.document import files_block
+from handoff_cli.handoff.facts import facts_of
 from handoff_cli.sessions.session import load_session
 from handoff_cli.sessions.tree import branch, leaf
 
-from .conftest import OMP183
+from .conftest import FIXTURES, OMP183
 from .test_context import key_orders, printed
 
 FOLDER = Path(__file__).parent / "fixtures" / "inplace"
@@ -153,3 +157,38 @@ def test_read_selectors_are_stripped_by_the_read_tools_grammar(path: str, stripp
 def test_the_estimate_is_a_quarter_of_the_utf8_bytes_rounded_up() -> None:
     assert [estimate(t) for t in ("", "a", "abcd", "abcde", "é" * 2)] == [0, 1, 1, 2, 1]
     assert estimate("x" * 10_001) == 2_501
+
+
+FILE_LISTS = json.loads((FIXTURES / "files" / "omp-file-lists.json").read_text())
+
+
+@pytest.mark.parametrize("case", FILE_LISTS["cases"], ids=lambda case: case["name"])
+def test_both_modes_list_the_files_the_agent_lists(case: dict[str, Any], tmp_path: Path) -> None:
+    """The in-place compaction's details and summary, and a new session's ``<files>`` block,
+    list what oh-my-pi's own ``computeFileLists`` does for the same tool calls."""
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(case["lines"]) + "\n")
+    session = load_session(path)
+    records = branch(session, leaf(session))
+    expected = case["omp"]
+    where = cut(records, keep_recent=1)
+    assert where is not None
+    entry = compaction_entry(where, FILE_LISTS["document"], "c", records[-1].id, "t")
+    assert entry["details"] == {k: expected[k] for k in ("readFiles", "modifiedFiles")}
+    block = expected["files"]
+    assert entry["summary"] == FILE_LISTS["document"] + (f"\n\n{block}" if block else "")
+    facts = facts_of(session, records)
+    lists = {"readFiles": list(facts.read_files), "modifiedFiles": list(facts.modified_files)}
+    assert lists == {k: expected[k] for k in ("readFiles", "modifiedFiles")}
+    assert files_block(facts.read_files, facts.modified_files, facts.read_set) == expected["files"]
+
+
+def test_the_file_probes_cover_the_grammar() -> None:
+    """The probes that the two copies of the rule told apart, and each kind of edge."""
+    reads = {c["name"]: c["omp"]["readFiles"] for c in FILE_LISTS["cases"]}
+    assert reads["read 'a.py:raw:raw'"] == ["a.py:raw"]
+    assert reads["read 'a.py:L1:L2'"] == ["a.py:L1"]
+    assert reads["read 'file:///tmp/a.py'"] == [] and reads["read 'a.py:conflict://1'"] == []
+    assert reads["read 'C:\\\\src\\\\a.py:L1-L2'"] == ["C:\\src\\a.py"]
+    assert reads["read 'dir:with:colons/a.py'"] == ["dir:with:colons/a.py"]
+    assert len(FILE_LISTS["cases"]) >= 140
