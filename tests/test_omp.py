@@ -18,6 +18,7 @@ from handoff_cli.agents.omp import (
     compaction_entry,
     cut,
     estimate,
+    sessions_folder,
     strip_read_selector,
     with_tokens_after,
 )
@@ -192,3 +193,26 @@ def test_the_file_probes_cover_the_grammar() -> None:
     assert reads["read 'C:\\\\src\\\\a.py:L1-L2'"] == ["C:\\src\\a.py"]
     assert reads["read 'dir:with:colons/a.py'"] == ["dir:with:colons/a.py"]
     assert len(FILE_LISTS["cases"]) >= 140
+
+
+HOME = Path("/home/u")
+
+
+def test_omp_folder_rules(tmp_path: Path) -> None:
+    assert sessions_folder({}, HOME) == HOME / ".omp/agent/sessions"
+    assert sessions_folder({"PI_CONFIG_DIR": ".ohmy"}, HOME) == HOME / ".ohmy/agent/sessions"
+    assert (
+        sessions_folder({"OMP_PROFILE": "work"}, HOME) == HOME / ".omp/profiles/work/agent/sessions"
+    )
+    assert sessions_folder({"PI_PROFILE": "old"}, HOME) == HOME / ".omp/profiles/old/agent/sessions"
+    both = {"OMP_PROFILE": "", "PI_PROFILE": "old"}  # an empty OMP_PROFILE means the default
+    assert sessions_folder(both, HOME) == HOME / ".omp/agent/sessions"
+    custom = {"PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    assert sessions_folder(custom, HOME) == tmp_path / "agent/sessions"
+    xdg = {"XDG_DATA_HOME": str(tmp_path / "data")}
+    assert sessions_folder(xdg, HOME, "linux") == HOME / ".omp/agent/sessions"  # not migrated yet
+    (tmp_path / "data/omp").mkdir(parents=True)
+    assert sessions_folder(xdg, HOME, "linux") == tmp_path / "data/omp/sessions"
+    assert sessions_folder(xdg, HOME, "darwin") == tmp_path / "data/omp/sessions"
+    assert sessions_folder(xdg, HOME, "win32") == HOME / ".omp/agent/sessions"
+    assert sessions_folder({**xdg, **custom}, HOME, "linux") == tmp_path / "agent/sessions"
