@@ -296,8 +296,9 @@ def bench_cancel(work: Path, runs: int) -> None:
 def bench_planning(work: Path, window: int = 128_000) -> None:
     """A dry run: planned, counted, nothing called. Tokens sent count each draft at its
     largest."""
+    from handoff_cli.agents import OMP
     from handoff_cli.handoff.pipeline import dry_run, prepare
-    from handoff_cli.options import OMP, Options
+    from handoff_cli.options import Options
 
     print(f"dry run of a handoff to a {window:,}-token model (no calls; drafts at their largest):")
     print("  session    own tokens  strategy  requests  tokens sent  ratio  dry run")
@@ -335,9 +336,8 @@ def session_messages(megabytes: float) -> tuple[list[dict[str, Any]], int]:
     """About ``megabytes`` MB of chat messages as a handoff sends them: the requests built from
     the fixture sessions (prose, code, tool calls and output, ids), over and over, a secret line
     added to one message in ~100. Also the size of their text."""
-    from handoff_cli.agents.context import build_context
+    from handoff_cli.agents import OMP, build_context
     from handoff_cli.handoff.prompt import handoff_request
-    from handoff_cli.options import OMP
     from handoff_cli.sessions.session import load_session
     from handoff_cli.sessions.tree import branch, leaf
 
@@ -408,10 +408,10 @@ def bench_rotation(work: Path, sessions: int, handoffs: int, runs: int) -> None:
     with the built-in writer and with a loopback model at one and at eight in flight."""
     import asyncio
 
-    from handoff_cli.agents.context import build_context
+    from handoff_cli.agents import OMP, build_context
     from handoff_cli.cli.output import Reporter, write_json
     from handoff_cli.handoff.rotate import RotateOptions, arotate, select
-    from handoff_cli.options import OMP, Options
+    from handoff_cli.options import Options
     from handoff_cli.sessions.catalog import catalog
     from handoff_cli.sessions.session import load_session
     from handoff_cli.sessions.tree import branch, leaf

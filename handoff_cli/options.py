@@ -10,10 +10,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-OMP = "omp"
-PI = "pi"
-AGENTS = (OMP, PI)
-"""The agents whose rules a session can be read by: oh-my-pi, and upstream pi."""
 AUTO = "auto"
 """Read a session by the rules of the agent whose folder holds it, else of the one its content
 points to."""
@@ -81,7 +77,8 @@ class Options:
     """Record only if the session is still as it was read, else take the new session back
     (``SessionChangedError``): rotation's guard against handing one session off twice."""
     agent: str = AUTO
-    """Whose rules read the session: ``omp``, ``pi``, or ``auto``."""
+    """Whose rules read the session: an agent's name (``handoff_cli.agents.NAMES``), or
+    ``auto``."""
     in_place: bool = False
     """Hand off as oh-my-pi's own ``/handoff`` does: a compaction entry in the same session,
     the document its summary, instead of a new session and the recorded exchange."""
@@ -89,7 +86,7 @@ class Options:
     """USD per token in and out (``--price-in`` / ``--price-out``, given per million); None:
     LiteLLM's price table."""
     terminal_sessions: Path | None = None
-    """oh-my-pi's folder of terminal pointers (``places.omp_terminal_sessions``): a pointer that
+    """oh-my-pi's folder of terminal pointers (``omp.terminal_sessions``): a pointer that
     names the old session is moved to the new one. None: left alone."""
     folder_agent: str | None = None
     """With ``auto``: the agent whose sessions folder holds the file, if any (the CLI knows the

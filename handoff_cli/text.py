@@ -1,5 +1,6 @@
-"""Plain text out of messages, for the views, the listing and the built-in writer; and texts
-cut to their head and tail, marked, wherever they are too long to be kept whole."""
+"""Plain text out of messages, for the views, the listing and the built-in writer; texts cut
+to their head and tail, marked, wherever they are too long to be kept whole; and paths that
+are resources, not files."""
 
 from __future__ import annotations
 
@@ -35,6 +36,14 @@ def one_line(text: str, limit: int) -> str:
 
 
 _WORD = re.compile(r"\S+")  # what str.split() separates: the same white space
+URL_SCHEME = re.compile(r"[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+"""A URL's ``scheme://``."""
+
+
+def is_url(path: str) -> bool:
+    """Whether ``path`` holds a ``scheme://`` resource (``https://``, omp's ``artifact://``,
+    ``file.ts:conflict://1``...) rather than naming a file (oh-my-pi's ``isUrlSchemePath``)."""
+    return URL_SCHEME.search(path) is not None
 
 
 class CutText(str):

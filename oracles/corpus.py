@@ -45,7 +45,8 @@ sys.path.insert(0, str(HERE.parent))
 
 from compare import first_difference  # noqa: E402
 
-from handoff_cli.agents.context import UNCHANGED, build_context  # noqa: E402
+from handoff_cli.agents import build_context  # noqa: E402
+from handoff_cli.agents.context import UNCHANGED  # noqa: E402
 from handoff_cli.cli.app import run  # noqa: E402
 from handoff_cli.sessions.js import UNDEFINED  # noqa: E402
 from handoff_cli.sessions.session import load_session  # noqa: E402

@@ -50,7 +50,7 @@ from compare import first_difference, js_numbers  # noqa: E402
 from corpus import key_orders, ours, pi_style_model  # noqa: E402
 from ompdiff import write_variants  # noqa: E402
 
-from handoff_cli.agents.compaction import (  # noqa: E402
+from handoff_cli.agents.omp import (  # noqa: E402
     KEEP_RECENT_TOKENS,
     compaction_entry,
     cut,

@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
+from handoff_cli.agents import OMP, PI
 from handoff_cli.agents.choice import choose_agent
 from handoff_cli.agents.places import agent_of, default_roots
-from handoff_cli.options import AUTO, OMP, PI
+from handoff_cli.options import AUTO
 from handoff_cli.sessions.session import load_session
 
 from .conftest import FIXTURES, HEADER, Entries, run_cli, write_session

@@ -9,9 +9,9 @@ from typing import Any
 import orjson
 import pytest
 
-from handoff_cli.agents.context import Context, build_context
+from handoff_cli.agents import NAMES, OMP, PI, build_context
+from handoff_cli.agents.context import Context
 from handoff_cli.cli.output import write_json
-from handoff_cli.options import AGENTS, OMP, PI
 from handoff_cli.sessions.js import js_time
 from handoff_cli.sessions.jsonl import Verbatim, dumps
 from handoff_cli.sessions.session import load_session
@@ -398,7 +398,7 @@ def test_generated_sessions_build_consistently(tmp_path: Path, dialect: str) -> 
     for seed in range(40):
         path = tmp_path / f"{dialect}-{seed}.jsonl"
         path.write_bytes(sessiongen.generate(seed, dialect))
-        for agent in AGENTS:
+        for agent in NAMES:
             context = context_of(path, agent=agent)
             messages = list(context.messages())
             assert orjson.loads(dumps(list(context.serialized()))) == messages

@@ -14,8 +14,7 @@ from typing import Any
 import orjson
 import pytest
 
-from handoff_cli.agents.context import build_context
-from handoff_cli.options import OMP
+from handoff_cli.agents import OMP, build_context
 from handoff_cli.sessions.files import (
     TitleSlot,
     append_entries,

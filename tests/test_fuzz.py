@@ -24,8 +24,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from handoff_cli.agents import NAMES, build_context
 from handoff_cli.agents.choice import choose_agent
-from handoff_cli.agents.context import build_context
 from handoff_cli.cli.app import run
 from handoff_cli.cli.render import describe_entry
 from handoff_cli.errors import ExitCode, SessionFileError
@@ -33,7 +33,6 @@ from handoff_cli.handoff.builtin import write_document
 from handoff_cli.handoff.facts import facts_of
 from handoff_cli.handoff.prompt import handoff_request
 from handoff_cli.handoff.redact import Redactor
-from handoff_cli.options import AGENTS
 from handoff_cli.sessions.jsonl import dumps
 from handoff_cli.sessions.session import load_session
 from handoff_cli.sessions.tree import branch, leaf
@@ -86,14 +85,14 @@ def survives(data: bytes) -> None:
         return
     choose_agent(session)
     facts = facts_of(session, path_records)
-    for agent in AGENTS:
+    for agent in NAMES:
         context = build_context(path_records, agent)
         messages = list(context.messages())
         # Both outputs serialise, and agree: to JavaScript (a message passed on as the file
         # has it spells its numbers as the file does, 9007199254740993 for 9007199254740992).
         passed_on = orjson.loads(dumps(list(context.serialized())))
         assert orjson.loads(dumps(passed_on)) == orjson.loads(dumps(messages))
-        if agent == AGENTS[len(data) % 2]:  # the request of one agent's context a case: cheaper
+        if agent == NAMES[len(data) % 2]:  # the request of one agent's context a case: cheaper
             request = Redactor().messages(handoff_request(messages, "focus", facts))
             assert request[-1]["role"] == "user"
     document = write_document(facts.masked(Redactor().value), "focus")

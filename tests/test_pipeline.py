@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import pytest
 
-from handoff_cli.agents.context import build_context
+from handoff_cli.agents import OMP, PI, build_context
 from handoff_cli.cli.output import Reporter
 from handoff_cli.errors import (
     ExitCode,
@@ -34,7 +34,7 @@ from handoff_cli.handoff.pipeline import HandoffResult, dry_run, handoff, prepar
 from handoff_cli.handoff.plan import Budget, Counter
 from handoff_cli.handoff.prompt import FACTS_INTRO
 from handoff_cli.llm.model import EXTRACTIVE, resolve_model
-from handoff_cli.options import OMP, PI, Options
+from handoff_cli.options import Options
 from handoff_cli.sessions.js import js_time
 from handoff_cli.sessions.session import load_session
 from handoff_cli.sessions.tree import branch, leaf

@@ -1,63 +1,19 @@
-"""Where the agents keep their sessions: both agents' folder rules, in a fake home."""
+"""Where the agents keep their sessions: the folders searched, in a fake home (each agent's own
+folder rules are tested with its module: test_omp.py, test_pi.py)."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from handoff_cli.agents.places import (
-    OMP,
-    PI,
-    Root,
-    agent_of,
-    default_roots,
-    omp_sessions,
-    pi_sessions,
-    roots,
-)
+from handoff_cli.agents import OMP, PI
+from handoff_cli.agents.places import Root, agent_of, default_roots, roots
 
 from .conftest import FIXTURES, HEADER, Entries, run_cli, write_session
 
 HOME = Path("/home/u")
-
-
-def test_omp_folder_rules(tmp_path: Path) -> None:
-    assert omp_sessions({}, HOME) == HOME / ".omp/agent/sessions"
-    assert omp_sessions({"PI_CONFIG_DIR": ".ohmy"}, HOME) == HOME / ".ohmy/agent/sessions"
-    assert omp_sessions({"OMP_PROFILE": "work"}, HOME) == HOME / ".omp/profiles/work/agent/sessions"
-    assert omp_sessions({"PI_PROFILE": "old"}, HOME) == HOME / ".omp/profiles/old/agent/sessions"
-    both = {"OMP_PROFILE": "", "PI_PROFILE": "old"}  # an empty OMP_PROFILE means the default
-    assert omp_sessions(both, HOME) == HOME / ".omp/agent/sessions"
-    custom = {"PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
-    assert omp_sessions(custom, HOME) == tmp_path / "agent/sessions"
-    xdg = {"XDG_DATA_HOME": str(tmp_path / "data")}
-    assert omp_sessions(xdg, HOME, "linux") == HOME / ".omp/agent/sessions"  # not migrated yet
-    (tmp_path / "data/omp").mkdir(parents=True)
-    assert omp_sessions(xdg, HOME, "linux") == tmp_path / "data/omp/sessions"
-    assert omp_sessions(xdg, HOME, "darwin") == tmp_path / "data/omp/sessions"
-    assert omp_sessions(xdg, HOME, "win32") == HOME / ".omp/agent/sessions"
-    assert omp_sessions({**xdg, **custom}, HOME, "linux") == tmp_path / "agent/sessions"
-
-
-def test_pi_folder_rules(tmp_path: Path) -> None:
-    assert pi_sessions({}, HOME, tmp_path) == [HOME / ".pi/agent/sessions"]
-    assert pi_sessions({"PI_CODING_AGENT_DIR": "~/agents/pi"}, HOME, tmp_path) == [
-        HOME / "agents/pi/sessions"
-    ]
-    flat = {"PI_CODING_AGENT_SESSION_DIR": "~/flat"}
-    assert pi_sessions(flat, HOME, tmp_path) == [HOME / ".pi/agent/sessions", HOME / "flat"]
-    agent = tmp_path / "agent"
-    agent.mkdir()
-    (agent / "settings.json").write_text(json.dumps({"sessionDir": "/srv/global"}))
-    ours = {"PI_CODING_AGENT_DIR": str(agent)}
-    assert pi_sessions(ours, HOME, tmp_path) == [agent / "sessions", Path("/srv/global")]
-    (tmp_path / ".pi").mkdir()
-    (tmp_path / ".pi/settings.json").write_text(json.dumps({"sessionDir": "/srv/pi"}))
-    # The project's settings override the agent folder's, as pi merges them.
-    assert pi_sessions(ours, HOME, tmp_path) == [agent / "sessions", Path("/srv/pi")]
 
 
 def test_default_roots_are_those_that_exist_each_once(tmp_path: Path) -> None:

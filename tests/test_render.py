@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from handoff_cli.agents.context import build_context
+from handoff_cli.agents import OMP, build_context
 from handoff_cli.cli.output import Reporter
 from handoff_cli.cli.render import (
     HandoffProgress,
@@ -27,7 +27,6 @@ from handoff_cli.cli.render import (
     show_list_tree,
     show_tree,
 )
-from handoff_cli.options import OMP
 from handoff_cli.sessions.catalog import Catalog, SessionSummary
 from handoff_cli.sessions.session import Record, Session, load_session
 from handoff_cli.sessions.tree import branch, leaf

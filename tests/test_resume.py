@@ -15,11 +15,12 @@ from typing import Any
 import orjson
 import pytest
 
-from handoff_cli.agents.context import build_context
-from handoff_cli.agents.resume import continued_title, move_pointers
+from handoff_cli.agents import OMP, PI, build_context
+from handoff_cli.agents.omp import move_pointers
+from handoff_cli.agents.resume import continued_title
 from handoff_cli.cli.app import run
 from handoff_cli.handoff.pipeline import handoff
-from handoff_cli.options import OMP, PI, Options
+from handoff_cli.options import Options
 from handoff_cli.sessions.session import load_session
 from handoff_cli.sessions.tree import branch, leaf
 

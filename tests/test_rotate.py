@@ -13,13 +13,14 @@ from typing import Any
 import orjson
 import pytest
 
+from handoff_cli.agents import OMP, PI
 from handoff_cli.agents.places import Root
 from handoff_cli.cli.output import Reporter
 from handoff_cli.errors import HandedOffError
 from handoff_cli.handoff.document import SECTIONS, is_handoff_prompt
 from handoff_cli.handoff.pipeline import handoff
 from handoff_cli.handoff.rotate import RotateOptions, in_shard, select
-from handoff_cli.options import AUTO, OMP, PI, Options, parse_duration, parse_shard
+from handoff_cli.options import AUTO, Options, parse_duration, parse_shard
 from handoff_cli.sessions.catalog import catalog
 from handoff_cli.text import text_of
 

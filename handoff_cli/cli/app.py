@@ -26,8 +26,9 @@ from click_default_group import DefaultGroup
 from typer.core import TyperGroup
 
 from handoff_cli import __version__
+from handoff_cli.agents import NAMES, omp
 from handoff_cli.agents.choice import Choice, choose_agent
-from handoff_cli.agents.places import Root, agent_of, expand, omp_terminal_sessions, roots
+from handoff_cli.agents.places import Root, agent_of, expand, roots
 from handoff_cli.cli.output import (
     Reporter,
     notice,
@@ -49,7 +50,6 @@ from handoff_cli.errors import (
     exit_codes_help,
 )
 from handoff_cli.options import (
-    AGENTS,
     AUTO,
     DEFAULT_DOCUMENT_TOKENS,
     DEFAULT_IDLE,
@@ -145,7 +145,7 @@ AgentOpt = Annotated[
     typer.Option(
         "--agent",
         envvar="HANDOFF_AGENT",
-        click_type=click.Choice([*AGENTS, AUTO]),
+        click_type=click.Choice([*NAMES, AUTO]),
         help="Whose rules read the session: pi's, oh-my-pi's (omp), or auto: the agent whose "
         "folder holds it, else the one its content points to.",
     ),
@@ -407,7 +407,7 @@ def handoff_command(
         agent=agent,
         in_place=in_place,
         prices=_prices(price_in, price_out),
-        terminal_sessions=omp_terminal_sessions(os.environ, Path.home()),
+        terminal_sessions=omp.terminal_sessions(os.environ, Path.home()),
     )
     try:
         # Ctrl-C and SIGTERM both cancel, except while the result is being written.
@@ -484,7 +484,7 @@ def show(
 
 
 def _show_context(path: list[Record], chosen: Choice, json_out: bool) -> None:
-    from handoff_cli.agents.context import build_context
+    from handoff_cli.agents import build_context
 
     if chosen.note:
         notice(chosen.note)
@@ -672,7 +672,7 @@ def rotate(
         agent=agent,
         in_place=in_place,
         prices=_prices(price_in, price_out),
-        terminal_sessions=omp_terminal_sessions(os.environ, Path.home()),
+        terminal_sessions=omp.terminal_sessions(os.environ, Path.home()),
     )
     options = RotateOptions(
         handoff=handoff_options,

@@ -24,7 +24,8 @@ from rich.progress import (
 from rich.status import Status
 from rich.text import Text
 
-from handoff_cli.agents.choice import NAMES, Choice
+from handoff_cli.agents import get
+from handoff_cli.agents.choice import Choice
 from handoff_cli.agents.context import FAILED_STOP_REASONS, Context, Message
 from handoff_cli.cli.output import Reporter
 from handoff_cli.sessions.catalog import Catalog, SessionSummary, by_age
@@ -200,7 +201,7 @@ def _entry_line(
 
 
 def _agent_row(chosen: Choice) -> str:
-    return f"{NAMES[chosen.agent]} ({chosen.reason})"
+    return f"{get(chosen.agent).title} ({chosen.reason})"
 
 
 def _header_lines(
@@ -327,7 +328,7 @@ def show_context(context: Context, chosen: Choice | None = None) -> None:
     """The messages the agent would send, one line each, after a line naming the agent (and
     why it was chosen), the model, the thinking level and the count."""
     console = _View()
-    agent = _agent_row(chosen) if chosen is not None else NAMES[context.agent]
+    agent = _agent_row(chosen) if chosen is not None else context.agent.title
     console.print(
         Text.assemble(
             ("agent ", "bold"),

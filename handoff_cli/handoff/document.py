@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from handoff_cli.text import URL_SCHEME
+
 SECTIONS = (
     "Goal",
     "Constraints & Preferences",
@@ -171,7 +173,7 @@ def _tree_lines(paths: list[str], mark: Callable[[str], str]) -> list[str]:
     root = _Folder()
     for path in paths:
         normal = path.replace("\\", "/")
-        if re.match(r"[a-z][a-z0-9+.-]*://", normal, re.IGNORECASE):
+        if URL_SCHEME.match(normal):  # a resource, listed whole
             root.files.setdefault(normal, path)
             continue
         is_folder = normal.endswith("/")

@@ -19,6 +19,7 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
+from handoff_cli.agents.omp import file_operation, listed_files
 from handoff_cli.handoff.document import (
     HANDOFF_TYPE,
     Sections,
@@ -446,12 +447,6 @@ def _no_match(command: str, code: int | None) -> bool:
 
 _ABORTED = re.compile(r"(?:command )?(?:aborted|cancell?ed|interrupted)\.?", re.IGNORECASE)
 _EXIT = re.compile(r"(?:exit(?:ed with)? code|exit status)[: ]*(-?\d+)", re.IGNORECASE)
-_READ_SELECTOR = re.compile(
-    r":(?:(?:L?\d+(?:(?:[-+]|\.\.)L?\d+|-|\.\.)?(?:,L?\d+(?:(?:[-+]|\.\.)L?\d+|-|\.\.)?)*)"
-    r"|raw|conflicts)(?::(?:raw|L?\d+(?:(?:[-+]|\.\.)L?\d+|-|\.\.)?))?$",
-    re.IGNORECASE,
-)
-_URL = re.compile(r"[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 _SHELL_TOOLS = ("bash", "shell", "exec", "run_command", "terminal")
 _RESULT_ARGUMENTS = ("command", "cmd", "path")
 """The arguments of a tool call that its result is read with (``_Reader._result``)."""
@@ -564,17 +559,13 @@ class _Reader:
                 # Only what its result is read with: a branch's calls are all held at once.
                 kept = {k: arguments[k] for k in _RESULT_ARGUMENTS if k in arguments}
                 self.calls[_key(block.get("id"))] = (name, kept)
-                self._file(name, arguments)
+                self._file(block.get("name"), arguments)
 
-    def _file(self, tool: str, arguments: dict[str, Any]) -> None:
-        """oh-my-pi's rule for which files a tool call read or changed."""
-        path = arguments.get("path")
-        if not isinstance(path, str) or not path or _URL.search(path):
-            return
-        if tool == "read":
-            self.read.add(_READ_SELECTOR.sub("", path))
-        elif tool in ("write", "edit"):
-            self.written.add(path)
+    def _file(self, tool: Any, arguments: dict[str, Any]) -> None:
+        """The file a tool call read or changed, by oh-my-pi's rule (its ``<files>`` block)."""
+        operation = file_operation(tool, arguments)
+        if operation is not None:
+            (self.written if operation.written else self.read).add(operation.path)
 
     def _result(self, index: int, message: dict[str, Any]) -> None:
         tool, arguments = self.calls.get(_key(message.get("toolCallId")), ("", {}))
@@ -625,12 +616,9 @@ class _Reader:
         summary = entry.get("summary")
         if isinstance(summary, str) and summary.strip():
             self.summary = sections_of(summary)
-        details = entry.get("details")
-        if isinstance(details, dict):
-            for key, target in (("readFiles", self.read), ("modifiedFiles", self.written)):
-                files = details.get(key)
-                if isinstance(files, list):
-                    target.update(f for f in files if isinstance(f, str) and not _URL.search(f))
+        read, written = listed_files(entry.get("details"))
+        self.read.update(read)
+        self.written.update(written)
         if entry.get("method") == HANDOFF_TYPE and isinstance(summary, str):
             self._anchor(index, summary)
 

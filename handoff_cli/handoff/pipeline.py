@@ -21,16 +21,16 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from handoff_cli.agents import DEFAULT, build_context, get
 from handoff_cli.agents.choice import choose_agent
-from handoff_cli.agents.compaction import Cut, compaction_entry, cut, with_tokens_after
-from handoff_cli.agents.context import Context, build_context
+from handoff_cli.agents.context import Context
+from handoff_cli.agents.omp import Cut, compaction_entry, cut, move_pointers, with_tokens_after
 from handoff_cli.agents.resume import (
     continued_title,
     date_after,
     last_thinking,
     loses_model,
     model_switch,
-    move_pointers,
     naming_entry,
     starting_entries,
 )
@@ -49,7 +49,6 @@ from handoff_cli.errors import (
 )
 from handoff_cli.handoff.conversation import Conversation
 from handoff_cli.handoff.document import (
-    HANDOFF_TYPE,
     files_block,
     missing_sections,
     with_files,
@@ -79,7 +78,7 @@ from handoff_cli.llm.model import (
     resolve_model,
     run,
 )
-from handoff_cli.options import OMP, PI, Options
+from handoff_cli.options import Options
 from handoff_cli.sessions.catalog import TAIL_BYTES, ends_with_handoff, handoff_children
 from handoff_cli.sessions.files import (
     Locked,
@@ -177,7 +176,7 @@ class HandoffResult:
     requests: int = 1
     strategy: str = "single"
     redacted: int = 0
-    agent: str = OMP
+    agent: str = DEFAULT
     in_place: InPlace | None = None
     """In place: the entry appended (``id`` and ``path`` are then the session's own)."""
 
@@ -340,10 +339,10 @@ def guard(records: list[Record], agent: str, in_place: bool) -> Cut | None:
         raise NothingToHandOffError()
     if not in_place:
         return None
-    if agent == PI:
+    if not get(agent).compacts_in_place:
         raise InPlaceRefusedError(
-            "--in-place writes oh-my-pi's compaction entry; this session is read by pi's "
-            "rules (--agent omp to hand it off in place anyway)"
+            "--in-place writes oh-my-pi's compaction entry; this session is read by "
+            f"{get(agent).title}'s rules (--agent omp to hand it off in place anyway)"
         )
     where = cut(records)
     if where is None:
@@ -716,31 +715,21 @@ def _new_session(request: Request, answer: Answer, new_id: str, created: str, ol
     taken: set[str] = set()
     thinking = last_thinking(request.branch)
     entries = starting_entries(agent, request.session_model, thinking, taken, created)
-    document: Entry = {
-        "type": "custom_message",
-        "customType": HANDOFF_TYPE,
-        "content": wrap_document(answer.text),
-        "display": True,
-        "attribution": "agent",
-        "id": new_entry_id(taken),
-        "parentId": entries[-1]["id"] if entries else None,
-        "timestamp": created,
-    }
+    rules = get(agent)
+    parent = entries[-1]["id"] if entries else None
+    document = rules.handoff_message(
+        wrap_document(answer.text), new_entry_id(taken), parent, created
+    )
     taken.add(document["id"])
-    # What pi writes for a pi session: no omp key in its entry, no title slot (pi cannot
-    # open a file that starts with one).
-    pi = agent == PI
-    if pi:
-        del document["attribution"]
     entries.append(document)
     title = continued_title(session.title)
     if title is not None and request.redactor is not None:  # a first request may hold one
         title = request.redactor.text(title)
-    slot = session.title_slot is not None and not pi
+    slot = session.title_slot is not None and rules.title_slot
     if title is not None:
         entries.append(naming_entry(agent, title, document["id"], taken, created))
-        if not slot and not pi:  # oh-my-pi without a title slot reads the header's title
-            header |= {"title": title, "titleSource": "auto"}
+        if not slot:
+            header |= rules.header_title(title)
     if not slot:
         return new_session_bytes(header, entries, None)
     return new_session_bytes(header, entries, TitleSlot(title or "", created, title is not None))

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from handoff_cli.agents import build_context
 from handoff_cli.agents.choice import choose_agent
-from handoff_cli.agents.context import build_context
 from handoff_cli.cli.output import Reporter
 from handoff_cli.errors import (
     CancelledError,

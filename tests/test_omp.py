@@ -1,7 +1,9 @@
 """The in-place handoff's cut and entry, held to what oh-my-pi itself appended
 (``tests/fixtures/inplace``, made by ``oracles/inplace.py``: 18.2.3's own ``prepareCompaction``
 and ``appendCompaction`` on each session, with one document, which 18.3.4 appends alike; and
-``tests/fixtures/omp183/snapshot``, 18.3.4's after the compactions only 18.3 reads)."""
+``tests/fixtures/omp183/snapshot``, 18.3.4's after the compactions only 18.3 reads); and the
+files its ``<files>`` block lists, one rule for both modes, held to the agent's own
+``computeFileLists`` (``tests/fixtures/files``, made by ``oracles/files.py``)."""
 
 from __future__ import annotations
 
@@ -11,18 +13,21 @@ from typing import Any
 
 import pytest
 
-from handoff_cli.agents.compaction import (
+from handoff_cli.agents import OMP
+from handoff_cli.agents.omp import (
     compaction_entry,
     cut,
     estimate,
+    sessions_folder,
     strip_read_selector,
     with_tokens_after,
 )
-from handoff_cli.options import OMP
+from handoff_cli.handoff.document import files_block
+from handoff_cli.handoff.facts import facts_of
 from handoff_cli.sessions.session import load_session
 from handoff_cli.sessions.tree import branch, leaf
 
-from .conftest import OMP183
+from .conftest import FIXTURES, OMP183
 from .test_context import key_orders, printed
 
 FOLDER = Path(__file__).parent / "fixtures" / "inplace"
@@ -153,3 +158,61 @@ def test_read_selectors_are_stripped_by_the_read_tools_grammar(path: str, stripp
 def test_the_estimate_is_a_quarter_of_the_utf8_bytes_rounded_up() -> None:
     assert [estimate(t) for t in ("", "a", "abcd", "abcde", "é" * 2)] == [0, 1, 1, 2, 1]
     assert estimate("x" * 10_001) == 2_501
+
+
+FILE_LISTS = json.loads((FIXTURES / "files" / "omp-file-lists.json").read_text())
+
+
+@pytest.mark.parametrize("case", FILE_LISTS["cases"], ids=lambda case: case["name"])
+def test_both_modes_list_the_files_the_agent_lists(case: dict[str, Any], tmp_path: Path) -> None:
+    """The in-place compaction's details and summary, and a new session's ``<files>`` block,
+    list what oh-my-pi's own ``computeFileLists`` does for the same tool calls."""
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(case["lines"]) + "\n")
+    session = load_session(path)
+    records = branch(session, leaf(session))
+    expected = case["omp"]
+    where = cut(records, keep_recent=1)
+    assert where is not None
+    entry = compaction_entry(where, FILE_LISTS["document"], "c", records[-1].id, "t")
+    assert entry["details"] == {k: expected[k] for k in ("readFiles", "modifiedFiles")}
+    block = expected["files"]
+    assert entry["summary"] == FILE_LISTS["document"] + (f"\n\n{block}" if block else "")
+    facts = facts_of(session, records)
+    lists = {"readFiles": list(facts.read_files), "modifiedFiles": list(facts.modified_files)}
+    assert lists == {k: expected[k] for k in ("readFiles", "modifiedFiles")}
+    assert files_block(facts.read_files, facts.modified_files, facts.read_set) == expected["files"]
+
+
+def test_the_file_probes_cover_the_grammar() -> None:
+    """The probes that the two copies of the rule told apart, and each kind of edge."""
+    reads = {c["name"]: c["omp"]["readFiles"] for c in FILE_LISTS["cases"]}
+    assert reads["read 'a.py:raw:raw'"] == ["a.py:raw"]
+    assert reads["read 'a.py:L1:L2'"] == ["a.py:L1"]
+    assert reads["read 'file:///tmp/a.py'"] == [] and reads["read 'a.py:conflict://1'"] == []
+    assert reads["read 'C:\\\\src\\\\a.py:L1-L2'"] == ["C:\\src\\a.py"]
+    assert reads["read 'dir:with:colons/a.py'"] == ["dir:with:colons/a.py"]
+    assert len(FILE_LISTS["cases"]) >= 140
+
+
+HOME = Path("/home/u")
+
+
+def test_omp_folder_rules(tmp_path: Path) -> None:
+    assert sessions_folder({}, HOME) == HOME / ".omp/agent/sessions"
+    assert sessions_folder({"PI_CONFIG_DIR": ".ohmy"}, HOME) == HOME / ".ohmy/agent/sessions"
+    assert (
+        sessions_folder({"OMP_PROFILE": "work"}, HOME) == HOME / ".omp/profiles/work/agent/sessions"
+    )
+    assert sessions_folder({"PI_PROFILE": "old"}, HOME) == HOME / ".omp/profiles/old/agent/sessions"
+    both = {"OMP_PROFILE": "", "PI_PROFILE": "old"}  # an empty OMP_PROFILE means the default
+    assert sessions_folder(both, HOME) == HOME / ".omp/agent/sessions"
+    custom = {"PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    assert sessions_folder(custom, HOME) == tmp_path / "agent/sessions"
+    xdg = {"XDG_DATA_HOME": str(tmp_path / "data")}
+    assert sessions_folder(xdg, HOME, "linux") == HOME / ".omp/agent/sessions"  # not migrated yet
+    (tmp_path / "data/omp").mkdir(parents=True)
+    assert sessions_folder(xdg, HOME, "linux") == tmp_path / "data/omp/sessions"
+    assert sessions_folder(xdg, HOME, "darwin") == tmp_path / "data/omp/sessions"
+    assert sessions_folder(xdg, HOME, "win32") == HOME / ".omp/agent/sessions"
+    assert sessions_folder({**xdg, **custom}, HOME, "linux") == tmp_path / "agent/sessions"

@@ -1,0 +1,86 @@
+"""What an agent's module provides: the one protocol the rest of the package asks an agent.
+
+Each agent whose sessions handoff_cli reads has a module in this folder (``omp``, ``pi``)
+holding every rule of its own, and an object implementing ``Agent`` that the registry
+(``handoff_cli.agents``) lists by name. What the agents share (their tree format, the walk
+that builds a context, the catalog) lives in the shared modules and calls these methods where
+the agents differ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from handoff_cli.sessions.session import Entry, MessageFacts, Record, Session
+
+if TYPE_CHECKING:
+    from handoff_cli.agents.context import Context
+
+Message = dict[str, Any]
+"""A message in the agent's in-memory shape (what ``show --context --json`` prints)."""
+
+
+class Agent(Protocol):
+    """One agent's rules."""
+
+    @property
+    def name(self) -> str:
+        """What ``--agent`` calls it."""
+
+    @property
+    def title(self) -> str:
+        """What people call it."""
+
+    @property
+    def compacts_in_place(self) -> bool:
+        """Whether it hands off in place, as a compaction entry (``--in-place``)."""
+
+    @property
+    def title_slot(self) -> bool:
+        """Whether a session it starts may open with a title slot (``sessions.files``)."""
+
+    # --- where its sessions are, and how a file is known as its --------------------------------
+
+    def sessions_folders(self, env: Mapping[str, str], home: Path, cwd: Path) -> list[Path]:
+        """The folders it keeps sessions in, by the environment it would see."""
+
+    def wrote_header(self, session: Session) -> bool:
+        """Whether only this agent writes ``session``'s header (or title slot) as it is."""
+
+    def wrote(self, record: Record) -> bool:
+        """Whether ``record`` is an entry only this agent writes."""
+
+    # --- its context ---------------------------------------------------------------------------
+
+    def context(self, branch: list[Record]) -> Context:
+        """The context it builds for ``branch`` (its ``buildSessionContext``)."""
+
+    def loaded(self, message: Message, facts: MessageFacts) -> Message:
+        """A message entry's message as the agent holds it once loaded."""
+
+    def custom(self, entry: Entry) -> Message:
+        """The message a ``custom_message`` entry becomes."""
+
+    # --- what it writes: entry shapes and key orders -----------------------------------------
+
+    def model_change(self, entry: Entry, model: str, switched: bool) -> Entry:
+        """``entry`` (type, id, parent, time) completed as its ``model_change`` to ``model``
+        ("provider/model"); ``switched``: the user switched models, not a session's start."""
+
+    def thinking_change(self, entry: Entry, thinking: Entry) -> Entry:
+        """``entry`` completed as its ``thinking_level_change`` to ``thinking``'s level."""
+
+    def naming(self, entry: Entry, title: str) -> Entry:
+        """``entry`` completed as the entry it writes when a session's title is set."""
+
+    def handoff_message(self, content: str, entry_id: str, parent: str | None, at: str) -> Entry:
+        """The custom message holding a handoff document that starts a new session."""
+
+    def header_title(self, title: str) -> Entry:
+        """The header fields that title a new session without a title slot ({}: none)."""
+
+    def loses_model(self, branch: list[Record]) -> bool:
+        """Whether an assistant answer appended to ``branch`` would become the session's model
+        when the agent resumes it."""
