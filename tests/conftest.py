@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,8 +18,11 @@ from typing import Any
 import orjson
 import pytest
 
+from handoff_cli.cli.app import run
+from handoff_cli.handoff.document import SECTIONS
 from handoff_cli.sessions import files as writer
 
+from .fakellm import FakeLLMServer, Reply
 from .fakellm import llm_server as llm_server  # the loopback model server fixture
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -24,6 +30,13 @@ PROJECT = Path(__file__).parent.parent
 EXAMPLES = PROJECT / "sessions"
 
 OMP183 = FIXTURES / "omp183"
+
+FAKE_MODEL = "openai/gpt-4o-mini"
+"""The model the tests ask for at the loopback server (``--api-base``): one in LiteLLM's table,
+so that its window, prices and tokenizer are known without importing LiteLLM (for a made-up
+name even a dry run imports it, to ask). Tests about a model outside the table name their own."""
+DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()}" for name in SECTIONS)
+"""An answer that holds every section a handoff document needs."""
 
 
 def omp183_context(path: Path) -> Path:
@@ -171,7 +184,7 @@ def tool_call(call_id: str, name: str = "bash") -> dict[str, Any]:
     return {"type": "toolCall", "id": call_id, "name": name, "arguments": {"command": "ls"}}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Result:
     code: int
     stdout: str
@@ -193,7 +206,40 @@ def quick_and_stress(quick: Any, stress: Any) -> list[Any]:
 def run_cli(
     *args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> Result:
-    """Run the real program in a subprocess, as a user would."""
+    """Run the program in this process, as ``handoff ARGS`` run with ``env`` added to the
+    environment, in ``cwd``: its exit code and what it printed. A process of its own costs a
+    second or more of start-up (several with LiteLLM): ``run_process`` only where the test is
+    about the process (signals, kills, closed streams, terminals, locks between processes)."""
+    out, err = _stream("strict"), _stream("backslashreplace")  # as Python's own, to a pipe
+    saved, here = dict(os.environ), Path.cwd()
+    os.environ.update(env or {})
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = run([str(a) for a in args])
+    finally:
+        os.chdir(here)
+        os.environ.clear()
+        os.environ.update(saved)
+    return Result(code, _printed(out), _printed(err))
+
+
+def _stream(errors: str) -> io.TextIOWrapper:
+    return io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors=errors, write_through=True)
+
+
+def _printed(stream: io.TextIOWrapper) -> str:
+    stream.flush()
+    buffer = stream.buffer
+    assert isinstance(buffer, io.BytesIO)
+    return buffer.getvalue().decode()
+
+
+def run_process(
+    *args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> Result:
+    """Run the real program in a process of its own, as a user would."""
     completed = subprocess.run(
         [sys.executable, "-m", "handoff_cli", *map(str, args)],
         capture_output=True,
@@ -203,6 +249,40 @@ def run_cli(
         timeout=120,
     )
     return Result(completed.returncode, completed.stdout, completed.stderr)
+
+
+def model_env(server: FakeLLMServer) -> dict[str, str]:
+    """The variables that send a handoff to ``FAKE_MODEL`` at ``server``."""
+    return {"HANDOFF_MODEL": FAKE_MODEL, "HANDOFF_API_BASE": server.base_url}
+
+
+def files_in(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+def cancel_mid_stream(
+    server: FakeLLMServer, signum: int, *args: str | Path
+) -> tuple[Result, float]:
+    """Run the program with ``args`` against a slowly streaming model, send ``signum`` once its
+    request is being answered: what it printed, and how long it took to stop. In a process of
+    its own: the signal is the process's."""
+    server.script(Reply(DOCUMENT, delay=0.5))  # about 15 s of slow streaming
+    process = subprocess.Popen(
+        [sys.executable, "-m", "handoff_cli", *map(str, args), "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **model_env(server)},
+    )
+    deadline = time.monotonic() + 60
+    while not server.requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.requests, "the request never reached the server"
+    time.sleep(0.3)  # mid-stream
+    sent = time.monotonic()
+    process.send_signal(signum)
+    stdout, stderr = process.communicate(timeout=30)
+    return Result(process.returncode, stdout, stderr), time.monotonic() - sent
 
 
 @pytest.fixture(autouse=True)
