@@ -208,8 +208,9 @@ def run_cli(
 ) -> Result:
     """Run the program in this process, as ``handoff ARGS`` run with ``env`` added to the
     environment, in ``cwd``: its exit code and what it printed. A process of its own costs a
-    second or more of start-up (several with LiteLLM): ``run_process`` only where the test is
-    about the process (signals, kills, closed streams, terminals, locks between processes)."""
+    second or more of start-up (several with LiteLLM importing): tests start one only where
+    the process is what they test (signals, kills, closed streams, terminals, peak memory,
+    locks between processes)."""
     out, err = _stream("strict"), _stream("backslashreplace")  # as Python's own, to a pipe
     saved, here = dict(os.environ), Path.cwd()
     os.environ.update(env or {})
@@ -234,21 +235,6 @@ def _printed(stream: io.TextIOWrapper) -> str:
     buffer = stream.buffer
     assert isinstance(buffer, io.BytesIO)
     return buffer.getvalue().decode()
-
-
-def run_process(
-    *args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None
-) -> Result:
-    """Run the real program in a process of its own, as a user would."""
-    completed = subprocess.run(
-        [sys.executable, "-m", "handoff_cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-        cwd=cwd,
-        timeout=120,
-    )
-    return Result(completed.returncode, completed.stdout, completed.stderr)
 
 
 def model_env(server: FakeLLMServer) -> dict[str, str]:

@@ -545,7 +545,7 @@ def peak_memory(args: list[str], report: Path, warm: Warm | None = None) -> int:
     own (forked from ``warm``, when given); it must succeed."""
     env = {**os.environ, "HANDOFF_AGENT": "omp"}
     if warm is None:
-        done = subprocess.run(
+        done = subprocess.run(  # a process: its peak memory is the program's alone
             [sys.executable, "-c", _MEASURED, str(report), *args],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,

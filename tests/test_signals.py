@@ -45,7 +45,7 @@ def cancel_at(
 ) -> tuple[int | None, str, str, float]:
     """Start the program, send ``signum`` ``delay`` s after its code begins: its exit code, its
     stdout and stderr, and how long it took to end after the signal."""
-    process = subprocess.Popen(
+    process = subprocess.Popen(  # a process: the signal is its own
         [*start, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     deadline = time.monotonic() + 30
