@@ -18,9 +18,14 @@ from typing import Any
 import orjson
 import pytest
 
+from handoff_cli.agents.context import Context, build_context
 from handoff_cli.cli.app import run
+from handoff_cli.cli.output import write_json
 from handoff_cli.handoff.document import SECTIONS
+from handoff_cli.options import OMP
 from handoff_cli.sessions import files as writer
+from handoff_cli.sessions.session import load_session
+from handoff_cli.sessions.tree import branch, leaf
 
 from .fakellm import FakeLLMServer, Reply
 from .fakellm import llm_server as llm_server  # the loopback model server fixture
@@ -45,6 +50,28 @@ def omp183_context(path: Path) -> Path:
     if path.is_relative_to(OMP183):
         return path.with_suffix(".omp183-context.json")
     return OMP183 / path.relative_to(FIXTURES).with_suffix(".omp183-context.json")
+
+
+def context_of(path: Path, leaf_id: str | None = None, agent: str = OMP) -> Context:
+    session = load_session(path)
+    return build_context(branch(session, leaf(session, leaf_id)), agent)
+
+
+def printed(path: Path, agent: str) -> Any:
+    """What ``show PATH --context --json --agent AGENT`` prints, parsed."""
+    out = io.BytesIO()
+    write_json(context_of(path, agent=agent).to_json(), out)
+    return orjson.loads(out.getvalue())
+
+
+def key_orders(value: Any) -> Any:
+    """The keys of every object in ``value``, in order (numbers compare by value elsewhere:
+    JavaScript writes 1.0 as 1)."""
+    if isinstance(value, dict):
+        return [(k, key_orders(v)) for k, v in value.items()]
+    if isinstance(value, list):
+        return [key_orders(v) for v in value]
+    return None
 
 
 # Every fixture session that has oh-my-pi 18.2.3's context beside it (*.context.json), every
