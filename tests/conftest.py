@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,8 +18,16 @@ from typing import Any
 import orjson
 import pytest
 
+from handoff_cli.agents import OMP, build_context
+from handoff_cli.agents.context import Context
+from handoff_cli.cli.app import run
+from handoff_cli.cli.output import write_json
+from handoff_cli.handoff.document import SECTIONS
 from handoff_cli.sessions import files as writer
+from handoff_cli.sessions.session import load_session
+from handoff_cli.sessions.tree import branch, leaf
 
+from .fakellm import FakeLLMServer, Reply
 from .fakellm import llm_server as llm_server  # the loopback model server fixture
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -25,6 +36,13 @@ EXAMPLES = PROJECT / "sessions"
 
 OMP183 = FIXTURES / "omp183"
 
+FAKE_MODEL = "openai/gpt-4o-mini"
+"""The model the tests ask for at the loopback server (``--api-base``): one in LiteLLM's table,
+so that its window, prices and tokenizer are known without importing LiteLLM (for a made-up
+name even a dry run imports it, to ask). Tests about a model outside the table name their own."""
+DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()}" for name in SECTIONS)
+"""An answer that holds every section a handoff document needs."""
+
 
 def omp183_context(path: Path) -> Path:
     """Where oh-my-pi 18.3.4's own context of the fixture session at ``path`` is kept: in
@@ -32,6 +50,28 @@ def omp183_context(path: Path) -> Path:
     if path.is_relative_to(OMP183):
         return path.with_suffix(".omp183-context.json")
     return OMP183 / path.relative_to(FIXTURES).with_suffix(".omp183-context.json")
+
+
+def context_of(path: Path, leaf_id: str | None = None, agent: str = OMP) -> Context:
+    session = load_session(path)
+    return build_context(branch(session, leaf(session, leaf_id)), agent)
+
+
+def printed(path: Path, agent: str) -> Any:
+    """What ``show PATH --context --json --agent AGENT`` prints, parsed."""
+    out = io.BytesIO()
+    write_json(context_of(path, agent=agent).to_json(), out)
+    return orjson.loads(out.getvalue())
+
+
+def key_orders(value: Any) -> Any:
+    """The keys of every object in ``value``, in order (numbers compare by value elsewhere:
+    JavaScript writes 1.0 as 1)."""
+    if isinstance(value, dict):
+        return [(k, key_orders(v)) for k, v in value.items()]
+    if isinstance(value, list):
+        return [key_orders(v) for v in value]
+    return None
 
 
 # Every fixture session that has oh-my-pi 18.2.3's context beside it (*.context.json), every
@@ -171,7 +211,7 @@ def tool_call(call_id: str, name: str = "bash") -> dict[str, Any]:
     return {"type": "toolCall", "id": call_id, "name": name, "arguments": {"command": "ls"}}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Result:
     code: int
     stdout: str
@@ -193,16 +233,69 @@ def quick_and_stress(quick: Any, stress: Any) -> list[Any]:
 def run_cli(
     *args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> Result:
-    """Run the real program in a subprocess, as a user would."""
-    completed = subprocess.run(
-        [sys.executable, "-m", "handoff_cli", *map(str, args)],
-        capture_output=True,
+    """Run the program in this process, as ``handoff ARGS`` run with ``env`` added to the
+    environment, in ``cwd``: its exit code and what it printed. A process of its own costs a
+    second or more of start-up (several with LiteLLM importing): tests start one only where
+    the process is what they test (signals, kills, closed streams, terminals, peak memory,
+    locks between processes)."""
+    out, err = _stream("strict"), _stream("backslashreplace")  # as Python's own, to a pipe
+    saved, here = dict(os.environ), Path.cwd()
+    os.environ.update(env or {})
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = run([str(a) for a in args])
+    finally:
+        os.chdir(here)
+        os.environ.clear()
+        os.environ.update(saved)
+    return Result(code, _printed(out), _printed(err))
+
+
+def _stream(errors: str) -> io.TextIOWrapper:
+    return io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors=errors, write_through=True)
+
+
+def _printed(stream: io.TextIOWrapper) -> str:
+    stream.flush()
+    buffer = stream.buffer
+    assert isinstance(buffer, io.BytesIO)
+    return buffer.getvalue().decode()
+
+
+def model_env(server: FakeLLMServer) -> dict[str, str]:
+    """The variables that send a handoff to ``FAKE_MODEL`` at ``server``."""
+    return {"HANDOFF_MODEL": FAKE_MODEL, "HANDOFF_API_BASE": server.base_url}
+
+
+def files_in(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+def cancel_mid_stream(
+    server: FakeLLMServer, signum: int, *args: str | Path
+) -> tuple[Result, float]:
+    """Run the program with ``args`` against a slowly streaming model, send ``signum`` once its
+    request is being answered: what it printed, and how long it took to stop. In a process of
+    its own: the signal is the process's."""
+    server.script(Reply(DOCUMENT, delay=0.5))  # about 15 s of slow streaming
+    process = subprocess.Popen(
+        [sys.executable, "-m", "handoff_cli", *map(str, args), "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, **(env or {})},
-        cwd=cwd,
-        timeout=120,
+        env={**os.environ, **model_env(server)},
     )
-    return Result(completed.returncode, completed.stdout, completed.stderr)
+    deadline = time.monotonic() + 60
+    while not server.requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.requests, "the request never reached the server"
+    time.sleep(0.3)  # mid-stream
+    sent = time.monotonic()
+    process.send_signal(signum)
+    stdout, stderr = process.communicate(timeout=30)
+    return Result(process.returncode, stdout, stderr), time.monotonic() - sent
 
 
 @pytest.fixture(autouse=True)

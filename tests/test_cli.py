@@ -1,4 +1,5 @@
-"""The real program, run in a subprocess: output streams, exit codes, messages."""
+"""The real program: output streams, exit codes, messages (in a process of its own where the
+streams themselves are the test: closed, a terminal, none)."""
 
 from __future__ import annotations
 
@@ -350,7 +351,7 @@ def test_show_and_list_never_import_litellm(tmp_path: Path) -> None:
         "    run(args)\n"
         "print('litellm' in sys.modules, file=sys.stderr)\n"
     )
-    completed = subprocess.run(
+    completed = subprocess.run(  # a process: this one has imported LiteLLM already
         [sys.executable, "-c", probe, str(SAMPLE), str(EXAMPLES)],
         capture_output=True,
         text=True,
@@ -367,7 +368,7 @@ def test_show_and_list_never_import_litellm(tmp_path: Path) -> None:
 def test_a_closed_pipe_is_not_a_failure(args: list[str]) -> None:
     """`handoff show ... | head -1`: the reader leaves early; the program ends quietly, exit 0."""
     command, *flags = args
-    process = subprocess.Popen(
+    process = subprocess.Popen(  # a process: the pipe its stdout is closes under it
         [sys.executable, "-m", "handoff_cli", command, FIXTURES / "pi/large-session.jsonl", *flags],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -384,7 +385,7 @@ def test_a_handoff_with_stdout_closed_says_its_id_on_stderr(tmp_path: Path) -> N
     shutil.copyfile(FIXTURES / "omp/sample-v3.jsonl", source)
     read, write = os.pipe()
     os.close(read)  # nobody will read what it prints
-    completed = subprocess.run(
+    completed = subprocess.run(  # a process: its stdout is a pipe nobody reads
         [sys.executable, "-m", "handoff_cli", source, "--model", "extractive", "--quiet"],
         stdout=write,
         stderr=subprocess.PIPE,
@@ -399,6 +400,7 @@ def test_a_handoff_with_stdout_closed_says_its_id_on_stderr(tmp_path: Path) -> N
 
 def test_console_script_is_the_same_program() -> None:
     script = Path(sys.executable).parent / "handoff"
+    # A process: the console script is one.
     completed = subprocess.run([script, "show", SAMPLE, "--json"], capture_output=True, check=True)
     assert completed.stdout.decode() == run_cli("show", SAMPLE, "--json").stdout
 
@@ -454,7 +456,7 @@ def test_ctrl_c_while_litellm_is_imported_cancels_cleanly(tmp_path: Path, after:
     source = tmp_path / "s.jsonl"
     shutil.copyfile(FIXTURES / "omp/sample-v3.jsonl", source)
     before = source.read_bytes()
-    process = subprocess.Popen(
+    process = subprocess.Popen(  # a process: for its SIGINT, while it imports LiteLLM
         [sys.executable, "-m", "handoff_cli", source, "--model", "openai/m", "--api-key", "k"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -487,7 +489,7 @@ def test_show_document_piped_and_on_a_terminal(tmp_path: Path) -> None:
     assert as_json == {"id": new_id, "document": piped.stdout.rstrip("\n")}
     # On a terminal: rendered, the headings drawn rather than spelled with '##'.
     main, other = pty.openpty()
-    process = subprocess.Popen(
+    process = subprocess.Popen(  # a process: its stdout is a terminal
         [sys.executable, "-m", "handoff_cli", "show", new, "--document"],
         stdout=other,
         stderr=subprocess.PIPE,
@@ -538,7 +540,7 @@ def test_show_dates_a_branch_that_spans_days(tmp_path: Path, entries: Entries) -
 def test_session_ids_complete_with_their_titles(tmp_path: Path) -> None:
     folder = tmp_path / "sessions"
     shutil.copytree(EXAMPLES, folder)
-    completed = subprocess.run(
+    completed = subprocess.run(  # a process: the shell's completion protocol ends it (exit)
         [sys.executable, "-m", "handoff_cli", "show", "019a"],
         capture_output=True,
         text=True,
@@ -565,7 +567,7 @@ def test_session_ids_complete_with_their_titles(tmp_path: Path) -> None:
 )
 def test_no_stdout_at_all_is_not_a_failure(args: list[str]) -> None:
     """Started with stdout closed (``>&-``): nothing to print to, nothing wrong."""
-    completed = subprocess.run(
+    completed = subprocess.run(  # a process: started with no stdout at all
         [sys.executable, "-m", "handoff_cli", *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -580,7 +582,7 @@ def test_a_handoff_with_no_stdout_says_its_id_on_stderr(tmp_path: Path) -> None:
     source = tmp_path / "s.jsonl"
     shutil.copyfile(FIXTURES / "omp/sample-v3.jsonl", source)
     for extra in ([], ["--json"]):
-        completed = subprocess.run(
+        completed = subprocess.run(  # a process: started with no stdout at all
             [sys.executable, "-m", "handoff_cli", source, "--model", "extractive", "-q", *extra],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,

@@ -1,13 +1,9 @@
-"""The `handoff` command as users run it: a subprocess against the loopback model server."""
+"""The `handoff` command as users run it, against the loopback model server over HTTP."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import orjson
@@ -17,10 +13,20 @@ from handoff_cli.cli.app import run
 from handoff_cli.errors import ExitCode
 from handoff_cli.handoff.document import SECTIONS, unwrap_document
 
-from .conftest import EXAMPLES, Result, handoff_entry, last_message, run_cli
+from .conftest import (
+    DOCUMENT,
+    EXAMPLES,
+    FAKE_MODEL,
+    Result,
+    cancel_mid_stream,
+    files_in,
+    handoff_entry,
+    last_message,
+    model_env,
+    run_cli,
+)
 from .fakellm import Error, FakeLLMServer, Raw, Reply
 
-DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()}" for name in SECTIONS)
 SOURCE = next(EXAMPLES.glob("-home-dev-projects-weather-cli/*.jsonl"))
 
 
@@ -32,38 +38,6 @@ def session(tmp_path: Path) -> Path:
     return target
 
 
-def model_env(server: FakeLLMServer) -> dict[str, str]:
-    return {"HANDOFF_MODEL": "openai/test-model", "HANDOFF_API_BASE": server.base_url}
-
-
-def cancel_mid_stream(
-    server: FakeLLMServer, signum: int, *args: str | Path
-) -> tuple[Result, float]:
-    """Run the program with ``args`` against a slowly streaming model, send ``signum`` once its
-    request is being answered: what it printed, and how long it took to stop."""
-    server.script(Reply(DOCUMENT, delay=0.5))  # about 15 s of slow streaming
-    process = subprocess.Popen(
-        [sys.executable, "-m", "handoff_cli", *map(str, args), "--quiet"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, **model_env(server)},
-    )
-    deadline = time.monotonic() + 60
-    while not server.requests and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.requests, "the request never reached the server"
-    time.sleep(0.3)  # mid-stream
-    sent = time.monotonic()
-    process.send_signal(signum)
-    stdout, stderr = process.communicate(timeout=30)
-    return Result(process.returncode, stdout, stderr), time.monotonic() - sent
-
-
-def files_in(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.iterdir())
-
-
 def test_prints_only_the_new_id(session: Path, llm_server: FakeLLMServer) -> None:
     llm_server.script(Reply(DOCUMENT))
     result = run_cli(session, "--focus", "tests", env=model_env(llm_server))
@@ -71,7 +45,7 @@ def test_prints_only_the_new_id(session: Path, llm_server: FakeLLMServer) -> Non
     new_id = result.stdout.strip()
     assert result.stdout == new_id + "\n"
     assert f"_{new_id}.jsonl" in " ".join(files_in(session.parent))
-    assert "asking openai/test-model" in result.stderr  # progress for people, on stderr
+    assert f"asking {FAKE_MODEL}" in result.stderr  # progress for people, on stderr
     listed = run_cli("list", "--json").json()
     assert {s["id"] for s in listed} == {
         new_id,
@@ -88,7 +62,7 @@ def test_json_result_by_id_prefix_and_quiet(session: Path, llm_server: FakeLLMSe
         "--json",
         "--quiet",
         "--model",
-        "openai/test-model",
+        "openai/test-model",  # outside LiteLLM's table, deliberately: no price is known
         "--api-base",
         llm_server.base_url,
         env={"HANDOFF_AGENT": "omp"},  # the variable, as a script sets it once
@@ -125,7 +99,7 @@ def test_dry_run_calls_and_writes_nothing(session: Path, llm_server: FakeLLMServ
     result = run_cli(session, "--dry-run", "--focus", "x", env=model_env(llm_server))
     assert result.code == 0, result.stderr
     request = result.json()
-    assert request["model"] == "openai/test-model"
+    assert request["model"] == FAKE_MODEL
     assert request["messages"][-1]["content"].endswith("Additional focus: x")
     assert llm_server.requests == []
     assert session.read_bytes() == before and files_in(session.parent) == [session.name]
@@ -134,7 +108,7 @@ def test_dry_run_calls_and_writes_nothing(session: Path, llm_server: FakeLLMServ
 @pytest.mark.parametrize(
     ("step", "code", "message"),
     [
-        (Error.auth(), 1, "Handoff failed: openai/test-model: authentication failed (401): "),
+        (Error.auth(), 1, f"Handoff failed: {FAKE_MODEL}: authentication failed (401): "),
         (Reply(""), 5, "Handoff failed: the model returned no text"),
     ],
 )
@@ -186,11 +160,11 @@ def test_each_failure_is_told_as_what_happened(
     exit 1, nothing written."""
     before = session.read_bytes()
     llm_server.script(step)  # type: ignore[arg-type]
-    model = ("--model", "openai/test-model", "--api-base", llm_server.base_url)
+    model = ("--model", FAKE_MODEL, "--api-base", llm_server.base_url)
     code = run([str(session), *model, "--retries", "0", "--quiet"])
     err = capsys.readouterr().err
     (line,) = err.strip().splitlines()
-    assert code == 1 and line.startswith("Handoff failed: openai/test-model: " + message), line
+    assert code == 1 and line.startswith(f"Handoff failed: {FAKE_MODEL}: " + message), line
     assert len(line) <= 300
     assert session.read_bytes() == before and files_in(session.parent) == [session.name]
 
@@ -283,7 +257,7 @@ def hand_off_in_process(
     capsys: pytest.CaptureFixture[str], server: FakeLLMServer, *args: str | Path
 ) -> Result:
     """The program in this process (no process of its own needed), against ``server``."""
-    model = ["--model", "openai/test-model", "--api-base", server.base_url, "--retries", "0"]
+    model = ["--model", FAKE_MODEL, "--api-base", server.base_url, "--retries", "0"]
     code = run([*map(str, args), *model])
     out, err = capsys.readouterr()
     return Result(code, out, err)
@@ -307,7 +281,7 @@ def test_an_answer_far_over_the_cap_is_not_read_to_its_end(
         result = hand_off_in_process(capsys, llm_server, session)
         assert (result.code, result.stdout) == (ExitCode.NO_DOCUMENT, ""), result.stderr
         assert result.stderr.strip().splitlines()[-1] == (
-            "Handoff failed: openai/test-model's answer went on past 8,000 tokens "
+            f"Handoff failed: {FAKE_MODEL}'s answer went on past 8,000 tokens "
             "(4x --max-doc-tokens) without the required sections; stopped reading it"
         )
         assert session.read_bytes() == before and files_in(session.parent) == [session.name]
@@ -325,7 +299,7 @@ def test_a_whole_document_that_goes_on_is_kept_cut_there(
     assert (
         result.stderr.count("warning:") == 1
         and (
-            "warning: openai/test-model's answer went on past 2,000 tokens (4x --max-doc-tokens); "
+            f"warning: {FAKE_MODEL}'s answer went on past 2,000 tokens (4x --max-doc-tokens); "
             "it holds every section by then, so it is kept, cut there"
         )
         in result.stderr

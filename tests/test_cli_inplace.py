@@ -1,5 +1,5 @@
-"""``handoff SESSION --in-place`` and ``rotate --in-place``, the real program in a subprocess
-against the loopback model server: one compaction entry appended, as oh-my-pi's ``/handoff``
+"""``handoff SESSION --in-place`` and ``rotate --in-place``, the real program against the
+loopback model server: one compaction entry appended, as oh-my-pi's ``/handoff``
 writes it, and nothing else."""
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from .conftest import run_cli
+from .conftest import DOCUMENT, cancel_mid_stream, files_in, model_env, run_cli
 from .fakellm import FakeLLMServer, Reply
-from .test_cli_handoff import DOCUMENT, cancel_mid_stream, files_in, model_env
 
 SOURCE = Path(__file__).parent / "fixtures" / "inplace" / "generated-omp-020-20000.jsonl"
 

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
-from handoff_cli.agents import NAMES, OMP, PI, build_context
-from handoff_cli.agents.context import Context
-from handoff_cli.cli.output import write_json
+from handoff_cli.agents import NAMES, OMP, PI
 from handoff_cli.sessions.js import js_time
 from handoff_cli.sessions.jsonl import Verbatim, dumps
 from handoff_cli.sessions.session import load_session
@@ -25,29 +22,17 @@ from .conftest import (
     OMP_CONTEXT_FIXTURES,
     PI_CONTEXT_FIXTURES,
     Entries,
+    context_of,
+    key_orders,
     omp183_context,
+    printed,
     tool_call,
     write_session,
 )
 
 
-def context_of(path: Path, leaf_id: str | None = None, agent: str = OMP) -> Context:
-    session = load_session(path)
-    return build_context(branch(session, leaf(session, leaf_id)), agent)
-
-
 def messages_of(path: Path, agent: str = OMP) -> list[dict[str, Any]]:
     return list(context_of(path, agent=agent).messages())
-
-
-def key_orders(value: Any) -> Any:
-    """The keys of every object in ``value``, in order (numbers compare by value elsewhere:
-    JavaScript writes 1.0 as 1)."""
-    if isinstance(value, dict):
-        return [(k, key_orders(v)) for k, v in value.items()]
-    if isinstance(value, list):
-        return [key_orders(v) for v in value]
-    return None
 
 
 def pi_style_model(path: Path) -> str | None:
@@ -75,13 +60,6 @@ def test_context_matches_the_agent(path: Path) -> None:
     assert key_orders(got) == key_orders(expected["messages"])
     assert context.thinking_level == expected["thinkingLevel"]
     assert context.model == (pi_style_model(path) or expected["model"])
-
-
-def printed(path: Path, agent: str) -> Any:
-    """What ``show PATH --context --json --agent AGENT`` prints, parsed."""
-    out = io.BytesIO()
-    write_json(context_of(path, agent=agent).to_json(), out)
-    return orjson.loads(out.getvalue())
 
 
 # The snapshot cases that 18.2.3 and 18.3.4 read alike: no payload, or one without content, and

@@ -27,8 +27,7 @@ from handoff_cli.handoff.facts import facts_of
 from handoff_cli.sessions.session import load_session
 from handoff_cli.sessions.tree import branch, leaf
 
-from .conftest import FIXTURES, OMP183
-from .test_context import key_orders, printed
+from .conftest import FIXTURES, OMP183, key_orders, printed
 
 FOLDER = Path(__file__).parent / "fixtures" / "inplace"
 DOCUMENT = (FOLDER / "document.md").read_text()

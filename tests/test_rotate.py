@@ -24,7 +24,7 @@ from handoff_cli.options import AUTO, Options, parse_duration, parse_shard
 from handoff_cli.sessions.catalog import catalog
 from handoff_cli.text import text_of
 
-from .conftest import HEADER, Entries, run_cli, write_session
+from .conftest import FAKE_MODEL, HEADER, Entries, run_cli, write_session
 from .fakellm import FakeLLMServer, Reply
 
 DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()} facts" for name in SECTIONS)
@@ -116,24 +116,26 @@ def test_bad_durations_and_shards() -> None:
 # --- the command, over real HTTP ----------------------------------------------------------------
 
 
+def rotate_args(folder: Path, server: FakeLLMServer, *extra: str) -> list[str]:
+    return [
+        "rotate",
+        str(folder),
+        "--over-tokens",
+        "2000",
+        "--model",
+        FAKE_MODEL,
+        "--api-base",
+        server.base_url,
+        "--retries",
+        "0",
+        *extra,
+    ]
+
+
 def rotate(folder: Path, server: FakeLLMServer, *extra: str) -> subprocess.Popen[str]:
+    """``rotate`` in a process of its own: for a signal, or for runs racing one another."""
     return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "handoff_cli",
-            "rotate",
-            str(folder),
-            "--over-tokens",
-            "2000",
-            "--model",
-            "openai/test-model",
-            "--api-base",
-            server.base_url,
-            "--retries",
-            "0",
-            *extra,
-        ],
+        [sys.executable, "-m", "handoff_cli", *rotate_args(folder, server, *extra)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -158,10 +160,9 @@ def test_rotation_hands_off_each_once_concurrently(
     sources = [make_session(tmp_path, f"s{n}", turns=8) for n in range(6)]
     lines = {p: len(p.read_bytes().splitlines()) for p in sources}
     llm_server.default = Reply(DOCUMENT, chunks=5, delay=0.1)
-    process = rotate(tmp_path, llm_server, "--jobs", "3", "--json")
-    out, err = process.communicate(timeout=120)
-    assert process.returncode == 0, err
-    results = [orjson.loads(line) for line in out.splitlines()]
+    result = run_cli(*rotate_args(tmp_path, llm_server, "--jobs", "3", "--json"))
+    assert result.code == 0, result.stderr
+    results = [orjson.loads(line) for line in result.stdout.splitlines()]
     assert {r["status"] for r in results} == {"handed_off"} and len(results) == 6
     assert set(results[0]) == {
         "id",
@@ -178,9 +179,8 @@ def test_rotation_hands_off_each_once_concurrently(
     assert 2 <= llm_server.most_in_flight <= 3  # concurrent, and never more than --jobs
     assert all(exchanges(p, lines[p]) == 1 for p in sources)
     assert len(new_sessions(tmp_path, sources)) == 6
-    again = rotate(tmp_path, llm_server)
-    out, err = again.communicate(timeout=120)
-    assert (again.returncode, out) == (0, "") and "0 handed off" in err  # nothing twice
+    again = run_cli(*rotate_args(tmp_path, llm_server))
+    assert (again.code, again.stdout) == (0, "") and "0 handed off" in again.stderr  # not twice
 
 
 def test_two_runs_at_once_hand_off_each_session_once(
@@ -189,6 +189,7 @@ def test_two_runs_at_once_hand_off_each_session_once(
     sources = [make_session(tmp_path, f"s{n}", turns=8) for n in range(4)]
     lines = {p: len(p.read_bytes().splitlines()) for p in sources}
     llm_server.default = Reply(DOCUMENT, chunks=5, delay=0.1)
+    # Two processes: each takes the sessions' locks against the other.
     runs = [rotate(tmp_path, llm_server, "--jobs", "4", "--json") for _ in range(2)]
     results = []
     for run in runs:
@@ -205,10 +206,9 @@ def test_two_runs_at_once_hand_off_each_session_once(
 def test_a_dry_run_estimates_and_writes_nothing(tmp_path: Path, llm_server: FakeLLMServer) -> None:
     sources = [make_session(tmp_path, f"s{n}", turns=8) for n in range(3)]
     before = {p: p.read_bytes() for p in sources}
-    process = rotate(tmp_path, llm_server, "--dry-run", "--json")
-    out, err = process.communicate(timeout=120)
-    assert process.returncode == 0, err
-    planned = orjson.loads(out)
+    result = run_cli(*rotate_args(tmp_path, llm_server, "--dry-run", "--json"))
+    assert result.code == 0, result.stderr
+    planned = result.json()
     assert len(planned["sessions"]) == 3 and planned["total"]["sessions"] == 3
     assert all(s["strategy"] == "single" and s["requests"] == 1 for s in planned["sessions"])
     assert planned["total"]["input_tokens"] == sum(s["input_tokens"] for s in planned["sessions"])
@@ -218,27 +218,19 @@ def test_a_dry_run_estimates_and_writes_nothing(tmp_path: Path, llm_server: Fake
 
 def test_over_budget_nothing_starts(tmp_path: Path, llm_server: FakeLLMServer) -> None:
     sources = [make_session(tmp_path, f"s{n}", turns=8) for n in range(2)]
-    process = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "handoff_cli",
-            "rotate",
-            tmp_path,
-            "--over-tokens",
-            "2000",
-            "--model",
-            "openai/gpt-4o",  # priced in LiteLLM's table
-            "--api-base",
-            llm_server.base_url,
-            "--max-cost",
-            "0.001",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    process = run_cli(
+        "rotate",
+        tmp_path,
+        "--over-tokens",
+        "2000",
+        "--model",
+        "openai/gpt-4o",  # priced in LiteLLM's table
+        "--api-base",
+        llm_server.base_url,
+        "--max-cost",
+        "0.001",
     )
-    assert process.returncode == 6, process.stderr
+    assert process.code == 6, process.stderr
     assert process.stderr.strip().splitlines()[-1].startswith("Over budget: the estimate is $")
     assert llm_server.requests == [] and new_sessions(tmp_path, sources) == []
 
@@ -250,7 +242,7 @@ def test_ctrl_c_keeps_what_finished_and_writes_nothing_else(
     lines = {p: len(p.read_bytes().splitlines()) for p in sources}
     llm_server.script(Reply(DOCUMENT))  # one quick answer, then slow ones
     llm_server.default = Reply(DOCUMENT, chunks=40, delay=0.5)
-    process = rotate(tmp_path, llm_server, "--jobs", "2")
+    process = rotate(tmp_path, llm_server, "--jobs", "2")  # a process: for its SIGINT
     assert process.stdout is not None
     first = process.stdout.readline()  # a handoff finished
     time.sleep(0.5)  # others are in flight
@@ -293,7 +285,8 @@ def test_each_session_is_measured_by_its_agents_rules(tmp_path: Path) -> None:
 
 
 def rotate_builtin(folder: Path, *extra: str) -> subprocess.Popen[str]:
-    """``rotate`` with the built-in writer: as fast as a handoff gets, the hardest race."""
+    """``rotate`` with the built-in writer: as fast as a handoff gets, the hardest race (in a
+    process of its own: the race is between processes, each with its locks)."""
     command = [sys.executable, "-m", "handoff_cli", "rotate", str(folder), "--model", "extractive"]
     return subprocess.Popen(
         [*command, "--over-tokens", "1", "--json", *extra],

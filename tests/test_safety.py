@@ -30,7 +30,7 @@ from handoff_cli.sessions import files as writer
 from handoff_cli.sessions.catalog import list_sessions
 from handoff_cli.sessions.session import load_session
 
-from .conftest import EXAMPLES, handoff_entry, quick_and_stress
+from .conftest import EXAMPLES, FAKE_MODEL, handoff_entry, quick_and_stress, run_cli
 from .fakellm import FakeLLMServer, Reply
 
 SOURCE = next(EXAMPLES.glob("--home-dev-projects-notes-app--/*.jsonl"))
@@ -56,22 +56,23 @@ def copy_source(folder: Path) -> Path:
     return target
 
 
-def start(path: Path, server: FakeLLMServer, *extra: str) -> subprocess.Popen[bytes]:
+def start_args(path: Path, server: FakeLLMServer) -> list[str]:
+    return [
+        str(path),
+        "--quiet",
+        "--retries",
+        "0",
+        "--model",
+        FAKE_MODEL,
+        "--api-base",
+        server.base_url,
+    ]
+
+
+def start(path: Path, server: FakeLLMServer) -> subprocess.Popen[bytes]:
+    """A handoff in a process of its own: to be killed, or to race others for the lock."""
     return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "handoff_cli",
-            str(path),
-            "--quiet",
-            "--retries",
-            "0",
-            "--model",
-            "openai/test-model",
-            "--api-base",
-            server.base_url,
-            *extra,
-        ],
+        [sys.executable, "-m", "handoff_cli", *start_args(path, server)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
@@ -196,8 +197,8 @@ def test_an_unlocked_writer_beside_a_handoff(tmp_path: Path, llm_server: FakeLLM
     thread = threading.Thread(target=agent)
     thread.start()
     try:
-        process = start(source, llm_server)
-        assert process.wait(timeout=120) == 0, process.stderr.read() if process.stderr else ""
+        result = run_cli(*start_args(source, llm_server))
+        assert result.code == 0, result.stderr
     finally:
         stop.set()
         thread.join()
@@ -239,7 +240,7 @@ def test_list_never_shows_half_a_session(
 
 
 def run_in_process(source: Path, server: FakeLLMServer) -> Any:
-    return handoff(source, Options(model="openai/test-model", api_base=server.base_url, retries=0))
+    return handoff(source, Options(model=FAKE_MODEL, api_base=server.base_url, retries=0))
 
 
 def test_disk_full_writing_the_new_session(

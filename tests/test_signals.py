@@ -47,7 +47,7 @@ def cancel_at(
     """Start the program, send ``signum`` ``delay`` s after its code begins: its exit code, its
     stdout and stderr, how long it took to end after the signal, and the CPU time it used."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    process = subprocess.Popen(
+    process = subprocess.Popen(  # a process: the signal is its own
         [*start, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     deadline = time.monotonic() + 30

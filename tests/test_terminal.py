@@ -17,7 +17,7 @@ import pytest
 
 from handoff_cli.handoff.document import wrap_document
 
-from .conftest import HEADER, Entries, write_session
+from .conftest import HEADER, Entries, run_cli, write_session
 
 ESCAPES = "\x1b[2J\x1b]52;c;ZXZpbA==\x07\x1b]8;;https://evil.example/x\x07click\x1b]8;;\x07\x9b1A"
 HIDING = "\u202e\u2066\u200b\ufeff\U000e0041"
@@ -63,7 +63,7 @@ def on_a_terminal(*args: str | Path) -> tuple[int, bytes]:
     leader, follower = os.openpty()
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     env |= {"TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
-    process = subprocess.Popen(
+    process = subprocess.Popen(  # a process: its stdout and stderr are a terminal
         [sys.executable, "-m", "handoff_cli", *map(str, args)],
         stdin=subprocess.DEVNULL,
         stdout=follower,
@@ -96,13 +96,9 @@ def assert_safe(args: tuple[str | Path, ...], printed: bytes) -> None:
 def test_no_command_prints_what_a_session_holds_raw(tmp_path: Path) -> None:
     folder = tmp_path / "sessions"
     path = hostile_session(folder)
-    done = subprocess.run(
-        [sys.executable, "-m", "handoff_cli", path, "--model", "extractive", "--json"],
-        capture_output=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    new = Path(orjson.loads(done.stdout)["path"])
+    done = run_cli(path, "--model", "extractive", "--json")
+    assert done.code == 0, done.stderr
+    new = Path(done.json()["path"])
     runs: list[tuple[str | Path, ...]] = [
         ("show", path),
         ("show", path, "--tree"),
@@ -150,13 +146,9 @@ def test_a_piped_document_with_a_cut_emoji_is_printed(tmp_path: Path) -> None:
     lines[-1] = lines[-1].replace(b"HALF", b"\\ud83d")
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "handoff_cli", "show", path, "--document"],
-        capture_output=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == "## Goal\ncut \ufffd here\n".encode()
+    done = run_cli("show", path, "--document")
+    assert done.code == 0, done.stderr
+    assert done.stdout == "## Goal\ncut \ufffd here\n"
 
 
 @pytest.mark.parametrize("command", [("show",), ("list",)])

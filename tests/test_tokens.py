@@ -292,7 +292,7 @@ def test_a_dry_run_that_litellms_data_answers_never_imports_it(tmp_path: Path) -
     folder = tmp_path / "rotate"
     folder.mkdir()
     (folder / session.name).write_bytes(session.read_bytes())
-    completed = subprocess.run(
+    completed = subprocess.run(  # a process: this one has imported LiteLLM already
         [sys.executable, "-c", NO_IMPORT_PROBE, str(session), str(folder)],
         capture_output=True,
         text=True,
