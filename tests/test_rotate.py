@@ -17,7 +17,7 @@ from handoff_cli.agents.places import Root
 from handoff_cli.cli.output import Reporter
 from handoff_cli.errors import HandedOffError
 from handoff_cli.handoff.document import SECTIONS, is_handoff_prompt
-from handoff_cli.handoff.pipeline import handoff
+from handoff_cli.handoff.pipeline import Target, handoff
 from handoff_cli.handoff.rotate import RotateOptions, in_shard, select
 from handoff_cli.options import AUTO, OMP, PI, Options, parse_duration, parse_shard
 from handoff_cli.sessions.catalog import catalog
@@ -369,11 +369,9 @@ def test_a_handoff_newer_than_the_last_entry_counts_as_done(
         return Reply(DOCUMENT)
 
     llm_server.script(the_other_run)
-    options = Options(
-        model="openai/gpt-4o", api_key="k", api_base=llm_server.base_url, exclusive=True
-    )
+    options = Options(model="openai/gpt-4o", api_key="k", api_base=llm_server.base_url)
     with pytest.raises(HandedOffError):
-        handoff(path, options)
+        handoff(path, options, target=Target(exclusive=True))
     assert path.read_bytes() == before
     assert len(new_sessions(tmp_path, [path])) == 1  # only the other run's
 
