@@ -28,7 +28,7 @@ from handoff_cli.llm.model import (
     explain,
     litellm_name,
     resolve_model,
-    run,
+    run_on_loop,
     stated_limit,
 )
 from handoff_cli.options import Options
@@ -56,7 +56,7 @@ class Brief:
 
 
 def complete_now(messages: Any, model: Model, **options: Any) -> Answer:
-    return run(acomplete(messages, model, **options))
+    return run_on_loop(acomplete(messages, model, **options))
 
 
 def writer(requested: str | None, session: str | None = None, **kwargs: Any) -> Model | Builtin:
@@ -193,7 +193,9 @@ def test_the_builtin_writer_answers_in_process_from_the_facts() -> None:
     facts = facts_of_messages([{"role": "user", "content": "Make the retries configurable."}])
     assert facts.latest_request == "Make the retries configurable."
     options = Options(max_doc_tokens=300)
-    answer, missing, plan = run(BUILTIN.write(Brief(PROMPT, facts, "retries"), options, Reporter()))
+    answer, missing, plan = run_on_loop(
+        BUILTIN.write(Brief(PROMPT, facts, "retries"), options, Reporter())
+    )
     assert answer.text == write_document(facts, "retries", 300) != write_document(facts)
     assert (answer.provider, answer.model, answer.cost_usd) == ("handoff", "extractive", 0)
     assert answer.input_tokens == rough_count([PROMPT]) and answer.output_tokens > 0

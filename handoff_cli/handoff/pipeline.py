@@ -55,7 +55,7 @@ from handoff_cli.handoff.plan import Plan, Sized
 from handoff_cli.handoff.prompt import ChatMessage, handoff_prompt
 from handoff_cli.handoff.redact import Redactor
 from handoff_cli.handoff.writer import Answer, Writer
-from handoff_cli.llm.model import resolve_model, run
+from handoff_cli.llm.model import resolve_model, run_on_loop
 from handoff_cli.options import OMP, PI, Options
 from handoff_cli.sessions.catalog import TAIL_BYTES, ends_with_handoff, handoff_children
 from handoff_cli.sessions.files import (
@@ -112,7 +112,7 @@ class Source:
     """The entries from the root to the leaf handed off."""
     agent: str
     """Whose rules read the session: the context replayed, and the shapes written."""
-    cut: Cut | None
+    compaction: Cut | None
     """In place: where the compaction cuts the branch."""
     context: Context = field(repr=False)
     writer: Writer
@@ -220,7 +220,7 @@ class DryRun:
     budget_tokens: int | None
     redacted: int
     agent: str
-    cut: Cut | None
+    compaction: Cut | None
     """In place: where the compaction would cut the branch."""
 
     @property
@@ -230,7 +230,7 @@ class DryRun:
     def to_json(self) -> dict[str, Any]:
         """As ``--dry-run --json`` writes it (``output.write_json``): each request's messages
         built as they are written, one request at a time."""
-        where = self.cut
+        where = self.compaction
         fields: dict[str, Any] = {
             "mode": "new_session" if where is None else "in_place",
             "model": self.writer,
@@ -324,7 +324,7 @@ def read_source(
         leaf_id=tip.id,
         branch=path_records,
         agent=chosen.agent,
-        cut=where,
+        compaction=where,
         context=context,
         writer=named or writers(context.model),
         leaf_digest=_leaf_digest(session, tip),
@@ -463,7 +463,7 @@ def dry_run_of(request: Request) -> DryRun:
         budget_tokens=planned.budget_tokens,
         redacted=request.redacted,
         agent=request.source.agent,
-        cut=request.source.cut,
+        compaction=request.source.compaction,
     )
 
 
@@ -487,7 +487,7 @@ def handoff(
     """Hand the session at ``path`` over to a new session; return what was written."""
     _allow_cancel(True)
     try:
-        return run(ahandoff(path, options, reporter, target=target))
+        return run_on_loop(ahandoff(path, options, reporter, target=target))
     except KeyboardInterrupt:
         raise CancelledError() from None
 
@@ -536,8 +536,8 @@ async def ahandoff_request(
         reporter.stage("writing")
         _allow_cancel(False)
         done: InPlace | None = None
-        if source.cut is not None:
-            done = _commit_in_place(request, source.cut, target, answer, path)
+        if source.compaction is not None:
+            done = _commit_in_place(request, source.compaction, target, answer, path)
             new_id, new_path = source.session.id, path.resolve()
         else:
             new_id, new_path = _commit(request, options, target, answer, path)

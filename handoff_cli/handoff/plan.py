@@ -158,7 +158,7 @@ class Budget:
     def tokens(self) -> int:
         return int(self.window * (1 - MARGIN)) - self.reserve
 
-    def cut(self, fraction: float) -> Budget:
+    def narrowed(self, fraction: float) -> Budget:
         """The same budget with a smaller window (when the provider counts more than we do)."""
         return Budget(int(self.window * fraction), self.max_output)
 

@@ -54,7 +54,7 @@ from handoff_cli.handoff.pipeline import (
 )
 from handoff_cli.handoff.plan import DEFAULT_WINDOW, rough_tokens
 from handoff_cli.handoff.writer import Writer
-from handoff_cli.llm.model import run
+from handoff_cli.llm.model import run_on_loop
 from handoff_cli.options import DEFAULT_JOBS, Options
 from handoff_cli.sessions.catalog import Catalog, SessionSummary, same_folder
 from handoff_cli.sessions.js import js_time
@@ -538,5 +538,5 @@ def rotate(
     """Hand off the rotation's candidates (``arotate``), on this thread's event loop."""
     by_id = {e.candidate.summary.id: e for e in rotation.estimates}
     work = arotate(rotation.candidates, options, finished, reporter, by_id, target)
-    outcomes, cancelled = run(work)
+    outcomes, cancelled = run_on_loop(work)
     return Rotated(outcomes, cancelled)

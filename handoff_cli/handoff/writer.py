@@ -37,7 +37,7 @@ class Answer:
     output_tokens: int
     input_cost_usd: float | None
     output_cost_usd: float | None
-    cut: bool = False
+    cut_short: bool = False
     """The answer went on past the bound it was read to (``acomplete``'s ``most_tokens``):
     ``text`` is its start, and the rest was never read (a usage that the provider had not sent
     by then is estimated)."""

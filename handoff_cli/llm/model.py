@@ -266,7 +266,7 @@ class Model:
                     budget = Budget(error.limit, budget.max_output)
                     said = f"its window is {budget.window:,} tokens"
                 else:
-                    budget = budget.cut(0.75)
+                    budget = budget.narrowed(0.75)
                     said = "it counts more than we do"
                 reporter.warn(
                     f"warning: {self.name} found a request too long ({said}); planning "
@@ -295,7 +295,7 @@ class Model:
                 warn=reporter.warn,
                 most_tokens=most,
             )
-            if not answer.cut:
+            if not answer.cut_short:
                 return answer
             past = f"{self.name}'s answer went on past {most:,} tokens ({why})"
             if missing_sections(answer.text):
@@ -617,7 +617,7 @@ async def acomplete(
 _threads = threading.local()
 
 
-def run(work: Coroutine[Any, Any, T]) -> T:
+def run_on_loop(work: Coroutine[Any, Any, T]) -> T:
     """Run ``work`` to its end on this thread's event loop, which stays open between runs
     (LiteLLM keeps its HTTP clients per loop). An interrupt (Ctrl-C, SIGTERM) cancels the work
     first, so that its connection is closed before the interrupt goes on."""
@@ -676,11 +676,13 @@ async def _stream(
     try:
         plain = _unstreamed(response)
         if plain is not None:
-            text, usage, cut = await _read_plain(plain, most_chars)
+            text, usage, cut_short = await _read_plain(plain, most_chars)
             if progress is not None:
                 progress(1)
         else:
-            text, usage, cut = await _read_stream(litellm, response, messages, progress, most_chars)
+            text, usage, cut_short = await _read_stream(
+                litellm, response, messages, progress, most_chars
+            )
     finally:
         # Whether it ended, failed, was cut or cancelled, close the connection now rather than
         # when it is collected: the rest of an answer cut short is never downloaded.
@@ -690,10 +692,10 @@ async def _stream(
     input_tokens, output_tokens = usage
     model_name, provider, *_ = litellm.get_llm_provider(model.name)
     input_cost, output_cost = model.costs(input_tokens, output_tokens)
-    if cut and most_chars is not None:
+    if cut_short and most_chars is not None:
         text = _cut(text, most_chars)
     return Answer(
-        text, provider, model_name, input_tokens, output_tokens, input_cost, output_cost, cut
+        text, provider, model_name, input_tokens, output_tokens, input_cost, output_cost, cut_short
     )
 
 
