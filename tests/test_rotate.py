@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -341,6 +342,24 @@ def test_each_chosen_session_is_read_and_prepared_once(
         "build_context": 3,
         "resolve_model": 1,
     }
+
+
+def test_the_sessions_held_hold_no_open_file(tmp_path: Path) -> None:
+    """Each chosen session is read once and held until its handoff, its file closed meanwhile:
+    a rotation of more sessions than the process may have files open hands off every one."""
+    sources = [make_session(tmp_path, f"s{n:02d}", turns=3) for n in range(48)]
+    _, most = resource.getrlimit(resource.RLIMIT_NOFILE)
+    command = [sys.executable, "-m", "handoff_cli", "rotate", str(tmp_path), "--model"]
+    process = subprocess.run(
+        [*command, "extractive", "--over-tokens", "1", "--max-cost", "1", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (32, most)),
+    )
+    assert process.returncode == 0, process.stderr
+    rows = [orjson.loads(line) for line in process.stdout.splitlines()]
+    assert [r["status"] for r in rows] == ["handed_off"] * len(sources), rows[:2]
 
 
 # --- exactly once, decided under the lock --------------------------------------------------------

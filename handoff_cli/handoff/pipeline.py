@@ -46,7 +46,9 @@ from handoff_cli.errors import (
     InPlaceRefusedError,
     NothingToHandOffError,
     SessionChangedError,
+    SessionFileError,
     WriteError,
+    os_reason,
 )
 from handoff_cli.handoff.conversation import Conversation
 from handoff_cli.handoff.document import HANDOFF_TYPE, files_block, with_files, wrap_document
@@ -395,10 +397,15 @@ def guard(records: list[Record], agent: str, in_place: bool) -> Cut | None:
 def _handed_off_since(session: Session) -> bool:
     """Whether the session's file now ends with a recorded handoff (another run's, since it
     was read): then it is not this run's to hand off, and the writer is never asked."""
-    with session.path.open("rb") as file:
-        size = os.fstat(file.fileno()).st_size
-        file.seek(max(0, size - TAIL_BYTES))
-        return ends_with_handoff(file.read(TAIL_BYTES))
+    try:
+        with session.path.open("rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            file.seek(max(0, size - TAIL_BYTES))
+            return ends_with_handoff(file.read(TAIL_BYTES))
+    except FileNotFoundError:
+        raise SessionChangedError(session.path, "it is gone") from None
+    except OSError as error:
+        raise SessionFileError(session.path, os_reason(error)) from None
 
 
 def _leaf_digest(session: Session, record: Record) -> bytes:

@@ -215,6 +215,7 @@ def select(
             continue
         tokens = rough_tokens(source.context.json_size())
         if tokens > _threshold(options, source.writer):
+            source.session.release()  # held until its handoff: no descriptor meanwhile
             candidates.append(Candidate(summary, tokens, source, tuple(held.notices)))
     return candidates, unreadable
 
@@ -258,6 +259,7 @@ def estimate(candidate: Candidate, options: RotateOptions, reporter: Reporter) -
         notice(told)
     request = request_for(candidate.source, options.handoff, told)
     planned = dry_run_of(request)
+    candidate.source.session.release()
     input_tokens = sum(r.tokens for r in planned.requests)
     output_tokens = ANSWER_TOKENS * len(planned.requests)
     return Estimate(
@@ -451,6 +453,8 @@ async def _hand_off(
             tokens=candidate.tokens,
             duration_s=time.monotonic() - began,
         )
+    finally:
+        candidate.source.session.release()  # kept in the rotation: no descriptor from now on
     return Outcome(
         id=summary.id,
         path=summary.path,
