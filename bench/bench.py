@@ -298,6 +298,7 @@ def bench_planning(work: Path, window: int = 128_000) -> None:
     largest."""
     from handoff_cli.agents import OMP
     from handoff_cli.handoff.pipeline import dry_run, prepare
+    from handoff_cli.llm.model import Model
     from handoff_cli.options import Options
 
     print(f"dry run of a handoff to a {window:,}-token model (no calls; drafts at their largest):")
@@ -313,10 +314,11 @@ def bench_planning(work: Path, window: int = 128_000) -> None:
         planned = dry_run(path, options)
         elapsed = time.perf_counter() - start
         request = prepare(path, options)
-        own = sum(request.model.count([m]) for m in request.conversation)
-        sent = sum(r["tokens"] for r in planned["requests"])
+        assert isinstance(request.writer, Model)
+        own = sum(request.writer.count([m]) for m in request.conversation)
+        sent = sum(r.tokens for r in planned.requests)
         print(
-            f"  {multiple:>3}x {own:>14,}  {planned['strategy']:<8} {len(planned['requests']):>9}"
+            f"  {multiple:>3}x {own:>14,}  {planned.strategy:<8} {len(planned.requests):>9}"
             f" {sent:>12,}  {sent / own:5.2f}  {elapsed:6.2f} s"
         )
 

@@ -53,7 +53,8 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class Options:
-    """How to hand off."""
+    """How to hand off, as the user said it (flags, variables, defaults). What the caller knows
+    besides (the agents' folders, rotation's exactly-once guard) is ``pipeline.Target``."""
 
     focus: str | None = None
     model: str | None = None
@@ -73,9 +74,6 @@ class Options:
     redact: bool = True
     """Mask secrets in everything sent (``--no-redact`` turns it off)."""
     max_doc_tokens: int = DEFAULT_DOCUMENT_TOKENS
-    exclusive: bool = False
-    """Record only if the session is still as it was read, else take the new session back
-    (``SessionChangedError``): rotation's guard against handing one session off twice."""
     agent: str = AUTO
     """Whose rules read the session: an agent's name (``handoff_cli.agents.NAMES``), or
     ``auto``."""
@@ -85,9 +83,3 @@ class Options:
     prices: tuple[float, float] | None = None
     """USD per token in and out (``--price-in`` / ``--price-out``, given per million); None:
     LiteLLM's price table."""
-    terminal_sessions: Path | None = None
-    """oh-my-pi's folder of terminal pointers (``omp.terminal_sessions``): a pointer that
-    names the old session is moved to the new one. None: left alone."""
-    folder_agent: str | None = None
-    """With ``auto``: the agent whose sessions folder holds the file, if any (the CLI knows the
-    folders); else the content decides."""

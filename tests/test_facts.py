@@ -308,9 +308,7 @@ def test_an_in_place_handoff_is_an_anchor_too(tmp_path: Path, entries: Entries) 
     assert found.previous_document == "## Goal\nthe thing" and found.anchor == 2
 
 
-def test_masking_reaches_every_text_and_json_keeps_everything(
-    tmp_path: Path, entries: Entries
-) -> None:
+def test_masking_reaches_every_text(tmp_path: Path, entries: Entries) -> None:
     entries.user("use key SECRET1 please. Never print SECRET1.")
     bash(entries, "b1", "curl -H 'x: SECRET1'", "SECRET1 refused", True)
     found = facts(tmp_path, entries)
@@ -318,4 +316,3 @@ def test_masking_reaches_every_text_and_json_keeps_everything(
         lambda value: orjson.loads(orjson.dumps(value).replace(b"SECRET1", b"[X]"))
     )
     assert "SECRET1" not in repr(masked) and "[X]" in masked.open_error  # type: ignore[operator]
-    assert Facts.from_json(found.to_json()) == found

@@ -7,7 +7,7 @@ disagree silently, so this asks LiteLLM itself (``get_llm_provider``, ``get_mode
 draw of fixed size from each provider we answer for and from the rest of the table, each name
 as listed, with its provider's prefix added or taken away and (for our providers) in capitals;
 every alias in the table; and named cases of each kind, with their prefix added or taken away.
-Each name goes the way a handoff takes it (``resolve_model``, then ``costs`` and the model's
+Each name goes the way a handoff takes it (``resolve_model``, then ``Model.costs`` and the model's
 counter), so the fallbacks to LiteLLM are held too. LiteLLM 1.100.0 fails it (it counts the
 tokens of gpt-4o and gpt-5 otherwise); the range in pyproject.toml is the one it passes on.
 
@@ -33,7 +33,7 @@ from handoff_cli.handoff.plan import DEFAULT_WINDOW
 from handoff_cli.handoff.prompt import ChatMessage
 from handoff_cli.llm import table as model_table
 from handoff_cli.llm import tokens
-from handoff_cli.llm.model import costs, resolve_model
+from handoff_cli.llm.model import Model, resolve_model
 
 litellm.suppress_debug_info = True
 logging.getLogger("LiteLLM").setLevel(logging.CRITICAL)
@@ -215,19 +215,21 @@ def compare(name: str) -> Outcome:
         if provider is not None:
             wrong.append(f"refused, but LiteLLM routes it to {provider}")
         return Outcome(wrong, frozenset({*ways, "refused"}))
+    assert isinstance(model, Model)  # a name, not the built-in writer
     if provider is None:
         wrong.append("resolved, but LiteLLM knows no provider")
     expected = ((window[0] if window else None) or DEFAULT_WINDOW, window[1] if window else None)
     if (model.window, model.max_output) != expected:
         wrong.append(f"window {model.window}, {model.max_output} != {expected}")
     for tokens_in, tokens_out in SIZES:
-        paid = costs(model, tokens_in, tokens_out)
+        paid = model.costs(tokens_in, tokens_out)
         if paid != their_costs(name, tokens_in, tokens_out):
             wrong.append(f"costs of {tokens_in}+{tokens_out}: {paid}")
         if paid == (None, None):
             ways.add("unpriced")
     given = resolve_model(name, None, api_key="sk-test", prices=PRICES)
-    if costs(given, 1_000, 500) != (1_000 * PRICES[0], 500 * PRICES[1]):
+    assert isinstance(given, Model)
+    if given.costs(1_000, 500) != (1_000 * PRICES[0], 500 * PRICES[1]):
         wrong.append("the prices given are not the ones used")
     ways.add("tiktoken" if tokens.encoding_name(name) in tokens.ENCODINGS else "other tokenizer")
     counted = their_count(name, MESSAGES)

@@ -3,35 +3,35 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2 as httpx  # the HTTP client openai builds its errors from
 import openai
 import pytest
 
+from handoff_cli.cli.output import Reporter
 from handoff_cli.errors import ModelError, UsageError
-from handoff_cli.handoff.builtin import write_document
+from handoff_cli.handoff.builtin import BUILTIN, EXTRACTIVE, Builtin, write_document
+from handoff_cli.handoff.conversation import Conversation
 from handoff_cli.handoff.document import SECTIONS
-from handoff_cli.handoff.facts import Facts, facts_of_chat
-from handoff_cli.handoff.plan import DEFAULT_WINDOW
-from handoff_cli.handoff.prompt import handoff_prompt
+from handoff_cli.handoff.facts import Facts, facts_of_messages
+from handoff_cli.handoff.plan import DEFAULT_WINDOW, rough_count
+from handoff_cli.handoff.prompt import ChatMessage, handoff_prompt
+from handoff_cli.handoff.writer import Answer
 from handoff_cli.llm import model as model_module
 from handoff_cli.llm.model import (
-    BUILTIN,
-    EXTRACTIVE,
     MAX_BACKOFF_S,
-    Answer,
     ContextTooLongError,
     Model,
     acomplete,
-    builtin_answer,
     explain,
     litellm_name,
     resolve_model,
-    rough_count,
-    run,
+    run_on_loop,
     stated_limit,
 )
+from handoff_cli.options import Options
 
 from .fakellm import Error, FakeLLMServer, Reply
 
@@ -42,14 +42,31 @@ MESSAGES = [
     {"role": "user", "content": handoff_prompt()},
 ]
 REQUEST = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+PROMPT: ChatMessage = MESSAGES[-1]
+
+
+@dataclass(frozen=True)
+class Brief:
+    """What a writer is given (``writer.Brief``): here, no conversation."""
+
+    prompt: ChatMessage
+    facts: Facts = field(default_factory=Facts)
+    focus: str | None = None
+    conversation: Conversation = field(default_factory=Conversation.empty)
 
 
 def complete_now(messages: Any, model: Model, **options: Any) -> Answer:
-    return run(acomplete(messages, model, **options))
+    return run_on_loop(acomplete(messages, model, **options))
+
+
+def writer(requested: str | None, session: str | None = None, **kwargs: Any) -> Model | Builtin:
+    return resolve_model(requested, session, **kwargs)
 
 
 def resolved(requested: str | None, session: str | None = None, **kwargs: Any) -> Model:
-    return resolve_model(requested, session, **kwargs)
+    found = writer(requested, session, **kwargs)
+    assert isinstance(found, Model)
+    return found
 
 
 @pytest.mark.parametrize(
@@ -68,20 +85,20 @@ def test_litellm_names_for_the_agents_providers(written: str, litellm: str) -> N
 
 def test_the_builtin_writer_needs_nothing() -> None:
     for requested in ("extractive", EXTRACTIVE):
-        assert resolved(requested) is BUILTIN
-    assert BUILTIN.builtin and BUILTIN.window is None and BUILTIN.missing_keys == ()
+        assert writer(requested) is BUILTIN
+    assert BUILTIN.window is None and BUILTIN.price(10**6, 10**6) == 0  # no key, no window, free
 
 
 def test_no_model_known_falls_back_with_one_note() -> None:
     notes: list[str] = []
-    assert resolved(None, None, warn=notes.append) is BUILTIN
+    assert writer(None, None, warn=notes.append) is BUILTIN
     (note,) = notes
     assert "names no model" in note and "--model" in note
 
 
 def test_the_sessions_model_without_its_key_falls_back_naming_the_variable() -> None:
     notes: list[str] = []
-    assert resolved(None, "anthropic/claude-sonnet-4-5", warn=notes.append) is BUILTIN
+    assert writer(None, "anthropic/claude-sonnet-4-5", warn=notes.append) is BUILTIN
     (note,) = notes
     assert "ANTHROPIC_API_KEY" in note and "anthropic/claude-sonnet-4-5" in note
 
@@ -89,19 +106,15 @@ def test_the_sessions_model_without_its_key_falls_back_naming_the_variable() -> 
 def test_the_sessions_model_with_its_key_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     notes: list[str] = []
-    chosen = resolved(None, "anthropic/claude-sonnet-4-5", warn=notes.append)
-    assert (chosen.name, chosen.builtin, chosen.missing_keys, notes) == (
-        "anthropic/claude-sonnet-4-5",
-        False,
-        (),
-        [],
-    )
+    chosen = writer(None, "anthropic/claude-sonnet-4-5", warn=notes.append)
+    assert isinstance(chosen, Model)
+    assert (chosen.name, chosen.missing_keys, notes) == ("anthropic/claude-sonnet-4-5", (), [])
 
 
 def test_a_requested_model_never_falls_back() -> None:
     notes: list[str] = []
-    chosen = resolved("openai/gpt-4o", "anthropic/claude-sonnet-4-5", warn=notes.append)
-    assert chosen.name == "openai/gpt-4o" and not chosen.builtin
+    chosen = writer("openai/gpt-4o", "anthropic/claude-sonnet-4-5", warn=notes.append)
+    assert isinstance(chosen, Model) and chosen.name == "openai/gpt-4o"
     assert chosen.missing_keys == ("OPENAI_API_KEY",) and notes == []
 
 
@@ -123,7 +136,8 @@ def test_counters() -> None:
     small, large = real(MESSAGES[:1]), real(MESSAGES)
     assert 0 < small < large
     assert rough_count(MESSAGES) > rough_count(MESSAGES[:1]) > 0
-    assert BUILTIN.count is rough_count
+    (request,) = BUILTIN.planned(Brief(PROMPT)).requests  # the built-in writer counts roughly
+    assert request.tokens == rough_count([PROMPT]) and request.build() == [PROMPT]
 
 
 def test_answer_cost_is_known_only_when_both_halves_are() -> None:
@@ -174,20 +188,19 @@ def test_a_context_length_refusal_is_its_own_error(llm_server: FakeLLMServer) ->
     assert len(llm_server.requests) == 1
 
 
-def test_the_builtin_writer_answers_through_litellm_as_in_process() -> None:
-    """For anyone who calls it through LiteLLM: the same bytes as in this process, given the
-    same facts; from a bare conversation, the facts of that conversation."""
-    facts = facts_of_chat(MESSAGES)
+def test_the_builtin_writer_answers_in_process_from_the_facts() -> None:
+    """No LiteLLM, no request: the document of the facts, at the cap asked for, free."""
+    facts = facts_of_messages([{"role": "user", "content": "Make the retries configurable."}])
     assert facts.latest_request == "Make the retries configurable."
-    bare = complete_now(MESSAGES, BUILTIN, timeout=10, retries=0)
-    assert bare.text == write_document(facts)
-    assert (bare.provider, bare.model, bare.cost_usd) == ("handoff", "extractive", 0)
-    assert bare.input_tokens == rough_count(MESSAGES)
-    given = {"facts": facts.to_json(), "focus": "retries", "max_tokens": 300}
-    through = run(acomplete(MESSAGES, BUILTIN, timeout=10, retries=0, metadata={"handoff": given}))
-    here = builtin_answer(facts, "retries", 300, MESSAGES)
-    assert through.text == here.text and (here.provider, here.model) == ("handoff", "extractive")
-    assert Facts.from_json(facts.to_json()) == facts
+    options = Options(max_doc_tokens=300)
+    answer, missing, plan = run_on_loop(
+        BUILTIN.write(Brief(PROMPT, facts, "retries"), options, Reporter())
+    )
+    assert answer.text == write_document(facts, "retries", 300) != write_document(facts)
+    assert (answer.provider, answer.model, answer.cost_usd) == ("handoff", "extractive", 0)
+    assert answer.input_tokens == rough_count([PROMPT]) and answer.output_tokens > 0
+    assert missing == [] and (plan.strategy, plan.requests, len(plan.final)) == ("single", 1, 0)
+    assert f"{answer.provider}/{answer.model}" == EXTRACTIVE
 
 
 # --- what the user is told ---------------------------------------------------------------------
@@ -266,11 +279,11 @@ def test_unknown_providers_and_unknown_models() -> None:
     with pytest.raises(UsageError, match=r"^Usage error: LiteLLM knows no provider"):
         resolved("nonsense/model", api_key="k")  # named by the user: their mistake
     told: list[str] = []
-    assert resolved(None, "openai-codex/gpt-5", warn=told.append) is BUILTIN  # the session's
+    assert writer(None, "openai-codex/gpt-5", warn=told.append) is BUILTIN  # the session's
     assert "knows no provider for the session's model" in told[0]
     notes: list[str] = []
     for unnamed in ("undefined/undefined", "null/null", "anthropic/undefined", "/"):
-        assert resolved(None, unnamed, warn=notes.append) is BUILTIN
+        assert writer(None, unnamed, warn=notes.append) is BUILTIN
     assert len(notes) == 4 and all("names no model" in n for n in notes)
 
 

@@ -23,6 +23,7 @@ from handoff_cli.errors import (
     SessionChangedError,
 )
 from handoff_cli.handoff import pipeline as core
+from handoff_cli.handoff.builtin import EXTRACTIVE, Builtin
 from handoff_cli.handoff.document import (
     PROMPT_OPENINGS,
     SECTIONS,
@@ -33,7 +34,7 @@ from handoff_cli.handoff.document import (
 from handoff_cli.handoff.pipeline import HandoffResult, dry_run, handoff, prepare
 from handoff_cli.handoff.plan import Budget, Counter
 from handoff_cli.handoff.prompt import FACTS_INTRO
-from handoff_cli.llm.model import EXTRACTIVE, resolve_model
+from handoff_cli.llm.model import Model, resolve_model
 from handoff_cli.options import Options
 from handoff_cli.sessions.js import js_time
 from handoff_cli.sessions.session import load_session
@@ -358,19 +359,19 @@ def test_model_choice_and_the_extractive_fallback(
     path = copy(OMP_EXAMPLE, tmp_path)
     reporter = Collect()
     # No key for the session's own model: the built-in writer, said once.
-    assert prepare(path, Options(), reporter).model.name == EXTRACTIVE
+    assert prepare(path, Options(), reporter).writer.name == EXTRACTIVE
     (note,) = reporter.warnings
     assert "ANTHROPIC_API_KEY" in note and "anthropic/claude-sonnet-4-5" in note
     assert "--model" in note
     # An explicitly chosen model never falls back: it fails.
     with pytest.raises(ModelError, match="no credentials: set ANTHROPIC_API_KEY"):
         handoff(path, Options(model="anthropic/claude-sonnet-4-5"))
-    assert prepare(path, Options(model="extractive")).model.name == EXTRACTIVE
+    assert prepare(path, Options(model="extractive")).writer.name == EXTRACTIVE
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     reporter = Collect()
-    assert prepare(path, Options(), reporter).model.name == "anthropic/claude-sonnet-4-5"
+    assert prepare(path, Options(), reporter).writer.name == "anthropic/claude-sonnet-4-5"
     assert reporter.warnings == []
-    assert prepare(path, Options(model="openai/o3")).model.name == "openai/o3"
+    assert prepare(path, Options(model="openai/o3")).writer.name == "openai/o3"
 
 
 def test_extractive_model_runs_the_same_pipeline(tmp_path: Path) -> None:
@@ -554,7 +555,9 @@ def big_session(
 
 def our_count() -> Counter:
     """How we count the test model's tokens (LiteLLM's counter for it)."""
-    return resolve_model("openai/test-model", None, api_key="sk-test").count
+    model = resolve_model("openai/test-model", None, api_key="sk-test")
+    assert isinstance(model, Model)
+    return model.count
 
 
 def sizes(server: FakeLLMServer) -> list[int]:
@@ -649,9 +652,9 @@ def keys(value: Any) -> set[str]:
 def test_our_own_json_is_snake_case(tmp_path: Path) -> None:
     path = copy(OMP_EXAMPLE, tmp_path)
     options = Options(model="extractive")
-    planned = dry_run(path, options)
+    planned = dry_run(path, options).to_json()
     ours = keys({k: v for k, v in planned.items() if k not in ("messages", "requests")})
-    ours |= {k for r in planned["requests"] for k in r}
+    ours |= {k for r in planned["requests"] for k in orjson.loads(r.data)}
     ours |= keys(handoff(path, options).to_json())
     assert ours and all(re.fullmatch(r"[a-z]+(_[a-z]+)*", key) for key in ours), ours
 
@@ -684,7 +687,7 @@ def test_a_signal_once_the_writes_begin_does_not_cancel(
         result.path.exists() and len(path.read_bytes().splitlines()) == len(before.splitlines()) + 2
     )
     # Before the writes, the same signal cancels, and nothing is written.
-    monkeypatch.setattr(core, "_generate", lambda *a: os.kill(os.getpid(), signal.SIGINT))
+    monkeypatch.setattr(core, "_with_files", lambda *a: os.kill(os.getpid(), signal.SIGINT))
     signal.signal(signal.SIGINT, core.on_signal)
     try:
         with pytest.raises(HandoffError, match="Handoff cancelled"):
@@ -746,7 +749,7 @@ def test_a_session_that_names_no_model_gets_the_builtin_writer(
     session = load_session(path)
     # What the agent itself prints for it; the handoff takes it as no model at all.
     assert build_context(branch(session, leaf(session)), OMP).model == "undefined/undefined"
-    assert prepare(path, Options(), reporter).model.builtin
+    assert isinstance(prepare(path, Options(), reporter).writer, Builtin)
     assert any("names no model" in w for w in reporter.warnings)
 
 
@@ -779,7 +782,8 @@ def test_the_builtin_writer_reads_only_the_facts(tmp_path: Path, entries: Entrie
     entries.assistant("Dumping.", tool_call("c1"), stop="toolUse")
     entries.result("c1", "log line\n" * 350_000)
     path = write_session(tmp_path / "s.jsonl", entries.items)
-    messages = list(dry_run(path, Options(model="extractive"))["messages"])
+    (request,) = dry_run(path, Options(model="extractive")).requests
+    messages = request.build()
     assert [m["role"] for m in messages] == ["user"]
     assert len(orjson.dumps(messages)) < 5_000
 

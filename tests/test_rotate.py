@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import collections
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -13,15 +15,21 @@ from typing import Any
 import orjson
 import pytest
 
-from handoff_cli.agents import OMP, PI
+from handoff_cli.agents import OMP, PI, build_context
+from handoff_cli.agents.choice import choose_agent
 from handoff_cli.agents.places import Root
+from handoff_cli.cli.app import run as cli_run
 from handoff_cli.cli.output import Reporter
 from handoff_cli.errors import HandedOffError
+from handoff_cli.handoff import pipeline
+from handoff_cli.handoff import rotate as rotation
 from handoff_cli.handoff.document import SECTIONS, is_handoff_prompt
-from handoff_cli.handoff.pipeline import handoff
+from handoff_cli.handoff.pipeline import Target, handoff
 from handoff_cli.handoff.rotate import RotateOptions, in_shard, select
+from handoff_cli.llm import model as model_module
 from handoff_cli.options import AUTO, Options, parse_duration, parse_shard
 from handoff_cli.sessions.catalog import catalog
+from handoff_cli.sessions.session import load_session
 from handoff_cli.text import text_of
 
 from .conftest import FAKE_MODEL, HEADER, Entries, run_cli, write_session
@@ -281,6 +289,71 @@ def test_each_session_is_measured_by_its_agents_rules(tmp_path: Path) -> None:
     assert measured(Root(tmp_path / "pi-folder", PI), OMP) == set()  # --agent omp
 
 
+def test_each_chosen_session_is_read_and_prepared_once(
+    tmp_path: Path,
+    llm_server: FakeLLMServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """With --max-cost, a session is chosen, estimated and handed off from one reading of it:
+    loaded once, its agent chosen once, its context built once; the model decided once for
+    the whole run."""
+    sources = [make_session(tmp_path, f"s{n}", turns=8) for n in range(3)]
+    lines = {p: len(p.read_bytes().splitlines()) for p in sources}
+    calls: collections.Counter[str] = collections.Counter()
+
+    def counted(name: str, real: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls[name] += 1
+            return real(*args, **kwargs)
+
+        return call
+
+    # Wherever each step is looked up (the pipeline, and rotation itself if it reads).
+    steps = {
+        "load_session": load_session,
+        "choose_agent": choose_agent,
+        "build_context": build_context,
+    }
+    for module in (pipeline, rotation):
+        for name, real in steps.items():
+            monkeypatch.setattr(module, name, counted(name, real), raising=False)
+    monkeypatch.setattr(
+        model_module, "_token_counter", counted("resolve_model", model_module._token_counter)
+    )
+    llm_server.default = Reply(DOCUMENT)
+    gpt = ("--model", "openai/gpt-4o", "--api-base", llm_server.base_url)  # priced
+    code = cli_run(["rotate", str(tmp_path), *gpt, "--over-tokens", "2000", "--max-cost", "5"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert len(out.splitlines()) == 3 and "3 handed off" in err
+    assert all(exchanges(p, lines[p]) == 1 for p in sources)
+    assert dict(calls) == {
+        "load_session": 3,
+        "choose_agent": 3,
+        "build_context": 3,
+        "resolve_model": 1,
+    }
+
+
+def test_the_sessions_held_hold_no_open_file(tmp_path: Path) -> None:
+    """Each chosen session is read once and held until its handoff, its file closed meanwhile:
+    a rotation of more sessions than the process may have files open hands off every one."""
+    sources = [make_session(tmp_path, f"s{n:02d}", turns=3) for n in range(48)]
+    _, most = resource.getrlimit(resource.RLIMIT_NOFILE)
+    command = [sys.executable, "-m", "handoff_cli", "rotate", str(tmp_path), "--model"]
+    process = subprocess.run(
+        [*command, "extractive", "--over-tokens", "1", "--max-cost", "1", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (32, most)),
+    )
+    assert process.returncode == 0, process.stderr
+    rows = [orjson.loads(line) for line in process.stdout.splitlines()]
+    assert [r["status"] for r in rows] == ["handed_off"] * len(sources), rows[:2]
+
+
 # --- exactly once, decided under the lock --------------------------------------------------------
 
 
@@ -363,11 +436,9 @@ def test_a_handoff_newer_than_the_last_entry_counts_as_done(
         return Reply(DOCUMENT)
 
     llm_server.script(the_other_run)
-    options = Options(
-        model="openai/gpt-4o", api_key="k", api_base=llm_server.base_url, exclusive=True
-    )
+    options = Options(model="openai/gpt-4o", api_key="k", api_base=llm_server.base_url)
     with pytest.raises(HandedOffError):
-        handoff(path, options)
+        handoff(path, options, target=Target(exclusive=True))
     assert path.read_bytes() == before
     assert len(new_sessions(tmp_path, [path])) == 1  # only the other run's
 

@@ -21,7 +21,7 @@ import litellm
 
 from handoff_cli.llm import model as model_module
 from handoff_cli.llm import table as model_table
-from handoff_cli.llm.model import Model, price
+from handoff_cli.llm.model import Model
 
 litellm.suppress_debug_info = True
 logging.getLogger("LiteLLM").setLevel(logging.CRITICAL)
@@ -239,9 +239,9 @@ def test_a_litellm_proxy_setting_sends_every_question_to_litellm(
 
 def test_price_by_the_table_is_litellms() -> None:
     for name in ("openai/gpt-4o", "mistral/mistral-large-latest", "deepseek/deepseek-chat"):
-        assert price(Model(name), 123_456, 7_890) == litellm_price(name, 123_456, 7_890)
+        assert Model(name).price(123_456, 7_890) == litellm_price(name, 123_456, 7_890)
     # Priced by the size of the request: LiteLLM's own answer.
-    assert price(Model("gemini/gemini-2.5-pro"), 300_000, 10) == litellm_price(
+    assert Model("gemini/gemini-2.5-pro").price(300_000, 10) == litellm_price(
         "gemini/gemini-2.5-pro", 300_000, 10
     )
-    assert price(Model("hosted_vllm/my-model"), 10, 10) is None
+    assert Model("hosted_vllm/my-model").price(10, 10) is None

@@ -30,7 +30,7 @@ from handoff_cli.handoff.pipeline import dry_run, prepare
 from handoff_cli.handoff.prompt import ChatMessage
 from handoff_cli.llm import table as model_table
 from handoff_cli.llm import tokens
-from handoff_cli.llm.model import resolve_model
+from handoff_cli.llm.model import Model, resolve_model
 from handoff_cli.options import Options
 
 from .conftest import EXAMPLES, FIXTURES
@@ -99,7 +99,7 @@ def requests_of(path: Path, model: str, window: int | None = None) -> list[list[
         if window is None:
             request = prepare(path, options)
             return [[*request.conversation, request.prompt]]
-        return [list(r["messages"]) for r in dry_run(path, options)["requests"]]
+        return [r.build() for r in dry_run(path, options).requests]
     except NothingToHandOffError:
         return []
 
@@ -202,7 +202,7 @@ def test_each_message_is_counted_once(monkeypatch: pytest.MonkeyPatch) -> None:
     conversation = collections.Counter(orjson.dumps(m) for m in prepare(path, options).conversation)
     monkeypatch.setattr(tokens.Tiktoken, "_count", recording)
     planned = dry_run(path, options)
-    assert planned["strategy"] == "chunked" and len(planned["requests"]) > 10
+    assert planned.strategy == "chunked" and len(planned.requests) > 10
     assert all(counted[m] == n for m, n in conversation.items())
 
 
@@ -260,11 +260,13 @@ def test_a_message_litellm_refuses_is_refused_alike() -> None:
 
 def test_the_resolved_model_counts_with_tiktoken() -> None:
     model = resolve_model("openai/gpt-4o", None, api_key="sk-test")
-    assert isinstance(model.count, tokens.Counter)
+    assert isinstance(model, Model) and isinstance(model.count, tokens.Counter)
     request = [{"role": "user", "content": "Hello, world"}]
     assert model.count(request) == theirs("openai/gpt-4o", request)
     other = resolve_model("deepseek/deepseek-chat", None, api_key="sk-test")
-    assert other.count(request) == theirs("deepseek/deepseek-chat", request)
+    assert isinstance(other, Model) and other.count(request) == theirs(
+        "deepseek/deepseek-chat", request
+    )
 
 
 NO_IMPORT_PROBE = """
@@ -273,13 +275,13 @@ from pathlib import Path
 from handoff_cli.cli.app import run
 from handoff_cli.options import Options
 from handoff_cli.handoff.pipeline import dry_run
-from handoff_cli.llm.model import price, resolve_model
+from handoff_cli.llm.model import resolve_model
 
 session, folder = Path(sys.argv[1]), sys.argv[2]
 options = Options(model="openai/gpt-4o", api_key="sk-test", context_window=8_000)
 planned = dry_run(session, options)
-assert planned["strategy"] == "chunked" and len(planned["requests"]) > 3, planned["strategy"]
-assert price(resolve_model("openai/gpt-4o", None, api_key="sk-test"), 10_000, 500) > 0
+assert planned.strategy == "chunked" and len(planned.requests) > 3, planned.strategy
+assert resolve_model("openai/gpt-4o", None, api_key="sk-test").price(10_000, 500) > 0
 code = run(["rotate", folder, "--model", "openai/gpt-4o", "--api-key", "sk-test",
             "--over-tokens", "100", "--idle", "0s", "--dry-run", "--json"])
 assert code == 0, code

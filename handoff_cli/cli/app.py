@@ -15,7 +15,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -32,7 +31,6 @@ from handoff_cli.agents.places import Root, agent_of, expand, roots
 from handoff_cli.cli.output import (
     Reporter,
     notice,
-    objects,
     reader_gone,
     reader_may_leave,
     report_load_problems,
@@ -74,7 +72,9 @@ from handoff_cli.sessions.session import Record, Session, load_session
 from handoff_cli.sessions.tree import branch, leaf
 
 if TYPE_CHECKING:
-    from handoff_cli.handoff.rotate import Estimate, Outcome
+    from handoff_cli.cli.render import RotateProgress
+    from handoff_cli.handoff.pipeline import HandoffResult
+    from handoff_cli.handoff.rotate import Outcome, RotateOptions, Rotation
 
 
 class _Commands(DefaultGroup, TyperGroup):
@@ -319,6 +319,54 @@ PriceOutOpt = Annotated[
 ]
 
 
+def _options(
+    *,
+    focus: str | None,
+    model: str | None,
+    api_key: str | None,
+    api_base: str | None,
+    timeout: float,
+    retries: int,
+    strict: bool,
+    context_window: int | None,
+    max_doc_tokens: int,
+    no_redact: bool,
+    agent: str,
+    in_place: bool,
+    price_in: float | None,
+    price_out: float | None,
+    leaf_id: str | None = None,
+    no_record: bool = False,
+    out_dir: Path | None = None,
+    **others: Any,
+) -> Options:
+    """What the user said to ``handoff`` or ``rotate`` (their flags, ``ctx.params``; the
+    command's others are its own) as the ``Options`` of each handoff."""
+    return Options(
+        focus=focus,
+        model=model,
+        api_key=api_key,
+        api_base=api_base,
+        leaf_id=leaf_id,
+        timeout=timeout,
+        retries=retries,
+        record=not no_record,
+        out_dir=expand(out_dir) if out_dir is not None else None,
+        strict=strict,
+        context_window=context_window,
+        max_doc_tokens=max_doc_tokens,
+        redact=not no_redact,
+        agent=agent,
+        in_place=in_place,
+        prices=_prices(price_in, price_out),
+    )
+
+
+def _terminal_sessions() -> Path:
+    """oh-my-pi's folder of terminal pointers, which a handoff moves to the new session."""
+    return omp.terminal_sessions(os.environ, Path.home())
+
+
 def _prices(price_in: float | None, price_out: float | None) -> tuple[float, float] | None:
     """USD a token in and out, from the prices per million given: both, or neither."""
     if price_in is None and price_out is None:
@@ -350,6 +398,7 @@ def _choose(loaded: Session, agent: str, sessions_dirs: list[Path] | None) -> Ch
 
 @app.command("handoff")
 def handoff_command(
+    ctx: typer.Context,
     session: SessionArg,
     focus: FocusOpt = None,
     model: ModelOpt = None,
@@ -385,47 +434,34 @@ def handoff_command(
     Prints the new session's id (or, with --json, what was done) on stdout. With --in-place,
     the document becomes a compaction in SESSION itself, and its own id is printed.
     """
+    from handoff_cli.handoff.pipeline import Target, handoff, on_signal
     from handoff_cli.handoff.pipeline import dry_run as plan_only
-    from handoff_cli.handoff.pipeline import handoff, on_signal
 
     if in_place and (no_record or out_dir is not None):
         raise UsageError("--in-place writes to the session itself: no --no-record, no --out-dir")
-    options = Options(
-        focus=focus,
-        model=model,
-        api_key=api_key,
-        api_base=api_base,
-        leaf_id=leaf_id,
-        timeout=timeout,
-        retries=retries,
-        record=not no_record,
-        out_dir=expand(out_dir) if out_dir is not None else None,
-        strict=strict,
-        context_window=context_window,
-        max_doc_tokens=max_doc_tokens,
-        redact=not no_redact,
-        agent=agent,
-        in_place=in_place,
-        prices=_prices(price_in, price_out),
-        terminal_sessions=omp.terminal_sessions(os.environ, Path.home()),
-    )
+    options = _options(**ctx.params)
+    terminals = _terminal_sessions()
     try:
         # Ctrl-C and SIGTERM both cancel, except while the result is being written.
         take(on_signal)
         path = _find(session, sessions_dirs)
-        if agent == AUTO:
-            options = replace(options, folder_agent=_folder_agent(path, sessions_dirs))
+        folder = _folder_agent(path, sessions_dirs) if agent == AUTO else None
+        target = Target(folder_agent=folder, terminal_sessions=terminals)
         if dry_run:
-            planned = plan_only(path, options, Reporter())
+            planned = plan_only(path, options, Reporter(), target=target)
             with reader_may_leave():  # each request streamed, built as it is written
-                write_json({**planned, "requests": objects(planned["requests"])})
+                write_json(planned.to_json())
             return
         from handoff_cli.cli.render import HandoffProgress
 
         with HandoffProgress(quiet=quiet) as progress:
-            result = handoff(path, options, progress)
+            result = handoff(path, options, progress, target=target)
     except KeyboardInterrupt:
         raise CancelledError() from None
+    _print_result(result, json_out)
+
+
+def _print_result(result: HandoffResult, json_out: bool) -> None:
     try:
         if json_out:
             write_json_value(result.to_json())
@@ -538,10 +574,7 @@ def list_command(
         raise UsageError("--tree draws the chains for people; --json already has them")
     if here and cwd is not None:
         raise UsageError("--here and --cwd both choose a directory: give one")
-    if directories and ctx.get_parameter_source("sessions_dirs") is ParameterSource.ENVIRONMENT:
-        sessions_dirs = None  # folders named on the command line win over the variable
-    named = [*(directories or []), *(sessions_dirs or [])] or None
-    found = catalog([_with_agent(root) for root in _roots(named)])
+    found = catalog(_named_roots(ctx, directories, sessions_dirs))
     for problem in found.skipped:
         notice(f"warning: skipped {problem.path}: {problem.reason}")
     project = Path.cwd() if here else (expand(cwd) if cwd is not None else None)
@@ -554,6 +587,17 @@ def list_command(
             from handoff_cli.cli.render import show_list, show_list_tree
 
             (show_list_tree if tree else show_list)(found, shown)
+
+
+def _named_roots(
+    ctx: typer.Context, directories: list[Path] | None, sessions_dirs: list[Path] | None
+) -> list[Root]:
+    """The folders ``list`` and ``rotate`` search: those named on the command line win over
+    ``$HANDOFF_SESSIONS_DIR``; with neither, the agents' own."""
+    if directories and ctx.get_parameter_source("sessions_dirs") is ParameterSource.ENVIRONMENT:
+        sessions_dirs = None
+    named = [*(directories or []), *(sessions_dirs or [])] or None
+    return [_with_agent(root) for root in _roots(named)]
 
 
 def _warn_loops(family: Catalog, shown: list[SessionSummary]) -> None:
@@ -638,16 +682,43 @@ def rotate(
     """
     take(interrupt)
     from handoff_cli.cli.render import RotateProgress
-    from handoff_cli.handoff.rotate import (
-        FAILED,
-        HANDED_OFF,
-        RotateOptions,
-        arotate,
-        check_budget,
-        estimate_all,
-        select,
-    )
-    from handoff_cli.llm.model import run as model_run
+    from handoff_cli.handoff.pipeline import Target
+    from handoff_cli.handoff.rotate import check_budget, plan_rotation
+    from handoff_cli.handoff.rotate import rotate as rotate_all
+
+    options = _rotate_options(**ctx.params)
+    found = catalog(_named_roots(ctx, directories, sessions_dirs))
+    target = Target(terminal_sessions=_terminal_sessions())
+    estimated = dry_run or max_cost is not None
+    with RotateProgress(quiet=quiet) as progress:
+        rotation = plan_rotation(found, options, time.time(), progress, target, estimated)
+        finished = _rotation_lines(progress, json_out and not dry_run)
+        for outcome in rotation.skipped:
+            finished(outcome)
+        if dry_run:
+            _show_rotation_plan(rotation, json_out)
+        check_budget(rotation.estimates, max_cost)
+        if dry_run:
+            return None
+        progress.begin(len(rotation.candidates))
+        rotated = rotate_all(rotation, options, target, finished, progress)
+        progress.summary([*rotation.skipped, *rotated.outcomes], rotated.cancelled)
+    return rotated.exit_code
+
+
+def _rotate_options(
+    *,
+    over_tokens: int | None,
+    idle: str,
+    here: bool,
+    cwd: Path | None,
+    jobs: int,
+    shard: str | None,
+    max_cost: float | None,
+    **given: Any,
+) -> RotateOptions:
+    """What the user said to ``rotate`` (its flags, ``ctx.params``)."""
+    from handoff_cli.handoff.rotate import RotateOptions
 
     if here and cwd is not None:
         raise UsageError("--here and --cwd both choose a directory: give one")
@@ -656,26 +727,8 @@ def rotate(
         shares = parse_shard(shard) if shard is not None else None
     except ValueError as error:
         raise UsageError(str(error)) from None
-    if directories and ctx.get_parameter_source("sessions_dirs") is ParameterSource.ENVIRONMENT:
-        sessions_dirs = None
-    handoff_options = Options(
-        focus=focus,
-        model=model,
-        api_key=api_key,
-        api_base=api_base,
-        timeout=timeout,
-        retries=retries,
-        strict=strict,
-        context_window=context_window,
-        max_doc_tokens=max_doc_tokens,
-        redact=not no_redact,
-        agent=agent,
-        in_place=in_place,
-        prices=_prices(price_in, price_out),
-        terminal_sessions=omp.terminal_sessions(os.environ, Path.home()),
-    )
-    options = RotateOptions(
-        handoff=handoff_options,
+    return RotateOptions(
+        handoff=_options(**given),
         over_tokens=over_tokens,
         idle_s=idle_s,
         project=Path.cwd() if here else (expand(cwd) if cwd is not None else None),
@@ -683,56 +736,40 @@ def rotate(
         shard=shares,
         max_cost=max_cost,
     )
-    named = [*(directories or []), *(sessions_dirs or [])] or None
-    found = catalog([_with_agent(root) for root in _roots(named)])
-    with RotateProgress(quiet=quiet) as progress:
-        selected, skipped = select(found, options, time.time(), progress)
-        estimates: list[Estimate] = []
-        if dry_run or max_cost is not None:
-            estimates, unplanned = estimate_all(selected, options)
-            skipped += unplanned
-            selected = [e.candidate for e in estimates]
-
-        def finished(outcome: Outcome) -> None:
-            progress.finished(outcome)
-            with reader_may_leave():
-                if json_out and not dry_run:
-                    write_json_value(outcome.to_json())
-                elif outcome.status == HANDED_OFF:
-                    write_line(f"{outcome.id} {outcome.new_id}")
-
-        for outcome in skipped:
-            finished(outcome)
-        if dry_run:
-            _show_rotation_plan(estimates, skipped, json_out)
-        check_budget(estimates, max_cost)
-        if dry_run:
-            return None
-        progress.begin(len(selected))
-        by_id = {e.candidate.summary.id: e for e in estimates}
-        outcomes, cancelled = model_run(arotate(selected, options, finished, progress, by_id))
-        progress.summary([*skipped, *outcomes], cancelled)
-    if cancelled:
-        return ExitCode.CANCELLED
-    return ExitCode.FAILED if any(o.status == FAILED for o in outcomes) else None
 
 
-def _show_rotation_plan(estimates: list[Estimate], skipped: list[Outcome], json_out: bool) -> None:
+def _rotation_lines(progress: RotateProgress, json_out: bool) -> Callable[[Outcome], None]:
+    """What is told of each session's outcome as it comes: a line on stdout for each handed
+    off (with ``json_out``, a JSON object for each), and the progress."""
+
+    def finished(outcome: Outcome) -> None:
+        from handoff_cli.handoff.rotate import HANDED_OFF
+
+        progress.finished(outcome)
+        with reader_may_leave():
+            if json_out:
+                write_json_value(outcome.to_json())
+            elif outcome.status == HANDED_OFF:
+                write_line(f"{outcome.id} {outcome.new_id}")
+
+    return finished
+
+
+def _show_rotation_plan(rotation: Rotation, json_out: bool) -> None:
     from handoff_cli.cli.render import show_estimates
-    from handoff_cli.handoff.rotate import totals
 
-    total = totals(estimates)
+    total = rotation.total
     with reader_may_leave():
         if json_out:
             write_json_value(
                 {
-                    "sessions": [e.to_json() for e in estimates],
-                    "skipped": [o.to_json() for o in skipped],
+                    "sessions": [e.to_json() for e in rotation.estimates],
+                    "skipped": [o.to_json() for o in rotation.skipped],
                     "total": total.to_json(),
                 }
             )
         else:
-            show_estimates(estimates, total)
+            show_estimates(rotation.estimates, total)
 
 
 def run(args: list[str]) -> int:

@@ -489,7 +489,7 @@ def show_estimates(estimates: list[Estimate], total: Totals) -> None:
         summary = each.candidate.summary
         line = Text()
         line.append(summary.id, "bold")
-        line.append(f"  ~{each.candidate.tokens:,} tokens of context  {each.candidate.model.name}")
+        line.append(f"  ~{each.candidate.tokens:,} tokens of context  {each.candidate.writer.name}")
         requests = f"{each.requests} request{'s' * (each.requests != 1)}"
         line.append(f"  {each.strategy}: {requests}, {each.input_tokens:,} tokens in", "cyan")
         line.append(f"  {_money(each.cost_usd)}")

@@ -7,6 +7,8 @@ heading, the original task and the latest request verbatim, the rules, what is d
 not, the files, the commands and the error still open. Every list holds at most 12 items, every
 command one line, and the document stays within its token cap; a focus puts what matches it
 first, and never makes the document longer.
+
+``Builtin`` is this writer as a ``writer.Writer``, beside the models reached through LiteLLM.
 """
 
 from __future__ import annotations
@@ -14,15 +16,33 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
+from handoff_cli.handoff.conversation import Conversation
 from handoff_cli.handoff.document import SECTIONS, Sections
 from handoff_cli.handoff.facts import Facts
-from handoff_cli.options import DEFAULT_DOCUMENT_TOKENS
+from handoff_cli.handoff.plan import (
+    CHARS_PER_TOKEN,
+    Plan,
+    rough_count,
+    rough_tokens,
+    sized_requests,
+)
+from handoff_cli.handoff.prompt import ChatMessage
+from handoff_cli.handoff.writer import Answer, Brief, Planned, Written
+from handoff_cli.options import DEFAULT_DOCUMENT_TOKENS, Options
 from handoff_cli.text import one_line
 
+if TYPE_CHECKING:
+    from handoff_cli.agents.context import Context
+    from handoff_cli.cli.output import Reporter
+    from handoff_cli.handoff.redact import Redactor
+
+EXTRACTIVE = "handoff/extractive"
+"""The built-in writer's name, as results and notes give it (``--model extractive``)."""
 LIST_ITEMS = 12
 QUOTE_CHARS = 600
-CHARS_PER_TOKEN = 4
 NOTHING = "- (none recorded)"
 EARLIER_PATH = "On an earlier path, since left:"
 
@@ -58,6 +78,47 @@ def write_document(
         if len(document) <= max_tokens * CHARS_PER_TOKEN:
             return document
     return document[: max_tokens * CHARS_PER_TOKEN].rsplit("\n", 1)[0] + "\n"
+
+
+@dataclass(frozen=True)
+class Builtin:
+    """The built-in writer: it reads the facts alone, so no conversation, no window, no
+    request, no cost; it answers in this process."""
+
+    name: str = EXTRACTIVE
+    window: int | None = None
+
+    def price(self, input_tokens: int, output_tokens: int) -> float:
+        return 0.0
+
+    def preload(self, path: Path) -> None:
+        """Nothing to load."""
+
+    def fitted_focus(self, focus: str | None, reporter: Reporter) -> str | None:
+        return focus  # it only orders what it writes, never lengthens it
+
+    def conversation(
+        self, context: Context, prompt: ChatMessage, mask: Redactor | None
+    ) -> tuple[Conversation, ChatMessage]:
+        return Conversation.empty(), prompt
+
+    def planned(self, brief: Brief) -> Planned:
+        plan = _NO_PLAN
+        sized = sized_requests(plan, brief.prompt, rough_count, 0, brief.conversation)
+        return Planned(plan, tuple(sized), None, None)
+
+    async def write(self, brief: Brief, options: Options, reporter: Reporter) -> Written:
+        reporter.stage(f"asking {self.name}")
+        document = write_document(brief.facts, brief.focus, options.max_doc_tokens)
+        provider, _, model = self.name.partition("/")
+        asked, answered = rough_count([brief.prompt]), rough_tokens(len(document))
+        return Written(Answer(document, provider, model, asked, answered, 0.0, 0.0), [], _NO_PLAN)
+
+
+_NO_PLAN = Plan("single", range(0))
+"""The one request it stands for: the prompt, no conversation."""
+
+BUILTIN = Builtin()
 
 
 @dataclass

@@ -89,8 +89,9 @@ RECENT_TURNS = 3
 CUT_ABOVE_CHARS = 2_000
 KEEP_CHARS = 700
 CHARS_PER_TOKEN = 4
-"""The cheap estimate: it lets a small request skip the real count, and stands in for a
-tokenizer where there is none (the built-in writer)."""
+"""The cheap estimate, the one of the package: it lets a small request skip the real count,
+stands in for a tokenizer where there is none (the built-in writer, whose cap it also
+measures), and bounds how much of an answer is read."""
 
 DRAFT_PROMPT = (
     "The conversation above is the first part of a long coding session. Write a draft handoff "
@@ -119,6 +120,22 @@ def rough_tokens(chars: int) -> int:
     return -(-chars // CHARS_PER_TOKEN)
 
 
+class _Rough:
+    """Tokens estimated from the JSON's size, for a writer with no tokenizer."""
+
+    def __call__(self, messages: Sequence[ChatMessage]) -> int:
+        return rough_tokens(len(dumps(list(messages))))
+
+    def each(self, messages: Sequence[ChatMessage]) -> list[int]:
+        return [rough_tokens(len(dumps(m))) for m in messages]
+
+    def load(self) -> None:
+        """Nothing to load."""
+
+
+rough_count = _Rough()
+
+
 def far_under(chars: int, budget: Budget) -> bool:
     """Whether a request of ``chars`` characters of JSON fits ``budget`` so surely, by the rough
     estimate, that it need not be counted."""
@@ -141,7 +158,7 @@ class Budget:
     def tokens(self) -> int:
         return int(self.window * (1 - MARGIN)) - self.reserve
 
-    def cut(self, fraction: float) -> Budget:
+    def narrowed(self, fraction: float) -> Budget:
         """The same budget with a smaller window (when the provider counts more than we do)."""
         return Budget(int(self.window * fraction), self.max_output)
 
@@ -237,6 +254,20 @@ class Bound(NamedTuple):
 
     above: int
     keep: int
+
+    @classmethod
+    def within(cls, tokens: int) -> Bound:
+        """The bound for requests of ``tokens``: past four times what one can hold, by the
+        rough count, a message is cut to a share of it (the one formula of the pre-cut, for
+        reading the conversation and for planning it)."""
+        return cls(4 * tokens * CHARS_PER_TOKEN, max(200, (tokens // 4) * CHARS_PER_TOKEN // 2))
+
+    @property
+    def read_whole(self) -> int:
+        """The longest string read whole: a longer one makes its message longer than the
+        bound lets through whole, and is read as its head and tail, more of each than the
+        bound keeps (so that the request is the same)."""
+        return self.above + 200
 
     def cut(self, message: ChatMessage, length: int) -> ChatMessage | None:
         """``message`` (``length`` characters of JSON) cut, if it is past the bound and cutting
@@ -335,13 +366,13 @@ def make_plan(conversation: Measured, prompt: ChatMessage, budget: Budget, count
         return Plan("single", range(total))  # far under: no need to count
     overhead = count([])
     room = budget.tokens - count([prompt])
-    keep = max(200, (room // 4) * CHARS_PER_TOKEN // 2)
+    bound = Bound.within(room)
+    keep = bound.keep
     tokens, measured = conversation.tokens(count)
     now = _Versions(conversation, count, tokens)
     # Far too long even by the rough count: cut first, as sent.
-    above = 4 * room * CHARS_PER_TOKEN
     for index, length in enumerate(conversation.lengths):
-        if length > above:
+        if length > bound.above:
             now.cut(index, index + 1, keep)
     if total * overhead + sum(now.tokens) <= room:
         return now.plan("single")

@@ -1,15 +1,19 @@
 """Rotation: hand off every long, idle session under some folders, each exactly once.
 
-``handoff rotate`` for CI and cron. It sits above ``core`` and calls it: ``core`` stays the one
-handoff and knows nothing of batches, shards or budgets. The steps:
+``handoff rotate`` for CI and cron. It sits above ``pipeline`` and calls it: ``pipeline`` stays
+the one handoff and knows nothing of batches, shards or budgets. Each session is read once
+(``pipeline.read_source``) and that value goes on from step to step. The steps:
 
 1. **Select** (``select``): the sessions of this shard (a stable share by id, so that a CI
    matrix of N jobs covers each session once), idle long enough (never one an agent is writing),
    not handed off already with nothing new since, and whose context is over the threshold.
-2. **Estimate** (``estimate``): the planned requests and their cost by LiteLLM's price table.
-3. **Hand off** (``arotate``): up to ``jobs`` at once on one event loop, each exactly as
-   ``handoff`` does it, with ``exclusive`` set: of two runs that hand off one session at the
-   same moment, the later one to record takes its new session back and reports it skipped.
+2. **Estimate** (``estimate``, with ``--dry-run`` or ``--max-cost``): the planned requests and
+   their cost by LiteLLM's price table; ``check_budget`` refuses a rotation over the cap.
+3. **Hand off** (``rotate``): up to ``jobs`` at once on one event loop, each exactly as
+   ``handoff`` does it, with ``Target.exclusive`` set: of two runs that hand off one session at
+   the same moment, the later one to record takes its new session back and reports it skipped.
+
+The CLI parses, calls ``plan_rotation`` then ``rotate``, and renders.
 """
 
 from __future__ import annotations
@@ -24,26 +28,36 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from handoff_cli.agents import build_context
-from handoff_cli.agents.choice import choose_agent
 from handoff_cli.cli.output import Reporter
 from handoff_cli.errors import (
     CancelledError,
+    ExitCode,
     HandedOffError,
     HandoffError,
     InPlaceRefusedError,
+    ModelError,
     NothingToHandOffError,
     OverBudgetError,
     SessionChangedError,
+    UsageError,
 )
-from handoff_cli.handoff.pipeline import ahandoff, dry_run, guard
+from handoff_cli.handoff.pipeline import (
+    DEFAULT_TARGET,
+    Request,
+    Source,
+    Target,
+    ahandoff_request,
+    dry_run_of,
+    read_source,
+    request_for,
+    writer_for,
+)
 from handoff_cli.handoff.plan import DEFAULT_WINDOW, rough_tokens
-from handoff_cli.llm.model import Model, price, resolve_model
+from handoff_cli.handoff.writer import Writer
+from handoff_cli.llm.model import run_on_loop
 from handoff_cli.options import DEFAULT_JOBS, Options
 from handoff_cli.sessions.catalog import Catalog, SessionSummary, same_folder
 from handoff_cli.sessions.js import js_time
-from handoff_cli.sessions.session import load_session
-from handoff_cli.sessions.tree import branch, leaf
 
 THRESHOLD_SHARE = 0.8
 """The default threshold: this share of the chosen model's window."""
@@ -72,14 +86,24 @@ class RotateOptions:
     max_cost: float | None = None
 
 
+Notice = Callable[[Reporter], None]
+"""Something reading a session had to say (a line skipped, whose rules read it), kept until
+that session is handed off or estimated."""
+
+
 @dataclass(frozen=True)
 class Candidate:
-    """A session that is to be handed off."""
+    """A session that is to be handed off, as it was read to be chosen."""
 
     summary: SessionSummary
     tokens: int
     """Its context's tokens, estimated at 4 characters a token."""
-    model: Model
+    source: Source = field(repr=False)
+    notices: tuple[Notice, ...] = field(default=(), repr=False)
+
+    @property
+    def writer(self) -> Writer:
+        return self.source.writer
 
 
 @dataclass(frozen=True)
@@ -87,6 +111,8 @@ class Estimate:
     """What handing off a candidate is planned to take."""
 
     candidate: Candidate
+    request: Request = field(repr=False)
+    """What was planned: the handoff sends it as it is."""
     strategy: str
     requests: int
     input_tokens: int
@@ -98,7 +124,7 @@ class Estimate:
         return {
             "id": summary.id,
             "path": str(summary.path),
-            "model": self.candidate.model.name,
+            "model": self.candidate.writer.name,
             "tokens": self.candidate.tokens,
             "strategy": self.strategy,
             "requests": self.requests,
@@ -154,11 +180,21 @@ def select(
     options: RotateOptions,
     now: float,
     reporter: Reporter,
+    target: Target = DEFAULT_TARGET,
 ) -> tuple[list[Candidate], list[Outcome]]:
-    """The sessions to hand off, oldest first; and the ones that could not be read."""
+    """The sessions to hand off, oldest first; and the ones that could not be read. Each
+    writer is decided once for all the sessions that name the same model, its notes told
+    ``reporter`` then; what reading a session says is kept with it (``Candidate.notices``)."""
     candidates: list[Candidate] = []
     unreadable: list[Outcome] = []
-    models: dict[str | None, Model] = {}
+    decide = writer_for(options.handoff, reporter)
+    writers: dict[str | None, Writer] = {}
+
+    def writer(session_model: str | None) -> Writer:
+        if session_model not in writers:
+            writers[session_model] = decide(session_model)
+        return writers[session_model]
+
     for summary in sorted(found.sessions, key=lambda s: (s.timestamp, str(s.path))):
         if not in_shard(summary.id, options.shard):
             continue
@@ -166,24 +202,36 @@ def select(
             continue
         if now - summary.modified < options.idle_s or _handed_off(found, summary):
             continue
+        held = _Held()
+        here = replace(target, folder_agent=summary.agent)
         try:
-            session = load_session(summary.path)
-            agent = choose_agent(session, options.handoff.agent, summary.agent).agent
-            records = branch(session, leaf(session))
-            guard(records, agent, options.handoff.in_place)
-            context = build_context(records, agent)
+            source = read_source(summary.path, options.handoff, here, held, writer)
         except (NothingToHandOffError, InPlaceRefusedError):
             continue  # too little to hand off, compacted already, or no in-place handoff
+        except (UsageError, ModelError):
+            raise  # the model named: every session's
         except HandoffError as error:
             unreadable.append(Outcome(summary.id, summary.path, SKIPPED, str(error)))
             continue
-        if context.model not in models:
-            models[context.model] = _model(options.handoff, context.model, reporter)
-        model = models[context.model]
-        tokens = rough_tokens(context.json_size())
-        if tokens > _threshold(options, model):
-            candidates.append(Candidate(summary, tokens, model))
+        tokens = rough_tokens(source.context.json_size())
+        if tokens > _threshold(options, source.writer):
+            source.session.release()  # held until its handoff: no descriptor meanwhile
+            candidates.append(Candidate(summary, tokens, source, tuple(held.notices)))
     return candidates, unreadable
+
+
+class _Held(Reporter):
+    """What reading a session at selection says, held: a session that is not chosen says
+    nothing, one that is says it when it is handed off or estimated."""
+
+    def __init__(self) -> None:
+        self.notices: list[Notice] = []
+
+    def loaded(self, session: Any) -> None:
+        self.notices.append(lambda reporter: reporter.loaded(session))
+
+    def warn(self, text: str) -> None:
+        self.notices.append(lambda reporter: reporter.warn(text))
 
 
 def _handed_off(found: Catalog, summary: SessionSummary) -> bool:
@@ -198,47 +246,35 @@ def _handed_off(found: Catalog, summary: SessionSummary) -> bool:
     return False
 
 
-def _model(handoff: Options, session_model: str | None, reporter: Reporter) -> Model:
-    return resolve_model(
-        handoff.model,
-        session_model,
-        api_key=handoff.api_key,
-        api_base=handoff.api_base,
-        context_window=handoff.context_window,
-        prices=handoff.prices,
-        warn=reporter.warn,
-    )
-
-
-def _threshold(options: RotateOptions, model: Model) -> int:
+def _threshold(options: RotateOptions, writer: Writer) -> int:
     if options.over_tokens is not None:
         return options.over_tokens
-    return int((model.window or DEFAULT_WINDOW) * THRESHOLD_SHARE)
+    return int((writer.window or DEFAULT_WINDOW) * THRESHOLD_SHARE)
 
 
-def estimate(candidate: Candidate, options: RotateOptions) -> Estimate:
+def estimate(candidate: Candidate, options: RotateOptions, reporter: Reporter) -> Estimate:
     """The requests a handoff of ``candidate`` would make, and what they would cost."""
-    handoff = replace(
-        options.handoff,
-        model=options.handoff.model or candidate.model.name,
-        folder_agent=candidate.summary.agent,
-    )
-    planned = dry_run(candidate.summary.path, handoff, Reporter())
-    requests = planned["requests"]
-    input_tokens = sum(r["tokens"] for r in requests)
-    output_tokens = ANSWER_TOKENS * len(requests)
+    told = _Quiet(reporter, candidate.summary.id)
+    for notice in candidate.notices:
+        notice(told)
+    request = request_for(candidate.source, options.handoff, told)
+    planned = dry_run_of(request)
+    candidate.source.session.release()
+    input_tokens = sum(r.tokens for r in planned.requests)
+    output_tokens = ANSWER_TOKENS * len(planned.requests)
     return Estimate(
         candidate,
-        planned["strategy"],
-        len(requests),
+        request,
+        planned.strategy,
+        len(planned.requests),
         input_tokens,
         output_tokens,
-        price(candidate.model, input_tokens, output_tokens),
+        candidate.writer.price(input_tokens, output_tokens),
     )
 
 
 def estimate_all(
-    candidates: list[Candidate], options: RotateOptions
+    candidates: list[Candidate], options: RotateOptions, reporter: Reporter
 ) -> tuple[list[Estimate], list[Outcome]]:
     """The estimates of ``candidates``; one whose handoff cannot be planned is no estimate but
     a skipped outcome saying why: one session never stops the others' plans."""
@@ -246,7 +282,7 @@ def estimate_all(
     unplanned: list[Outcome] = []
     for candidate in candidates:
         try:
-            estimates.append(estimate(candidate, options))
+            estimates.append(estimate(candidate, options, reporter))
         except HandoffError as error:
             summary = candidate.summary
             reason = str(error)
@@ -288,7 +324,7 @@ def check_budget(estimates: list[Estimate], max_cost: float | None) -> None:
     that cannot be checked (a model with no known price) refuses too."""
     if max_cost is None:
         return
-    unpriced = sorted({e.candidate.model.name for e in estimates if e.cost_usd is None})
+    unpriced = sorted({e.candidate.writer.name for e in estimates if e.cost_usd is None})
     if unpriced:
         raise OverBudgetError(
             f"--max-cost cannot be checked: no price is known for {', '.join(unpriced)}; give "
@@ -311,12 +347,14 @@ async def arotate(
     finished: Finished,
     reporter: Reporter,
     estimates: dict[str, Estimate] | None = None,
+    target: Target = DEFAULT_TARGET,
 ) -> tuple[list[Outcome], bool]:
     """Hand off each candidate, up to ``jobs`` at once; ``finished`` is told of each outcome as
     it comes. Ctrl-C or SIGTERM cancels the handoffs in flight (nothing is written for them) and
     starts no more; what finished stays finished. Once ``max_cost`` is spent, no handoff is
     started that its estimate (in ``estimates``, by session id) does not say is free. Returns
-    the outcomes and whether it was cancelled."""
+    the outcomes and whether it was cancelled. A candidate estimated is handed off as it was
+    planned; every one with ``target`` as its own (its folder's agent), and exclusive."""
     slots = asyncio.Semaphore(max(1, options.jobs))
     spent = 0.0
     stop = asyncio.Event()
@@ -336,7 +374,7 @@ async def arotate(
                     summary.id, summary.path, SKIPPED, spent_all, tokens=candidate.tokens
                 )
             else:
-                outcome = await _hand_off(candidate, options, reporter)
+                outcome = await _hand_off(candidate, known, options, target, reporter)
                 spent += outcome.cost_usd or 0.0
         outcomes.append(outcome)
         finished(outcome)
@@ -376,18 +414,25 @@ def _signals_cancel(loop: asyncio.AbstractEventLoop, cancel: Callable[[], None])
                 signal.signal(number, handler)
 
 
-async def _hand_off(candidate: Candidate, options: RotateOptions, reporter: Reporter) -> Outcome:
+async def _hand_off(
+    candidate: Candidate,
+    planned: Estimate | None,
+    options: RotateOptions,
+    target: Target,
+    reporter: Reporter,
+) -> Outcome:
     summary = candidate.summary
     began = time.monotonic()
-    # The model chosen at selection, named: no second choice, no second note.
-    handoff = replace(
-        options.handoff,
-        model=candidate.model.name,
-        folder_agent=candidate.summary.agent,
-        exclusive=True,
-    )
+    told = _Quiet(reporter, summary.id)
+    exclusive = replace(target, folder_agent=summary.agent, exclusive=True)
     try:
-        result = await ahandoff(summary.path, handoff, _Quiet(reporter, summary.id))
+        if planned is not None:
+            request = planned.request  # its notices told when it was estimated
+        else:
+            for notice in candidate.notices:
+                notice(told)
+            request = request_for(candidate.source, options.handoff, told)
+        result = await ahandoff_request(request, options.handoff, exclusive, told)
     except CancelledError:
         return Outcome(summary.id, summary.path, SKIPPED, "cancelled", tokens=candidate.tokens)
     except HandedOffError:
@@ -408,17 +453,18 @@ async def _hand_off(candidate: Candidate, options: RotateOptions, reporter: Repo
             tokens=candidate.tokens,
             duration_s=time.monotonic() - began,
         )
+    finally:
+        candidate.source.session.release()  # kept in the rotation: no descriptor from now on
     return Outcome(
-        summary.id,
-        summary.path,
-        HANDED_OFF,
-        None,
-        result.id,
-        result.path,
-        candidate.tokens,
-        result.cost_usd,
-        result.duration_s,
-        result.in_place.entry_id if result.in_place else None,
+        id=summary.id,
+        path=summary.path,
+        status=HANDED_OFF,
+        new_id=result.id,
+        new_path=result.path,
+        tokens=candidate.tokens,
+        cost_usd=result.cost_usd,
+        duration_s=time.monotonic() - began,
+        entry_id=result.in_place.entry_id if result.in_place else None,
     )
 
 
@@ -434,3 +480,67 @@ class _Quiet(Reporter):
 
     def warn(self, text: str) -> None:
         self._outer.warn(f"{self._name}: {text}")
+
+
+# --- the command's two steps ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rotation:
+    """What a rotation is to do, decided before any handoff starts."""
+
+    candidates: list[Candidate]
+    skipped: list[Outcome]
+    """The sessions that could not be read or planned."""
+    estimates: list[Estimate]
+    """One for each candidate, when asked for (``--dry-run``, ``--max-cost``); else none."""
+
+    @property
+    def total(self) -> Totals:
+        return totals(self.estimates)
+
+
+def plan_rotation(
+    found: Catalog,
+    options: RotateOptions,
+    now: float,
+    reporter: Reporter,
+    target: Target,
+    estimated: bool,
+) -> Rotation:
+    """The sessions of ``found`` to hand off (``select``) and, if ``estimated``, what each
+    would cost (``estimate_all``): a candidate that cannot be planned is skipped."""
+    candidates, skipped = select(found, options, now, reporter, target)
+    if not estimated:
+        return Rotation(candidates, skipped, [])
+    estimates, unplanned = estimate_all(candidates, options, reporter)
+    return Rotation([e.candidate for e in estimates], skipped + unplanned, estimates)
+
+
+@dataclass(frozen=True)
+class Rotated:
+    """How a rotation ended."""
+
+    outcomes: list[Outcome]
+    cancelled: bool
+
+    @property
+    def exit_code(self) -> int | None:
+        """130 if cancelled, 1 if a handoff failed; else None (0)."""
+        if self.cancelled:
+            return ExitCode.CANCELLED
+        return ExitCode.FAILED if any(o.status == FAILED for o in self.outcomes) else None
+
+
+def rotate(
+    rotation: Rotation,
+    options: RotateOptions,
+    target: Target,
+    finished: Finished,
+    reporter: Reporter,
+) -> Rotated:
+    """Hand off the rotation's candidates (``arotate``), on this thread's event loop."""
+    by_id = {e.candidate.summary.id: e for e in rotation.estimates}
+    work = arotate(rotation.candidates, options, finished, reporter, by_id, target)
+    outcomes, cancelled = run_on_loop(work)
+    return Rotated(outcomes, cancelled)

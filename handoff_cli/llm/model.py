@@ -6,39 +6,63 @@ windows and prices (``model_table``) and its token counting (``tokens``) are rea
 offline switches are set before the import (otherwise it fetches a price list from the network),
 and its debug printing, which would go to stdout, is turned off.
 
-``resolve_model`` decides everything about the model in one place (its LiteLLM name, whether it
-is the built-in writer, credentials, window, token counter) and returns one ``Model`` value that
-the rest of the handoff is given. ``acomplete`` streams an answer; every LiteLLM failure derives
-from ``openai.APIError`` and becomes a ``ModelError`` with one line naming the model. Retries
-(with backoff) are ours, on rate limits, server errors and lost connections.
+``resolve_model`` decides the writer in one place: a ``Model`` (its LiteLLM name, credentials,
+window, prices, token counter), or the built-in writer when there is no model to reach. A
+``Model`` is a ``writer.Writer``: it fits the conversation into its window (``plan``), asks,
+plans again if the provider finds a request too long, and asks once for a repair of a document
+that lacks sections. ``acomplete`` streams an answer; every LiteLLM failure derives from
+``openai.APIError`` and becomes a ``ModelError`` with one line naming the model. Retries (with
+backoff) are ours, on rate limits, server errors and lost connections.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
 import random
 import re
 import threading
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from types import ModuleType
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import orjson
 
-from handoff_cli.errors import ModelError, NoDocumentError, UsageError
-from handoff_cli.handoff.builtin import write_document
-from handoff_cli.handoff.facts import Facts, facts_of_chat
-from handoff_cli.handoff.plan import CHARS_PER_TOKEN, DEFAULT_WINDOW, Counter, rough_tokens
-from handoff_cli.handoff.prompt import ChatMessage
+from handoff_cli.errors import ModelError, NoDocumentError, SessionFileError, UsageError
+from handoff_cli.handoff.builtin import BUILTIN, EXTRACTIVE, Builtin
+from handoff_cli.handoff.conversation import Conversation
+from handoff_cli.handoff.document import missing_sections
+from handoff_cli.handoff.plan import (
+    CHARS_PER_TOKEN,
+    DEFAULT_WINDOW,
+    Bound,
+    Budget,
+    Counter,
+    Plan,
+    far_under,
+    final_request,
+    fold_request,
+    make_plan,
+    rough_count,
+    rough_tokens,
+    sent,
+    sized_requests,
+)
+from handoff_cli.handoff.prompt import ChatMessage, repair_prompt
 from handoff_cli.handoff.redact import Redactor
+from handoff_cli.handoff.writer import Answer, Brief, Planned, Written
 from handoff_cli.llm import table as model_table
 from handoff_cli.llm import tokens
-from handoff_cli.options import DEFAULT_DOCUMENT_TOKENS
 from handoff_cli.sessions.jsonl import dumps
+from handoff_cli.sessions.session import file_shape
+
+if TYPE_CHECKING:
+    from handoff_cli.agents.context import Context
+    from handoff_cli.cli.output import Reporter
+    from handoff_cli.options import Options
 
 
 class ContextTooLongError(ModelError):
@@ -90,8 +114,6 @@ PROVIDERS = {
     "github-copilot": "github_copilot",
     "vercel-ai-gateway": "vercel_ai_gateway",
 }
-EXTRACTIVE = "handoff/extractive"
-"""The built-in extractive writer, offered to LiteLLM as a model of our own provider."""
 ALIASES = {"extractive": EXTRACTIVE}
 MAX_BACKOFF_S = 30.0
 NO_KEY = "sk-no-key-needed"  # OpenAI's client insists on a key, which local servers ignore
@@ -105,34 +127,32 @@ class Counting(Counter, Protocol):
         ...
 
 
-class _Rough:
-    """Tokens estimated from the JSON's size, for a model with no tokenizer."""
+REPLANS = 2  # how often a provider's "too long" makes us plan again, with less room
+FOCUS_SHARE = 0.25  # the most of a request's room that --focus may take
+ANSWER_SHARE = 4
+"""An answer is read up to this many times ``--max-doc-tokens`` (and never past the model's
+window): room for a model that roughly keeps to the cap, an end for one that goes on and on."""
+RECORD_BYTES = 300
+"""About what loading keeps of each line of a session (``session.Record``; less for a line
+that is not a message)."""
+LOADING_BYTES = 30 << 20
+"""What loading a tokenizer holds for a moment over what it keeps (its table of ranks: some
+25 MB for o200k_base)."""
 
-    def __call__(self, messages: Sequence[ChatMessage]) -> int:
-        return rough_tokens(len(dumps(list(messages))))
-
-    def each(self, messages: Sequence[ChatMessage]) -> list[int]:
-        return [rough_tokens(len(dumps(m))) for m in messages]
-
-    def load(self) -> None:
-        """Nothing to load."""
-
-
-rough_count = _Rough()
+Ask = Callable[[list[ChatMessage]], Awaitable[Answer]]
 
 
 @dataclass(frozen=True)
 class Model:
-    """The model a handoff uses, with everything the handoff needs to know of it."""
+    """A model reached through LiteLLM, with everything a handoff needs to know of it: a
+    ``writer.Writer``."""
 
     name: str
-    """LiteLLM's name for it, e.g. ``openai/gpt-4o`` or ``handoff/extractive``."""
-    builtin: bool = False
-    """The built-in extractive writer: no key, no window, no cost."""
+    """LiteLLM's name for it, e.g. ``openai/gpt-4o``."""
     api_key: str | None = None
     api_base: str | None = None
-    window: int | None = None
-    """Input tokens a request may hold (with room for the answer); None: no limit."""
+    window: int = DEFAULT_WINDOW
+    """Input tokens a request may hold (with room for the answer)."""
     max_output: int | None = None
     missing_keys: tuple[str, ...] = ()
     """Environment variables its provider needs and does not have here."""
@@ -141,57 +161,206 @@ class Model:
     prices: tuple[float, float] | None = None
     """USD a token in and out, as the user gave them; None: LiteLLM's table decides."""
 
-
-BUILTIN = Model(EXTRACTIVE, builtin=True)
-
-
-@dataclass(frozen=True)
-class Answer:
-    """What the model answered, with what it cost."""
-
-    text: str
-    provider: str
-    model: str
-    input_tokens: int
-    output_tokens: int
-    input_cost_usd: float | None
-    output_cost_usd: float | None
-    cut: bool = False
-    """The answer went on past the bound it was read to (``acomplete``'s ``most_tokens``):
-    ``text`` is its start, and the rest was never read (a usage that the provider had not sent
-    by then is estimated)."""
-
     @property
-    def cost_usd(self) -> float | None:
-        if self.input_cost_usd is None or self.output_cost_usd is None:
-            return None
-        return self.input_cost_usd + self.output_cost_usd
+    def budget(self) -> Budget:
+        return Budget(self.window, self.max_output)
 
+    def costs(self, input_tokens: int, output_tokens: int) -> tuple[float | None, float | None]:
+        """What it charges for so many tokens in and out: at the prices the user gave, else by
+        LiteLLM's price table (ours, then LiteLLM's own ``cost_per_token``); None where it is
+        unknown."""
+        if self.prices is not None:
+            return input_tokens * self.prices[0], output_tokens * self.prices[1]
+        found = _table_info(self.name)
+        if found is not None and found.input_price is not None and found.output_price is not None:
+            return float(input_tokens) * found.input_price, float(
+                output_tokens
+            ) * found.output_price
+        litellm = _import_litellm()
+        try:
+            paid_in, paid_out = litellm.cost_per_token(
+                model=self.name, prompt_tokens=input_tokens, completion_tokens=output_tokens
+            )
+        except Exception:  # LiteLLM cannot price every model (local ones, new ones)
+            return None, None
+        return float(paid_in), float(paid_out)
 
-def price(model: Model, input_tokens: int, output_tokens: int) -> float | None:
-    """What ``model`` charges for so many tokens; None if unknown."""
-    paid_in, paid_out = costs(model, input_tokens, output_tokens)
-    return None if paid_in is None or paid_out is None else paid_in + paid_out
+    def price(self, input_tokens: int, output_tokens: int) -> float | None:
+        paid_in, paid_out = self.costs(input_tokens, output_tokens)
+        return None if paid_in is None or paid_out is None else paid_in + paid_out
 
+    def preload(self, path: Path) -> None:
+        """The tokenizer, when it is best loaded before the session at ``path``, which will be
+        counted: when the session's records will outweigh the longest line read while the
+        conversation is built, the memory it takes for a moment to load comes before theirs,
+        rather than on top of them; else it is loaded when first needed, after the longest lines
+        (docs/handoff.md §7)."""
+        try:
+            if far_under(path.stat().st_size, self.budget):
+                return  # not counted, most likely
+            shape = file_shape(path)
+        except (OSError, SessionFileError):  # loading the session says what is wrong with it
+            return
+        if shape.longest < shape.lines * RECORD_BYTES + LOADING_BYTES:
+            self.count.load()
 
-def costs(model: Model, input_tokens: int, output_tokens: int) -> tuple[float | None, float | None]:
-    """What ``model`` charges for so many tokens in and out: at the prices the user gave, else
-    by LiteLLM's price table; None where it is unknown."""
-    if model.builtin:
-        return 0.0, 0.0
-    if model.prices is not None:
-        return input_tokens * model.prices[0], output_tokens * model.prices[1]
-    found = _table_info(model.name)
-    if found is not None and found.input_price is not None and found.output_price is not None:
-        return float(input_tokens) * found.input_price, float(output_tokens) * found.output_price
-    litellm = _import_litellm()
-    try:
-        paid_in, paid_out = litellm.cost_per_token(
-            model=model.name, prompt_tokens=input_tokens, completion_tokens=output_tokens
+    def fitted_focus(self, focus: str | None, reporter: Reporter) -> str | None:
+        """The focus, cut to a share of the window if it is longer (it is sent as given, but it
+        must not crowd out the conversation it is about)."""
+        if not focus:
+            return focus
+        most = int(self.budget.tokens * FOCUS_SHARE)
+        tokens = self.count([{"role": "user", "content": focus}])
+        if tokens <= most:
+            return focus
+        keep = max(1, len(focus) * most // tokens)
+        reporter.warn(
+            f"warning: --focus is about {tokens:,} tokens; only its first {most:,} are sent, to "
+            "leave room for the conversation"
         )
-    except Exception:  # LiteLLM cannot price every model (local ones, new ones)
-        return None, None
-    return float(paid_in), float(paid_out)
+        return focus[:keep] + " [… the rest of the focus was cut for size]"
+
+    def conversation(
+        self, context: Context, prompt: ChatMessage, mask: Redactor | None
+    ) -> tuple[Conversation, ChatMessage]:
+        """Every message far too long to be sent (several times the window) is cut already, so
+        that masking and counting never read what cannot be used; the prompt too."""
+        budget = self.budget
+        bound = Bound.within(budget.tokens)
+        read = Conversation.measured(context, bound.read_whole, bound, mask, self.count, budget)
+        return read, bound.cut(prompt, len(dumps(prompt))) or prompt
+
+    def planned(self, brief: Brief) -> Planned:
+        budget = self.budget
+        plan = make_plan(brief.conversation, brief.prompt, budget, self.count)
+        sized = sized_requests(plan, brief.prompt, self.count, budget.reserve, brief.conversation)
+        return Planned(plan, tuple(sized), budget.window, budget.tokens)
+
+    async def write(self, brief: Brief, options: Options, reporter: Reporter) -> Written:
+        """Ask for the document, as the plan says; if the provider finds a request too long
+        after all, plan again with a quarter less room (or within the window it states), at
+        most twice. Then check the sections, and ask once for a repair if they are wrong. The
+        answer holds the usage of every call made."""
+        if self.missing_keys:
+            raise ModelError(
+                f"{self.name}: no credentials: set {' or '.join(self.missing_keys)}, "
+                "or pass --api-key"
+            )
+        reporter.stage(f"asking {self.name}")
+        ask = self._asker(options, reporter)
+        budget = self.budget
+        for attempt in range(REPLANS + 1):
+            plan = make_plan(brief.conversation, brief.prompt, budget, self.count)
+            try:
+                answer = await _send(plan, brief, ask, reporter)
+                break
+            except ContextTooLongError as error:
+                if attempt == REPLANS:
+                    hint = "; if its window is smaller, give it: --context-window"
+                    hint = "" if error.limit else hint
+                    raise ModelError(
+                        f"{error.reason}; the conversation does not fit the model's window even "
+                        f"at {budget.tokens:,} tokens a request{hint}"
+                    ) from None
+                if error.limit is not None and error.limit < budget.window:
+                    budget = Budget(error.limit, budget.max_output)
+                    said = f"its window is {budget.window:,} tokens"
+                else:
+                    budget = budget.narrowed(0.75)
+                    said = "it counts more than we do"
+                reporter.warn(
+                    f"warning: {self.name} found a request too long ({said}); planning "
+                    f"again with {budget.tokens:,} tokens a request"
+                )
+        answer, missing = await _repaired(replace(answer, text=answer.text.strip()), ask, reporter)
+        if missing:
+            message = "the document lacks the sections " + ", ".join(missing)
+            if options.strict:
+                raise NoDocumentError(message)
+            reporter.warn(f"warning: {message}")
+        return Written(answer, missing, plan)
+
+    def _asker(self, options: Options, reporter: Reporter) -> Ask:
+        """One request of the handoff: its answer read up to a bound (``_answer_bound``), and
+        kept, cut there, only if it holds every section by then."""
+        most, why = self._answer_bound(options.max_doc_tokens)
+
+        async def ask(messages: list[ChatMessage]) -> Answer:
+            answer = await acomplete(
+                messages,
+                self,
+                timeout=options.timeout,
+                retries=options.retries,
+                progress=reporter.streamed,
+                warn=reporter.warn,
+                most_tokens=most,
+            )
+            if not answer.cut_short:
+                return answer
+            past = f"{self.name}'s answer went on past {most:,} tokens ({why})"
+            if missing_sections(answer.text):
+                raise NoDocumentError(f"{past} without the required sections; stopped reading it")
+            reporter.warn(
+                f"warning: {past}; it holds every section by then, so it is kept, cut there"
+            )
+            return replace(answer, text=f"{answer.text.rstrip()}\n\n[… cut: the answer went on]")
+
+        return ask
+
+    def _answer_bound(self, max_doc_tokens: int) -> tuple[int, str]:
+        """The most tokens of an answer read, and what sets it."""
+        most = ANSWER_SHARE * max_doc_tokens
+        if self.window < most:
+            return self.window, "the model's window"
+        return most, f"{ANSWER_SHARE}x --max-doc-tokens"
+
+
+async def _send(plan: Plan, brief: Brief, ask: Ask, reporter: Reporter) -> Answer:
+    """Send the plan's requests: fold each chunk into the draft, then the final request; each
+    request's messages built as it is sent."""
+    conversation = brief.conversation
+    draft: str | None = None
+    spent: Answer | None = None
+    for number, chunk in enumerate(plan.chunks, 1):
+        reporter.stage(f"chunk {number}/{len(plan.chunks)}")
+        folded = await ask(fold_request(sent(conversation, plan, chunk), draft))
+        draft = folded.text.strip() or draft
+        spent = folded if spent is None else _combined(spent, folded, folded.text)
+    if plan.chunks:
+        reporter.stage(f"final request ({plan.requests} in all)")
+    final = sent(conversation, plan, plan.final)
+    answer = await ask(final_request(final, brief.prompt, draft))
+    return answer if spent is None else _combined(spent, answer, answer.text)
+
+
+async def _repaired(answer: Answer, ask: Ask, reporter: Reporter) -> tuple[Answer, list[str]]:
+    """The answer, or a repair of it asked for once if it lacks sections (kept if it lacks
+    fewer); and the sections it still lacks."""
+    if not answer.text:
+        raise NoDocumentError()
+    missing = missing_sections(answer.text)
+    if not missing:
+        return answer, missing
+    reporter.stage("asking for the document in the required structure")
+    repaired = await ask([{"role": "user", "content": repair_prompt(answer.text)}])
+    text = repaired.text.strip()
+    better = text and len(missing_sections(text)) < len(missing)
+    answer = _combined(answer, repaired, text if better else answer.text)
+    return answer, missing_sections(answer.text)
+
+
+def _combined(first: Answer, second: Answer, text: str) -> Answer:
+    def total(a: float | None, b: float | None) -> float | None:
+        return None if a is None or b is None else a + b
+
+    return replace(
+        first,
+        text=text,
+        input_tokens=first.input_tokens + second.input_tokens,
+        output_tokens=first.output_tokens + second.output_tokens,
+        input_cost_usd=total(first.input_cost_usd, second.input_cost_usd),
+        output_cost_usd=total(first.output_cost_usd, second.output_cost_usd),
+    )
 
 
 def litellm_name(session_model: str) -> str:
@@ -219,10 +388,10 @@ def resolve_model(
     context_window: int | None = None,
     prices: tuple[float, float] | None = None,
     warn: Callable[[str], None] = lambda text: None,
-) -> Model:
-    """The model to use: ``requested`` if given (it never falls back); else the session's own
-    model if its credentials are at hand; else the built-in writer, with a note through
-    ``warn`` saying why. A requested model whose key is missing keeps ``missing_keys``, so
+) -> Model | Builtin:
+    """The writer to use: the model ``requested`` if given (it never falls back); else the
+    session's own model if its credentials are at hand; else the built-in writer, with a note
+    through ``warn`` saying why. A requested model whose key is missing keeps ``missing_keys``, so
     that a dry run can still plan for it and a real run can refuse before calling it."""
     name = ALIASES.get(requested, requested) if requested else None
     if name is None and not _known(session_model):
@@ -332,69 +501,9 @@ def _load_litellm(loaded: list[ModuleType], failed: list[BaseException]) -> None
         import litellm
 
         litellm.suppress_debug_info = True
-        _register_extractive(litellm)
         loaded.append(litellm)
     except BaseException as error:  # handed to the waiting thread, which raises it
         failed.append(error)
-
-
-def _register_extractive(litellm: ModuleType) -> None:
-    """Offer the extractive writer to LiteLLM as ``handoff/extractive``: free, and streamed
-    like any other model. The class can only be made once LiteLLM is imported."""
-    from litellm.llms.custom_llm import CustomLLM
-    from litellm.types.llms.openai import ChatCompletionUsageBlock
-    from litellm.types.utils import GenericStreamingChunk
-
-    class Extractive(CustomLLM):
-        # LiteLLM declares it a coroutine, yet iterates what it returns: a generator it is.
-        async def astreaming(  # type: ignore[override]
-            self, model: str, messages: list[ChatMessage], *args: Any, **kwargs: Any
-        ) -> AsyncIterator[GenericStreamingChunk]:
-            for chunk in self.streaming(model, messages, **kwargs):
-                yield chunk
-
-        def streaming(
-            self, model: str, messages: list[ChatMessage], *args: Any, **kwargs: Any
-        ) -> Iterator[GenericStreamingChunk]:
-            document = _builtin_document(messages, kwargs)
-            for line in document.splitlines(keepends=True):
-                yield {
-                    "text": line,
-                    "is_finished": False,
-                    "finish_reason": "",
-                    "usage": None,
-                    "index": 0,
-                    "tool_use": None,
-                }
-            prompt, answer = rough_count(messages), rough_tokens(len(document))
-            usage = ChatCompletionUsageBlock(
-                prompt_tokens=prompt, completion_tokens=answer, total_tokens=prompt + answer
-            )
-            yield {
-                "text": "",
-                "is_finished": True,
-                "finish_reason": "stop",
-                "usage": usage,
-                "index": 0,
-                "tool_use": None,
-            }
-
-    provider = EXTRACTIVE.split("/")[0]
-    settings: Any = litellm  # its module-level settings are untyped
-    others = [p for p in settings.custom_provider_map if p.get("provider") != provider]
-    settings.custom_provider_map = [*others, {"provider": provider, "custom_handler": Extractive()}]
-    # Registering a price it has no cache prices for makes LiteLLM log a warning on stderr.
-    logging.getLogger("LiteLLM").setLevel(logging.ERROR)
-    litellm.register_model(
-        {
-            EXTRACTIVE: {
-                "litellm_provider": provider,
-                "mode": "chat",
-                "input_cost_per_token": 0.0,
-                "output_cost_per_token": 0.0,
-            }
-        }
-    )
 
 
 def _known_provider(model: str) -> bool:
@@ -406,28 +515,6 @@ def _known_provider(model: str) -> bool:
     except Exception:  # LiteLLM says "LLM Provider NOT provided", with pages of help
         return False
     return True
-
-
-def _builtin_document(messages: list[ChatMessage], call: dict[str, Any]) -> str:
-    """The built-in writer's document for a call through LiteLLM: from the facts the caller
-    passed (``metadata={"handoff": {"facts", "focus", "max_tokens"}}``, as ``builtin_answer``
-    has them), else from the conversation itself."""
-    params = call.get("litellm_params") or {}
-    given = (params.get("metadata") or {}).get("handoff") or {}
-    facts = Facts.from_json(given["facts"]) if "facts" in given else facts_of_chat(messages)
-    tokens = int(given.get("max_tokens") or DEFAULT_DOCUMENT_TOKENS)
-    return write_document(facts, given.get("focus"), tokens)
-
-
-def builtin_answer(
-    facts: Facts, focus: str | None, max_tokens: int, messages: Sequence[ChatMessage]
-) -> Answer:
-    """The built-in writer's answer, in this process: no LiteLLM, the same bytes as through it."""
-    document = write_document(facts, focus, max_tokens)
-    provider, _, name = EXTRACTIVE.partition("/")
-    return Answer(
-        document, provider, name, rough_count(messages), rough_tokens(len(document)), 0.0, 0.0
-    )
 
 
 def _missing_keys(model: str, api_key: str | None, api_base: str | None) -> list[str]:
@@ -489,7 +576,6 @@ async def acomplete(
     retries: int,
     progress: Progress | None = None,
     warn: Callable[[str], None] = lambda text: None,
-    metadata: dict[str, Any] | None = None,
     most_tokens: int | None = None,
 ) -> Answer:
     """Stream the model's answer to ``messages``. ``timeout`` is a deadline for each attempt
@@ -512,7 +598,7 @@ async def acomplete(
     for attempt in range(retries + 1):
         received[0] = 0
         try:
-            streamed = _stream(litellm, messages, model, counted, metadata, most_chars)
+            streamed = _stream(litellm, messages, model, counted, most_chars)
             return await asyncio.wait_for(streamed, timeout)
         except asyncio.TimeoutError:
             raise ModelError(f"{model.name}: no answer within {timeout:g} s") from None
@@ -531,7 +617,7 @@ async def acomplete(
 _threads = threading.local()
 
 
-def run(work: Coroutine[Any, Any, T]) -> T:
+def run_on_loop(work: Coroutine[Any, Any, T]) -> T:
     """Run ``work`` to its end on this thread's event loop, which stays open between runs
     (LiteLLM keeps its HTTP clients per loop). An interrupt (Ctrl-C, SIGTERM) cancels the work
     first, so that its connection is closed before the interrupt goes on."""
@@ -576,7 +662,6 @@ async def _stream(
     messages: Sequence[ChatMessage],
     model: Model,
     progress: Progress | None,
-    metadata: dict[str, Any] | None = None,
     most_chars: int | None = None,
 ) -> Answer:
     response = await litellm.acompletion(
@@ -587,16 +672,17 @@ async def _stream(
         num_retries=0,
         api_key=model.api_key or (NO_KEY if model.api_base else None),
         api_base=model.api_base,
-        metadata=metadata,
     )
     try:
         plain = _unstreamed(response)
         if plain is not None:
-            text, usage, cut = await _read_plain(plain, most_chars)
+            text, usage, cut_short = await _read_plain(plain, most_chars)
             if progress is not None:
                 progress(1)
         else:
-            text, usage, cut = await _read_stream(litellm, response, messages, progress, most_chars)
+            text, usage, cut_short = await _read_stream(
+                litellm, response, messages, progress, most_chars
+            )
     finally:
         # Whether it ended, failed, was cut or cancelled, close the connection now rather than
         # when it is collected: the rest of an answer cut short is never downloaded.
@@ -605,11 +691,11 @@ async def _stream(
         usage = (model.count(list(messages)), rough_tokens(len(text)))
     input_tokens, output_tokens = usage
     model_name, provider, *_ = litellm.get_llm_provider(model.name)
-    input_cost, output_cost = costs(model, input_tokens, output_tokens)
-    if cut and most_chars is not None:
+    input_cost, output_cost = model.costs(input_tokens, output_tokens)
+    if cut_short and most_chars is not None:
         text = _cut(text, most_chars)
     return Answer(
-        text, provider, model_name, input_tokens, output_tokens, input_cost, output_cost, cut
+        text, provider, model_name, input_tokens, output_tokens, input_cost, output_cost, cut_short
     )
 
 

@@ -195,17 +195,28 @@ class Source:
     file rewritten in place can change the bytes, which is found and reported.
     """
 
-    __slots__ = ("_at", "_fd", "_window", "path")
+    __slots__ = ("_at", "_fd", "_file", "_window", "path")
 
     def __init__(self, path: Path, fd: int) -> None:
         self.path = path
         self._fd = fd
+        status = os.fstat(fd)
+        self._file = (status.st_dev, status.st_ino)
         self._at = 0
         self._window = b""
         """The bytes last read ahead, from ``_at``: output reads messages in file order."""
 
     def __del__(self) -> None:
-        os.close(self._fd)
+        self.release()
+
+    def release(self) -> None:
+        """Close the file until it is read again, then opened by its path, and only if that is
+        still the same file (else ``SessionFileError``): a rotation holds many sessions read,
+        and never more descriptors than it reads at once."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+        self._window = b""
 
     def read(self, offset: int, length: int, whole: bool = True) -> bytes:
         """``length`` bytes at ``offset``: a JSON object when it was loaded (or, not
@@ -240,9 +251,19 @@ class Source:
 
     def _pread(self, length: int, offset: int) -> bytes:
         try:
+            if self._fd < 0:
+                self._reopen()
             return os.pread(self._fd, length, offset)
         except OSError as error:
             raise SessionFileError(self.path, os_reason(error)) from None
+
+    def _reopen(self) -> None:
+        fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        status = os.fstat(fd)
+        if (status.st_dev, status.st_ino) != self._file:
+            os.close(fd)
+            raise SessionFileError(self.path, "replaced since it was read")
+        self._fd = fd
 
 
 @dataclass(frozen=True)
@@ -288,6 +309,12 @@ class Session:
     @property
     def parent(self) -> str | None:
         return parent_session(self.header)
+
+    def release(self) -> None:
+        """Close the file until an entry is read from it again (``Source.release``)."""
+        source = next((r.source for r in self.records if r.source is not None), None)
+        if source is not None:
+            source.release()
 
     def entries(self, records: Iterable[Record], longest: int | None = None) -> Iterator[Entry]:
         """The full entries of ``records`` as in the file (migrated to version 3), in order.
