@@ -505,3 +505,32 @@ def test_a_cap_without_a_price_refuses_to_start(tmp_path: Path, llm_server: Fake
     assert all(r["status"] == "handed_off" and r["cost_usd"] > 0 for r in rows)
     one = run_cli("rotate", tmp_path, "--price-in", "1", "--dry-run")
     assert one.code == 2 and "--price-in and --price-out go together" in one.stderr
+
+
+def test_a_bug_in_one_handoff_is_that_sessions_failure(
+    tmp_path: Path,
+    llm_server: FakeLLMServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An exception no rule foresaw, in one session's handoff: that session is reported
+    failed, in one line, and the others are handed off; no outcome is lost."""
+    sources = [make_session(tmp_path, f"s{n}", turns=8) for n in range(3)]
+    broken = load_session(sources[1]).header["id"]
+    real = rotation.ahandoff_request
+
+    async def flaky(request: Any, *args: Any, **kwargs: Any) -> Any:
+        if request.source.session.header["id"] == broken:
+            raise RuntimeError("a bug")
+        return await real(request, *args, **kwargs)
+
+    monkeypatch.setattr(rotation, "ahandoff_request", flaky)
+    llm_server.default = Reply(DOCUMENT)
+    code = cli_run([*rotate_args(tmp_path, llm_server), "--json"])
+    out, err = capsys.readouterr()
+    rows = {row["id"]: row for row in map(orjson.loads, out.splitlines())}
+    assert code == 1, err
+    assert len(rows) == 3
+    assert rows[broken]["status"] == "failed"
+    assert rows[broken]["reason"] == "unexpected error: RuntimeError: a bug"
+    assert sorted(row["status"] for row in rows.values()) == ["failed", "handed_off", "handed_off"]

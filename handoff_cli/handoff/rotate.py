@@ -374,7 +374,13 @@ async def arotate(
                     summary.id, summary.path, SKIPPED, spent_all, tokens=candidate.tokens
                 )
             else:
-                outcome = await _hand_off(candidate, known, options, target, reporter)
+                try:
+                    outcome = await _hand_off(candidate, known, options, target, reporter)
+                except Exception as error:  # a bug in one handoff: told, never a lost outcome
+                    reason = f"unexpected error: {type(error).__name__}: {error}"[:300]
+                    outcome = Outcome(
+                        summary.id, summary.path, FAILED, reason, tokens=candidate.tokens
+                    )
                 spent += outcome.cost_usd or 0.0
         outcomes.append(outcome)
         finished(outcome)
