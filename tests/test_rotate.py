@@ -517,7 +517,7 @@ def test_a_bug_in_one_handoff_is_that_sessions_failure(
     failed, in one line, and the others are handed off; no outcome is lost."""
     sources = [make_session(tmp_path, f"s{n}", turns=8) for n in range(3)]
     broken = load_session(sources[1]).header["id"]
-    real = rotation.ahandoff_request
+    real = pipeline.ahandoff_request
 
     async def flaky(request: Any, *args: Any, **kwargs: Any) -> Any:
         if request.source.session.header["id"] == broken:
