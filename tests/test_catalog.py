@@ -606,3 +606,13 @@ def test_two_lists_at_once_share_one_cache(tmp_path: Path) -> None:
         assert outputs == [expected, expected]
         assert sorted(p.name for p in cache.iterdir()) == ["list.json"]
         assert len(orjson.loads((cache / "list.json").read_bytes())["sessions"]) == 60
+
+
+def test_a_name_with_no_json_spelling_is_listed_and_left_out_of_the_cache(tmp_path: Path) -> None:
+    root, cache = tmp_path / "s", tmp_path / "cache"
+    paths = cached_folder(root)
+    with paths[0].open("ab") as file:
+        file.write(b'{"type":"session_info","id":"f4","parentId":null,"name":"lone \\ud800"}\n')
+    first = listings(root, cache)
+    assert first == listings(root, cache) == uncached(root, tmp_path / "fresh")
+    assert len(orjson.loads((cache / "list.json").read_bytes())["sessions"]) == 2

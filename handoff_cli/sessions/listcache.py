@@ -83,6 +83,14 @@ def _entry(value: object) -> Known:
     return Known(*value)
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def save(
     folder: Path, entries: Mapping[str, Known], old: Mapping[str, Known], roots: Iterable[str]
 ) -> None:
@@ -90,7 +98,13 @@ def save(
     them that was not found is gone), if that changes anything; failing silently."""
     prefixes = tuple(os.path.join(root, "") for root in roots)
     kept = {key: known for key, known in old.items() if not key.startswith(prefixes)}
-    merged = {**kept, **entries}
+    # A lone surrogate (in a name, or a path that is not UTF-8) has no JSON spelling: that
+    # file is just read again next time.
+    merged = {
+        key: known
+        for key, known in {**kept, **entries}.items()
+        if _encodable(key) and (known.name is None or _encodable(known.name))
+    }
     if merged == old:
         return
     body = orjson.dumps({"format": FORMAT, "sessions": {k: list(v) for k, v in merged.items()}})
