@@ -306,6 +306,7 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Itera
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HANDOFF_SESSIONS_DIR", str(tmp_path / "sessions"))
     monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # never the developer's
     yield
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -21,7 +23,16 @@ from handoff_cli.sessions.catalog import Catalog, catalog, list_sessions, resolv
 from handoff_cli.sessions.files import append_entries
 from handoff_cli.sessions.session import load_session
 
-from .conftest import EXAMPLES, FIXTURES, HEADER, Entries, line, quick_and_stress, write_session
+from .conftest import (
+    EXAMPLES,
+    FIXTURES,
+    HEADER,
+    Entries,
+    line,
+    quick_and_stress,
+    run_cli,
+    write_session,
+)
 
 WEATHER = "2026-11-27T09-14-03-512Z_019ac4d2-7f31-7a0e-9b6c-3e1f5a2d8c40.jsonl"
 
@@ -407,3 +418,201 @@ def test_an_entry_whose_type_is_not_a_string_is_listed_and_shown(
     assert run(["list", str(tmp_path), "--json"]) == 0
     assert run(["show", str(path)]) == 0
     assert "hello" in capsys.readouterr().out
+
+
+# The cache of what lies in the whole of each file (``sessions/listcache.py``): a pure
+# accelerator, so every listing below is compared with one made without it.
+
+HOUR_AGO_NS = (int(datetime.now(timezone.utc).timestamp()) - 3600) * 10**9
+
+
+def cached_folder(root: Path, sessions: int = 3, turns: int = 40) -> list[Path]:
+    """Sessions big enough that their middles lie outside the head and the tail that are
+    always read, named in their middle, and quiet (changed an hour ago)."""
+    paths = []
+    for index in range(sessions):
+        chain = Entries()
+        chain.user(f"Task {index}")
+        for turn in range(turns):
+            if turn == turns // 2:
+                chain.add("session_info", name=f"Name {index} in the middle")
+            chain.assistant("x" * 4000)
+        header = {**HEADER, "id": f"0199{index:04d}-0000-7000-8000-000000000000"}
+        path = write_session(root / f"--p{index}--" / f"{index}.jsonl", chain.items, header)
+        os.utime(path, ns=(HOUR_AGO_NS, HOUR_AGO_NS))
+        paths.append(path)
+    return paths
+
+
+def listings(root: Path, cache: Path) -> list[str]:
+    """``list`` as text, ``--json`` and ``--tree``, each run once with ``cache``."""
+    shown = []
+    for flags in ([], ["--json"], ["--tree"]):
+        result = run_cli("list", root, *flags, "--cache-dir", cache)
+        assert result.code == 0 and result.stderr == "", result.stderr
+        shown.append(result.stdout)
+    return shown
+
+
+def uncached(root: Path, fresh: Path) -> list[str]:
+    """The listings as a first run makes them, with an empty cache folder."""
+    shutil.rmtree(fresh, ignore_errors=True)
+    return listings(root, fresh)
+
+
+def _append_entry(path: Path) -> None:
+    with path.open("ab") as file:
+        file.write(line({"type": "message", "id": "f1", "parentId": None, "message": {}}))
+
+
+def _append_name(path: Path) -> None:
+    with path.open("ab") as file:
+        file.write(line({"type": "session_info", "id": "f2", "parentId": None, "name": "Late"}))
+
+
+def _append_in_two_writes(path: Path) -> None:
+    """An append seen half written by one list and whole by the next."""
+    whole = line({"type": "session_info", "id": "f3", "parentId": None, "name": "Halves"})
+    with path.open("ab") as file:
+        file.write(whole[:30])
+    run_cli("list", path.parent, "--cache-dir", path.parent.parent.parent / "cache")
+    with path.open("ab") as file:
+        file.write(whole[30:])
+
+
+def _rewrite_same_size(path: Path) -> None:
+    """The name in the middle changed in place, the size and mtime as they were: only the
+    ctime tells."""
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b"in the middle", b"IN THE MIDDLE"))
+    os.utime(path, ns=(HOUR_AGO_NS, HOUR_AGO_NS))
+
+
+def _truncate(path: Path) -> None:
+    """Cut back to before the name: the name and every later line are gone."""
+    data = path.read_bytes()
+    with path.open("r+b") as file:
+        file.truncate(data.rindex(b"\n", 0, data.index(b'"session_info"')) + 1)
+
+
+def _replace_whole(path: Path) -> None:
+    """Rewritten to a new file (a new inode) that is longer, its old bytes changed."""
+    data = path.read_bytes().replace(b"in the middle", b"renamed, now") + b"\n"
+    replacement = path.with_suffix(".new")
+    replacement.write_bytes(data)
+    replacement.replace(path)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        _append_entry,
+        _append_name,
+        _append_in_two_writes,
+        _rewrite_same_size,
+        _truncate,
+        _replace_whole,
+    ],
+)
+def test_list_with_the_cache_is_list_without_it_after_any_change(
+    tmp_path: Path, change: Callable[[Path], None]
+) -> None:
+    root, cache = tmp_path / "s", tmp_path / "cache"
+    paths = cached_folder(root)
+    before = listings(root, cache)
+    assert before == uncached(root, tmp_path / "fresh")
+    assert (cache / "list.json").exists()
+    assert "Name 1 in the middle" in before[0]
+    change(paths[1])
+    after = listings(root, cache)
+    assert after == uncached(root, tmp_path / "fresh")
+    assert after != before
+
+
+def test_a_warm_list_reads_heads_and_tails_not_whole_files(tmp_path: Path) -> None:
+    root, cache = tmp_path / "s", tmp_path / "cache"
+    cached_folder(root, sessions=4, turns=400)  # about 1.6 MB each
+
+    def bytes_read() -> int:
+        with open("/proc/self/io") as io_counts:
+            return int(next(f for f in io_counts if f.startswith("rchar")).split()[1])
+
+    start = bytes_read()
+    cold = run_cli("list", root, "--json", "--cache-dir", cache)
+    middle = bytes_read()
+    warm = run_cli("list", root, "--json", "--cache-dir", cache)
+    end = bytes_read()
+    assert cold.stdout == warm.stdout and "Name 3 in the middle" in warm.stdout
+    assert middle - start > 4 * 1_500_000
+    assert end - middle < 4 * 200_000  # a head and a tail of 64 kB each, and the cache
+
+
+@pytest.mark.parametrize(
+    "content", [b"{not json", b"[]", b'{"format": "0:old", "sessions": {}}', b"\xff" * 100]
+)
+def test_a_corrupt_or_foreign_cache_is_rebuilt(tmp_path: Path, content: bytes) -> None:
+    root, cache = tmp_path / "s", tmp_path / "cache"
+    cached_folder(root)
+    cache.mkdir()
+    (cache / "list.json").write_bytes(content)
+    assert listings(root, cache) == uncached(root, tmp_path / "fresh")
+    rebuilt = orjson.loads((cache / "list.json").read_bytes())
+    assert len(rebuilt["sessions"]) == 3
+    assert (cache / "list.json").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_cache_entry_of_the_wrong_shape_is_not_trusted(tmp_path: Path) -> None:
+    root, cache = tmp_path / "s", tmp_path / "cache"
+    cached_folder(root)
+    listings(root, cache)
+    data = orjson.loads((cache / "list.json").read_bytes())
+    for entry in data["sessions"].values():
+        entry[7] = "many"  # the line count
+    (cache / "list.json").write_bytes(orjson.dumps(data))
+    assert listings(root, cache) == uncached(root, tmp_path / "fresh")
+
+
+def test_an_unwritable_cache_folder_changes_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    cached_folder(root)
+    (tmp_path / "a-file").write_text("")
+    assert listings(root, tmp_path / "a-file" / "cache") == uncached(root, tmp_path / "fresh")
+    assert (tmp_path / "fresh" / "list.json").exists()
+
+
+def test_the_cache_is_in_the_users_cache_folder(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    cached_folder(root)
+    assert run_cli("list", root, env={"XDG_CACHE_HOME": str(tmp_path / "xdg")}).code == 0
+    assert (tmp_path / "xdg" / "handoff_cli" / "list.json").exists()
+    assert run_cli("list", root, env={"HANDOFF_CACHE_DIR": str(tmp_path / "named")}).code == 0
+    assert (tmp_path / "named" / "list.json").exists()
+
+
+def test_two_lists_at_once_share_one_cache(tmp_path: Path) -> None:
+    """In processes of their own: both write the cache as the other reads it."""
+    root, cache = tmp_path / "s", tmp_path / "cache"
+    cached_folder(root, sessions=60, turns=10)
+    expected = uncached(root, tmp_path / "fresh")[1]
+    command = [sys.executable, "-m", "handoff_cli", "list", str(root), "--json"]
+    for _ in range(3):
+        shutil.rmtree(cache, ignore_errors=True)
+        runs = [
+            subprocess.Popen([*command, "--cache-dir", str(cache)], stdout=subprocess.PIPE)
+            for _ in range(2)
+        ]
+        outputs = [run.communicate(timeout=60)[0].decode() for run in runs]
+        assert [run.returncode for run in runs] == [0, 0]
+        assert outputs == [expected, expected]
+        assert sorted(p.name for p in cache.iterdir()) == ["list.json"]
+        assert len(orjson.loads((cache / "list.json").read_bytes())["sessions"]) == 60
+
+
+def test_a_name_with_no_json_spelling_is_listed_and_left_out_of_the_cache(tmp_path: Path) -> None:
+    root, cache = tmp_path / "s", tmp_path / "cache"
+    paths = cached_folder(root)
+    with paths[0].open("ab") as file:
+        file.write(b'{"type":"session_info","id":"f4","parentId":null,"name":"lone \\ud800"}\n')
+    first = listings(root, cache)
+    assert first == listings(root, cache) == uncached(root, tmp_path / "fresh")
+    assert len(orjson.loads((cache / "list.json").read_bytes())["sessions"]) == 2

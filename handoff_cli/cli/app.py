@@ -567,6 +567,16 @@ def list_command(
     ] = False,
     json_out: JsonOpt = False,
     sessions_dirs: SessionsDirs = None,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache-dir",
+            envvar="HANDOFF_CACHE_DIR",
+            help="Where list remembers what it read of each file, to read only what is appended "
+            "since. [default: $XDG_CACHE_HOME/handoff_cli, else ~/.cache/handoff_cli]",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """List the sessions, newest first (with --tree: chains, oldest first)."""
     take(interrupt)
@@ -574,7 +584,8 @@ def list_command(
         raise UsageError("--tree draws the chains for people; --json already has them")
     if here and cwd is not None:
         raise UsageError("--here and --cwd both choose a directory: give one")
-    found = catalog(_named_roots(ctx, directories, sessions_dirs))
+    cache = expand(cache_dir) if cache_dir is not None else _cache_folder()
+    found = catalog(_named_roots(ctx, directories, sessions_dirs), cache=cache)
     for problem in found.skipped:
         notice(f"warning: skipped {problem.path}: {problem.reason}")
     project = Path.cwd() if here else (expand(cwd) if cwd is not None else None)
@@ -587,6 +598,12 @@ def list_command(
             from handoff_cli.cli.render import show_list, show_list_tree
 
             (show_list_tree if tree else show_list)(found, shown)
+
+
+def _cache_folder() -> Path:
+    """The user's cache folder for this program, as the XDG convention places it."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    return (Path(base) if os.path.isabs(base) else Path.home() / ".cache") / "handoff_cli"
 
 
 def _named_roots(

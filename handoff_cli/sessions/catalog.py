@@ -14,7 +14,8 @@ from __future__ import annotations
 import io
 import os
 import re
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -29,7 +30,9 @@ from handoff_cli.handoff.document import (
     is_handoff_start,
     opens_session,
 )
+from handoff_cli.sessions import listcache
 from handoff_cli.sessions.jsonl import parse_line
+from handoff_cli.sessions.listcache import DIGEST_BYTES, RACY_NS, Known, digest
 from handoff_cli.sessions.session import (
     numbered,
     open_regular,
@@ -95,11 +98,18 @@ def summarize(path: Path, agent: str | None = None, key: str | None = None) -> S
     """Scan ``path`` once; ``SessionFileError`` if it is not a session. Only a few lines are
     parsed: those before the header, the first entry and the first user message in the head,
     the ``session_info`` lines (the latest name wins, as in ``show``) and the last two."""
+    return _summarize(path, agent, key or _key(path), None, 0)[0]
+
+
+def _summarize(
+    path: Path, agent: str | None, key: str, known: Known | None, now_ns: int
+) -> tuple[SessionSummary, Known]:
+    """The summary of ``path``, and what the cache is to remember of it: ``known``, what it
+    remembered, spares reading more than the head, the tail and what was appended since."""
     try:
         with open_regular(path) as file:
             status = os.fstat(file.fileno())
-            scan = _scan(file)
-            name = _latest_name(file, scan.infos)
+            scan = _scan(file, status, known, now_ns)
     except OSError as error:
         raise SessionFileError(path, os_reason(error)) from None
     chunks = list(io.BytesIO(scan.head))  # split at "\n" only, as loading does
@@ -131,12 +141,12 @@ def summarize(path: Path, agent: str | None = None, key: str | None = None) -> S
     header = found.header
     starts_from_handoff = is_handoff_start(first_entry)
     request = None if starts_from_handoff else first_request
-    return SessionSummary(
+    summary = SessionSummary(
         id=header["id"],
         path=path,
         timestamp=str(header.get("timestamp", "")),
         cwd=str(header.get("cwd", "")),
-        title=session_title(found.title_slot, header, name, request),
+        title=session_title(found.title_slot, header, scan.name, request),
         parent_session=parent_session(header),
         size=status.st_size,
         modified=status.st_mtime,
@@ -144,41 +154,101 @@ def summarize(path: Path, agent: str | None = None, key: str | None = None) -> S
         ends_with_handoff=ends_with_handoff(scan.tail),
         agent=agent,
         first_request=session_title(None, {}, None, first_request),
-        entries=max(0, scan.newlines - (2 if found.title_slot is not None else 1)),
-        key=key or _key(path),
+        entries=max(0, scan.known.newlines - (2 if found.title_slot is not None else 1)),
+        key=key,
     )
+    return summary, scan.known
 
 
 class _Scan(NamedTuple):
     head: bytes
     tail: bytes
-    newlines: int
-    infos: list[int]
-    """Where each line that may be a ``session_info`` entry starts."""
+    name: str | None
+    """The latest ``session_info`` name, the last line's included."""
+    known: Known
 
 
 _INFO = b'"session_info"'
 
 
-def _scan(file: BinaryIO) -> _Scan:
-    """One pass over the file in large blocks: its head and tail, its line count, and where the
-    lines that may name it start (a mark split between two blocks is looked for across their
-    edge)."""
-    head = file.read(HEAD_BYTES)
-    newlines, infos = head.count(b"\n"), _marks(head, 0, -1)
-    last_newline, base, previous = head.rfind(b"\n"), len(head), head
-    while block := file.read(SCAN_BLOCK):
+def _scan(file: BinaryIO, status: os.stat_result, known: Known | None, now_ns: int) -> _Scan:
+    """The head and the tail of the file, its line count and its latest name: what ``known``
+    says of the file up to the last line it saw ended, if the file is still that file, and a
+    scan of the rest. Only the bytes up to ``status``'s size are read: a line being appended
+    meanwhile is the next list's."""
+    size, fd = status.st_size, file.fileno()
+    head = file.read(min(HEAD_BYTES, size))
+    tail = (
+        head[-TAIL_BYTES:]
+        if len(head) == size
+        else os.pread(fd, TAIL_BYTES, max(0, size - TAIL_BYTES))
+    )
+    last = digest(tail[-DIGEST_BYTES:])
+    same = known is not None and (known.device, known.inode) == (status.st_dev, status.st_ino)
+    if not same or known is None:
+        known = None
+    elif (known.size, known.mtime_ns, known.ctime_ns, known.digest) == (
+        size,
+        status.st_mtime_ns,
+        status.st_ctime_ns,
+        last,
+    ):
+        known = known if known.quiet else None
+    elif not (
+        known.size < size
+        and digest(os.pread(fd, DIGEST_BYTES, max(0, known.size - DIGEST_BYTES))) == known.digest
+    ):
+        known = None  # rewritten, or truncated: nothing of it is known any more
+    start = 0 if known is None else known.settled
+    rest = [head[start:]] if len(head) == size else _blocks(file, start, size)
+    newlines, infos, last_newline = _count(rest, start)
+    settled = last_newline + 1
+    ended = _latest_name(file, [at for at in infos if at < settled])
+    if ended is None and known is not None:
+        ended = known.name
+    name = _latest_name(file, [at for at in infos if at >= settled])
+    remembered = Known(
+        device=status.st_dev,
+        inode=status.st_ino,
+        size=size,
+        mtime_ns=status.st_mtime_ns,
+        ctime_ns=status.st_ctime_ns,
+        digest=last,
+        settled=settled,
+        newlines=newlines + (0 if known is None else known.newlines),
+        name=ended,
+        quiet=now_ns - status.st_mtime_ns > RACY_NS,
+    )
+    return _Scan(head, tail, ended if name is None else name, remembered)
+
+
+def _blocks(file: BinaryIO, start: int, size: int) -> Iterator[bytes]:
+    """The bytes of ``file`` from ``start`` to ``size``, in large blocks."""
+    file.seek(start)
+    left = size - start
+    while left > 0 and (block := file.read(min(SCAN_BLOCK, left))):
+        left -= len(block)
+        yield block
+
+
+def _count(blocks: Iterable[bytes], start: int) -> tuple[int, list[int], int]:
+    """The newlines in ``blocks`` (read from ``start``, where a line starts), where the lines
+    that may name the session start, and where the last newline is (``start - 1`` if there is
+    none); a mark split between two blocks is looked for across their edge."""
+    newlines, infos = 0, []
+    last_newline, base, previous = start - 1, start, b""
+    reach = len(_INFO) - 1
+    for block in blocks:
         newlines += block.count(b"\n")
-        reach = len(_INFO) - 1
-        edge = previous[-reach:] + block[:reach]
-        if _INFO in edge:
-            infos += _marks(previous[-reach * 2 :] + block[:reach], base - 2 * reach, last_newline)
+        if previous and _INFO in previous[-reach:] + block[:reach]:
+            edge = previous[-reach * 2 :]
+            infos += _marks(edge + block[:reach], base - len(edge), last_newline)
         infos += _marks(block, base, last_newline)
         newline = block.rfind(b"\n")
         last_newline = base + newline if newline >= 0 else last_newline
         base += len(block)
-        previous = block if len(block) >= TAIL_BYTES else (previous + block)[-TAIL_BYTES:]
-    return _Scan(head, previous[-TAIL_BYTES:], newlines, sorted(set(infos)))
+        previous = block
+    return newlines, sorted(set(infos)), last_newline
 
 
 def _marks(data: bytes, base: int, last_newline: int) -> list[int]:
@@ -473,9 +543,12 @@ def _is_path(named: str) -> bool:
     return os.sep in named or named.endswith(".jsonl")
 
 
-def catalog(where: Path | Sequence[Root], missing_ok: bool = False) -> Catalog:
+def catalog(
+    where: Path | Sequence[Root], missing_ok: bool = False, cache: Path | None = None
+) -> Catalog:
     """The sessions under a folder, or under each of ``roots``, each file once. A folder that
-    does not exist is a usage error, or, with ``missing_ok``, passed over."""
+    does not exist is a usage error, or, with ``missing_ok``, passed over. With ``cache`` (a
+    folder), what each file's whole holds is remembered there (``listcache``)."""
     roots = [Root(where)] if isinstance(where, Path) else list(where)
     for root in roots:
         if not root.path.is_dir() and not (missing_ok and not root.path.exists()):
@@ -484,6 +557,9 @@ def catalog(where: Path | Sequence[Root], missing_ok: bool = False) -> Catalog:
     sessions: list[SessionSummary] = []
     skipped: list[Skipped] = []
     seen: set[str] = set()
+    old = {} if cache is None else listcache.load(cache)
+    remembered: dict[str, Known] = {}
+    now_ns = time.time_ns()  # before any file is looked at: see ``listcache.RACY_NS``
     for root in roots:
         if not root.path.is_dir():
             continue
@@ -492,9 +568,14 @@ def catalog(where: Path | Sequence[Root], missing_ok: bool = False) -> Catalog:
                 continue
             seen.add(key)
             try:
-                sessions.append(summarize(path, root.agent, key))
+                summary, remembered[key] = _summarize(path, root.agent, key, old.get(key), now_ns)
             except SessionFileError as error:
                 skipped.append(Skipped(path, error.reason))
+                continue
+            sessions.append(summary)
+    if cache is not None:
+        searched = [_key(root.path) for root in roots if root.path.is_dir()]
+        listcache.save(cache, remembered, old, searched)
     sessions.sort(key=by_age, reverse=True)
     return Catalog(sessions, skipped, roots)
 

@@ -1,0 +1,122 @@
+"""What ``list`` needs from the whole of a session file, remembered between runs.
+
+A session's line count and its latest ``session_info`` name can be anywhere in the file; the
+rest of a listing comes from its head and its tail. This cache keeps those two, and where the
+file was scanned up to, so that the next ``list`` reads only what the agents appended since.
+It is a pure accelerator: an entry is used only while the file is the one it describes (the
+same device, inode, size, mtime and ctime, and the same last block), else the file is scanned
+again; a cache that cannot be read, parsed or written is passed over, and ``list`` is as it
+would be without one. It is written whole to a temporary file (0600) renamed over the old, so
+two lists at once leave one of their caches, never a mixture.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import NamedTuple
+
+import orjson
+
+from handoff_cli import __version__
+
+FILE_NAME = "list.json"
+FORMAT = f"1:{__version__}"
+"""A cache from another format or release is rebuilt rather than trusted."""
+DIGEST_BYTES = 4096
+RACY_NS = 2_000_000_000
+"""A file changed this recently before the scan may change again within its mtime's tick
+(coarse on some filesystems) without its size or mtime showing it: it is scanned again."""
+
+
+class Known(NamedTuple):
+    """One file as it was scanned."""
+
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    digest: str
+    """Of the ``DIGEST_BYTES`` before ``size``."""
+    settled: int
+    """Where the last line not yet ended by a newline starts (``size`` if there is none)."""
+    newlines: int
+    """The newlines before ``settled``."""
+    name: str | None
+    """The latest ``session_info`` name among the lines before ``settled``."""
+    quiet: bool
+    """Its mtime was older than ``RACY_NS`` when it was scanned: an unchanged size, mtime and
+    ctime mean unchanged bytes."""
+
+
+def digest(block: bytes) -> str:
+    return hashlib.blake2b(block, digest_size=16).hexdigest()
+
+
+def load(folder: Path) -> dict[str, Known]:
+    """The entries cached in ``folder``, by canonical path; none if there is no readable cache
+    of this format."""
+    try:
+        with open(folder / FILE_NAME, "rb") as file:
+            data = orjson.loads(file.read())
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            return {}
+        return {key: _entry(value) for key, value in data["sessions"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+_FIELDS = [(int, False)] * 5 + [(str, False), (int, False), (int, False), (str, True)]
+
+
+def _entry(value: object) -> Known:
+    if not isinstance(value, list) or len(value) != len(Known._fields):
+        raise ValueError("not a cache entry")
+    for item, (kind, optional) in zip(value, [*_FIELDS, (bool, False)], strict=False):
+        if not (isinstance(item, kind) or (optional and item is None)):
+            raise ValueError("not a cache entry")
+    return Known(*value)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def save(
+    folder: Path, entries: Mapping[str, Known], old: Mapping[str, Known], roots: Iterable[str]
+) -> None:
+    """Write ``entries`` and those of ``old`` outside the folders just searched (a file under
+    them that was not found is gone), if that changes anything; failing silently."""
+    prefixes = tuple(os.path.join(root, "") for root in roots)
+    kept = {key: known for key, known in old.items() if not key.startswith(prefixes)}
+    # A lone surrogate (in a name, or a path that is not UTF-8) has no JSON spelling: that
+    # file is just read again next time.
+    merged = {
+        key: known
+        for key, known in {**kept, **entries}.items()
+        if _encodable(key) and (known.name is None or _encodable(known.name))
+    }
+    if merged == old:
+        return
+    body = orjson.dumps({"format": FORMAT, "sessions": {k: list(v) for k, v in merged.items()}})
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{FILE_NAME}.", suffix=".tmp")
+    except OSError:
+        return
+    try:
+        with open(fd, "wb") as file:
+            file.write(body)
+        os.replace(temporary, folder / FILE_NAME)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
