@@ -413,6 +413,8 @@ def test_several_images_a_message_on_several_models(model: str) -> None:
     )
 
 
+READABLE_URL = data_url(png(900, 900))
+READABLE = image_message(READABLE_URL, detail="high")
 BROKEN_IMAGES = {
     "not base64": "data:image/png;base64,iVBORw0K!!!",
     "bad padding": "data:image/png;base64," + base64.b64encode(png(900, 900)).decode()[:-3],
@@ -459,11 +461,13 @@ def test_images_litellm_cannot_read_are_counted_alike(name: str) -> None:
 def test_images_only_litellm_can_count_are_left_to_it(value: object) -> None:
     fallbacks: list[ChatMessage] = []
     message = {"role": "user", "content": [{"type": "image_url", "image_url": value}]}
+    ours = counter("openai/gpt-4o", fallbacks)
+    assert ours([READABLE]) == theirs("openai/gpt-4o", [READABLE])
     try:
-        counted = counter("openai/gpt-4o", fallbacks)([message])
+        counted = ours([message])
     except ValueError:
         counted = None
-    assert fallbacks == [message]
+    assert fallbacks == [message]  # and not the readable image beside it
     try:
         assert counted == theirs("openai/gpt-4o", [message])
     except ValueError:
@@ -532,13 +536,30 @@ def test_a_dry_run_of_a_session_with_images_never_imports_litellm(tmp_path: Path
     assert completed.stderr.strip().splitlines()[-1] == "False"
 
 
+LENIENT_OR_FAILING = {
+    "not base64",
+    "bad padding",
+    "no comma",
+    "a PNG cut short",
+    "a JPEG cut short",
+    "a JPEG with no frame",
+    "a JPEG of a zero length",
+    "zero wide",
+}
+
+
 @pytest.mark.parametrize("name", [n for n in BROKEN_IMAGES if n != "a web address"])
 def test_images_at_detail_high_are_counted_or_refused_alike(name: str) -> None:
     message = image_message(BROKEN_IMAGES[name], detail="high")
+    fallbacks: list[ChatMessage] = []
+    ours = counter("openai/gpt-4o", fallbacks)
+    assert ours([READABLE]) == theirs("openai/gpt-4o", [READABLE])
     outcomes: list[int | None] = []
-    for count in (counter("openai/gpt-4o"), lambda m: theirs("openai/gpt-4o", m)):
+    for count in (ours, lambda m: theirs("openai/gpt-4o", m)):
         try:
             outcomes.append(count([message]))
         except ValueError:
             outcomes.append(None)
     assert outcomes[0] == outcomes[1]
+    # Only what LiteLLM decodes leniently, or fails on, is left to it.
+    assert fallbacks == ([message] if name in LENIENT_OR_FAILING else [])
