@@ -20,6 +20,7 @@ says which are met:
 from __future__ import annotations
 
 import argparse
+import base64
 import os
 import random
 import shutil
@@ -228,6 +229,32 @@ def bench_dry_run(work: Path, runs: int, window: int = 128_000) -> None:
     elapsed, _ = _run(command, runs)
     met = _target("dry run, 10x a 128k window", f"{elapsed:.2f} s <= 1.0 s", elapsed <= 1.0)
     print(f"\n--dry-run --model openai/gpt-4o, 10x a 128k window: {elapsed:.2f} s ({met})")
+
+
+def bench_dry_run_images(work: Path, runs: int, window: int = 128_000, images: int = 200) -> None:
+    """``--dry-run`` of a session of 10x a 128k window whose user turns hold ``images`` PNG
+    screenshots of 24 kB: counted from their headers, LiteLLM never imported."""
+    path = work / "dry-run-images.jsonl"
+    write_big_session(path, 10 * window * 7 / 1e6, compact_every=None)
+    lines = path.read_bytes().splitlines()
+    users = [i for i, line in enumerate(lines) if b'"role":"user"' in line]
+    header = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + (1600).to_bytes(4, "big") + (900).to_bytes(4, "big")
+    data = base64.b64encode(header + bytes(range(256)) * 96).decode()
+    for at in users[:: max(1, len(users) // images)][:images]:
+        entry = orjson.loads(lines[at])
+        text = entry["message"]["content"]
+        image = {"type": "image", "data": data, "mimeType": "image/png"}
+        entry["message"]["content"] = [{"type": "text", "text": text}, image]
+        lines[at] = orjson.dumps(entry)
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    command = [*HANDOFF, str(path), "--dry-run", "--model", "openai/gpt-4o", "--api-key", "sk-x"]
+    elapsed, peak = _run(command, runs)
+    figure = f"{elapsed:.2f} s <= 1.0 s"
+    met = _target(f"dry run, 10x a 128k window, {images} images", figure, elapsed <= 1.0)
+    print(
+        f"--dry-run --model openai/gpt-4o, 10x a 128k window, {images} images: "
+        f"{elapsed:.2f} s, {peak / 1e6:.0f} MB ({met})"
+    )
 
 
 def bench_list(work: Path, runs: int) -> None:
@@ -534,6 +561,7 @@ def main() -> None:
         context_s = bench_context_curve(work, sizes, args.runs)
         bench_extractive(work, (1, 10, 100), min(args.runs, 3), context_s)
         bench_dry_run(work, min(args.runs, 3))
+        bench_dry_run_images(work, min(args.runs, 3))
         bench_list(work, args.runs)
         bench_list_by_size(work, args.runs)
         bench_cancel(work, 3)

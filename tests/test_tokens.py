@@ -8,9 +8,11 @@ A dry run that LiteLLM's data answers never imports it.
 
 from __future__ import annotations
 
+import base64
 import collections
 import logging
 import os
+import struct
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -142,8 +144,7 @@ def test_counts_on_every_fixture_request_are_litellms(model: str) -> None:
             assert ours(request) == theirs(model, request), path
             messages += len(request)
     assert messages > 1_500
-    # Only the messages with images are left to LiteLLM.
-    assert fallbacks and all(isinstance(m["content"], list) for m in fallbacks)
+    assert fallbacks == []  # images too are counted without LiteLLM
 
 
 @pytest.mark.parametrize("model", ["openai/gpt-4o", "openai/gpt-4"])
@@ -182,8 +183,8 @@ def test_many_messages_are_counted_at_once_alike() -> None:
     tiktoken = tokens.Tiktoken("o200k_base", litellm_message(model))
     many = request * 3  # more than a share each
     ahead = tiktoken.ahead(many)
-    assert ahead == [None if isinstance(m["content"], list) else tiktoken(m) for m in many]
-    assert None in ahead  # the images: left to the caller's thread, which asks LiteLLM
+    assert any(isinstance(m["content"], list) for m in many)  # images, counted on the threads
+    assert ahead == [tiktoken(m) for m in many]
     assert tokens.Counter(tiktoken, tiktoken.ahead)(many) == theirs(model, many)
 
 
@@ -302,3 +303,263 @@ def test_a_dry_run_that_litellms_data_answers_never_imports_it(tmp_path: Path) -
     )
     assert completed.returncode == 0, completed.stderr
     assert completed.stderr.strip().splitlines()[-1] == "False"
+
+
+# --- images, counted as LiteLLM counts them --------------------------------------------------
+
+
+def png(width: int, height: int) -> bytes:
+    ihdr = struct.pack(">LLBBBBB", width, height, 8, 6, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + struct.pack(">L", 13) + b"IHDR" + ihdr + b"\0" * 4
+
+
+def gif(width: int, height: int) -> bytes:
+    return b"GIF89a" + struct.pack("<HH", width, height) + b"\xf7\0\0"
+
+
+def jpeg(width: int, height: int, exif: int = 16) -> bytes:
+    """A JPEG whose frame header comes after an APP0, an ``exif``-byte APP1 and a table: the
+    size is found by skipping segments."""
+    app0 = b"\xff\xe0" + struct.pack(">H", 16) + b"JFIF\0" + b"\1\1\0\0\1\0\1\0\0"
+    app1 = b"\xff\xe1" + struct.pack(">H", exif + 2) + b"E" * exif
+    table = b"\xff\xc4" + struct.pack(">H", 5) + b"\0\0\0"  # C4: not a frame, skipped
+    frame = b"\xff\xc2" + struct.pack(">HBHHB", 11, 8, height, width, 3) + b"\0" * 3
+    return b"\xff\xd8" + app0 + app1 + table + frame + b"\xff\xd9"
+
+
+def webp(width: int, height: int, form: str) -> bytes:
+    if form == "VP8X":
+        body = b"\0" * 4 + (width - 1).to_bytes(3, "little") + (height - 1).to_bytes(3, "little")
+    elif form == "VP8 ":
+        body = b"\0" * 6 + b"\x9d\x01\x2a" + struct.pack("<HH", width, height)
+    else:  # VP8L: 14 bits each, less one
+        body = b"\x2f" + struct.pack("<I", (width - 1) | (height - 1) << 14)
+    chunk = form.encode() + struct.pack("<I", len(body)) + body
+    return b"RIFF" + struct.pack("<I", 4 + len(chunk)) + b"WEBP" + chunk
+
+
+def data_url(image: bytes, mime: str = "image/png", filler: int = 64) -> str:
+    """``image`` with ``filler`` bytes of pixel data after its header."""
+    pixels = bytes(range(256)) * (filler // 256) + b"x" * (filler % 256)
+    return f"data:{mime};base64,{base64.b64encode(image + pixels).decode()}"
+
+
+SIZES = [
+    (1, 1),
+    (512, 512),
+    (768, 768),
+    (769, 769),
+    (1024, 1024),
+    (4000, 100),  # wide
+    (100, 4000),  # tall
+    (3000, 700),
+    (16383, 16383),  # as large as WebP's VP8 and VP8L say
+    (1, 16383),  # scaled to less than a pixel across: no tile
+    (2000, 768),
+    (2001, 767),
+]
+FORMATS = {
+    "png": lambda w, h: data_url(png(w, h)),
+    "gif": lambda w, h: data_url(gif(w, h), "image/gif"),
+    "jpeg": lambda w, h: data_url(jpeg(w, h), "image/jpeg"),
+    "jpeg-exif": lambda w, h: data_url(jpeg(w, h, exif=60_000), "image/jpeg", filler=200_000),
+    "webp-vp8x": lambda w, h: data_url(webp(w, h, "VP8X"), "image/webp"),
+    "webp-vp8": lambda w, h: data_url(webp(w, h, "VP8 "), "image/webp"),
+    "webp-vp8l": lambda w, h: data_url(webp(w, h, "VP8L"), "image/webp"),
+}
+IMAGE_MODELS = ["openai/gpt-4o", "gpt-4o", "openai/gpt-4", "anthropic/claude-sonnet-4-5"]
+
+
+def image_message(*urls: object, detail: str | None = None) -> ChatMessage:
+    parts: list[object] = [{"type": "text", "text": "What does this show?"}]
+    for url in urls:
+        value = url if detail is None else {"url": url, "detail": detail}
+        parts.append({"type": "image_url", "image_url": value})
+    return {"role": "user", "content": parts}
+
+
+def image_counts_agree(model: str, messages: list[ChatMessage]) -> None:
+    """Our counts of ``messages`` are LiteLLM's, none of them left to it."""
+    fallbacks: list[ChatMessage] = []
+    ours = counter(model, fallbacks)
+    assert [ours([m]) for m in messages] == [theirs(model, [m]) for m in messages]
+    assert fallbacks == []
+
+
+@pytest.mark.parametrize("form", FORMATS)
+@pytest.mark.parametrize("detail", [None, "auto", "high", "low"])
+def test_images_of_every_kind_and_size_are_counted_as_litellm_counts_them(
+    form: str, detail: str | None
+) -> None:
+    messages = [image_message(FORMATS[form](w, h), detail=detail) for w, h in SIZES]
+    image_counts_agree("openai/gpt-4o", messages)
+    # As large as a GIF's or a JPEG's 16 bits say; a PNG's 32.
+    if form in ("png", "gif", "jpeg"):
+        huge = [
+            image_message(FORMATS[form](w, h), detail=detail)
+            for w, h in [(65535, 65535), (65535, 3)]
+        ]
+        image_counts_agree("openai/gpt-4o", huge)
+    if form == "png":
+        image_counts_agree("openai/gpt-4o", [image_message(data_url(png(2**31, 40_000)))])
+
+
+@pytest.mark.parametrize("model", IMAGE_MODELS)
+def test_several_images_a_message_on_several_models(model: str) -> None:
+    urls = [FORMATS[form](w, h) for form, (w, h) in zip(FORMATS, SIZES[3:], strict=False)]
+    image_counts_agree(model, [image_message(*urls), image_message(*urls, detail="high")])
+    image_counts_agree(
+        model, [{"role": "user", "content": [{"type": "image_url", "image_url": urls[0]}]}]
+    )
+
+
+READABLE_URL = data_url(png(900, 900))
+READABLE = image_message(READABLE_URL, detail="high")
+BROKEN_IMAGES = {
+    "not base64": "data:image/png;base64,iVBORw0K!!!",
+    "bad padding": "data:image/png;base64," + base64.b64encode(png(900, 900)).decode()[:-3],
+    "no comma": "data:image/png;base64",
+    "not base64-encoded": "data:image/png," + base64.b64encode(png(900, 900)).decode(),
+    "not an image's type": "data:text/plain;base64," + base64.b64encode(png(900, 900)).decode(),
+    "a web address": "https://example.invalid/cat.png",
+    "a kind it does not read": data_url(b"\0\0\0\x18ftypheic" + b"\0" * 40, "image/heic"),
+    "of no known kind": data_url(b"BM" + b"\0" * 40, "image/bmp"),
+    "a WebP of another chunk": data_url(b"RIFF\0\0\0\0WEBPALPH" + b"\0" * 40, "image/webp"),
+    "a PNG cut short": "data:image/png;base64," + base64.b64encode(png(900, 900)[:20]).decode(),
+    "a JPEG cut short": "data:image/jpeg;base64," + base64.b64encode(jpeg(900, 900)[:40]).decode(),
+    "a JPEG with no frame": data_url(b"\xff\xd8\xff\xe0\x00\x04\0\0", "image/jpeg", filler=0),
+    "a JPEG of a zero length": data_url(
+        b"\xff\xd8\xff\xe0\x00\x00" + jpeg(900, 900)[2:], "image/jpeg"
+    ),
+    "zero wide": data_url(png(0, 900)),
+    "over 50 MB": "data:image/png;base64,"
+    + base64.b64encode(png(900, 900)).decode()
+    + "A" * (4 * (50 * 1024 * 1024 // 3) + 8),
+    "empty": "data:image/png;base64,",
+}
+
+
+@pytest.mark.parametrize("name", BROKEN_IMAGES)
+def test_images_litellm_cannot_read_are_counted_alike(name: str) -> None:
+    """What LiteLLM does not read at detail "auto" (what a handoff sends) it counts 85 (or
+    300 pixels square), without the network: so do we."""
+    image_counts_agree("openai/gpt-4o", [image_message(BROKEN_IMAGES[name])])
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"url": "https://example.invalid/cat.png", "detail": "high"},  # LiteLLM downloads it
+        {"url": "data:image/png;base64,iVBORw0K!!!", "detail": "high"},  # decoded leniently
+        {"url": BROKEN_IMAGES["a PNG cut short"], "detail": "high"},  # LiteLLM fails on it
+        {"url": "data:image/png;base64,iVBO", "detail": "medium"},  # LiteLLM refuses it
+        {"detail": "auto"},
+        "",
+    ],
+    ids=repr,
+)
+def test_images_only_litellm_can_count_are_left_to_it(value: object) -> None:
+    fallbacks: list[ChatMessage] = []
+    message = {"role": "user", "content": [{"type": "image_url", "image_url": value}]}
+    ours = counter("openai/gpt-4o", fallbacks)
+    assert ours([READABLE]) == theirs("openai/gpt-4o", [READABLE])
+    try:
+        counted = ours([message])
+    except ValueError:
+        counted = None
+    assert fallbacks == [message]  # and not the readable image beside it
+    try:
+        assert counted == theirs("openai/gpt-4o", [message])
+    except ValueError:
+        assert counted is None
+
+
+IMAGE_PROBE = """
+import sys
+from pathlib import Path
+from handoff_cli.cli.app import run
+
+code = run([sys.argv[1], "--dry-run", "--model", "openai/gpt-4o", "--api-key", "sk-test",
+            "--context-window", "8000", "--json"])
+assert code == 0, code
+print("litellm" in sys.modules, file=sys.stderr)
+"""
+
+
+def test_a_dry_run_of_a_session_with_images_never_imports_litellm(tmp_path: Path) -> None:
+    session = tmp_path / "images.jsonl"
+    lines = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": "s1",
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "cwd": "/w",
+        }
+    ]
+    parent = None
+    for turn in range(40):
+        image = base64.b64encode(png(1200 + turn, 900) + b"\0" * 3_000).decode()
+        user = {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": f"Step {turn}: what is wrong in this screenshot? " * 20},
+                {"type": "image", "data": image, "mimeType": "image/png"},
+            ],
+            "timestamp": 1,
+        }
+        reply = {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "A misaligned button. " * 30}],
+            "timestamp": 2,
+        }
+        for message in (user, reply):
+            entry_id = f"{len(lines):08x}"
+            lines.append(
+                {
+                    "type": "message",
+                    "id": entry_id,
+                    "parentId": parent,
+                    "timestamp": "2026-01-01T00:00:00.000Z",
+                    "message": message,
+                }
+            )
+            parent = entry_id
+    session.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    completed = subprocess.run(  # a process: this one has imported LiteLLM already
+        [sys.executable, "-c", IMAGE_PROBE, str(session)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stderr.strip().splitlines()[-1] == "False"
+
+
+LENIENT_OR_FAILING = {
+    "not base64",
+    "bad padding",
+    "no comma",
+    "a PNG cut short",
+    "a JPEG cut short",
+    "a JPEG with no frame",
+    "a JPEG of a zero length",
+    "zero wide",
+}
+
+
+@pytest.mark.parametrize("name", [n for n in BROKEN_IMAGES if n != "a web address"])
+def test_images_at_detail_high_are_counted_or_refused_alike(name: str) -> None:
+    message = image_message(BROKEN_IMAGES[name], detail="high")
+    fallbacks: list[ChatMessage] = []
+    ours = counter("openai/gpt-4o", fallbacks)
+    assert ours([READABLE]) == theirs("openai/gpt-4o", [READABLE])
+    outcomes: list[int | None] = []
+    for count in (ours, lambda m: theirs("openai/gpt-4o", m)):
+        try:
+            outcomes.append(count([message]))
+        except ValueError:
+            outcomes.append(None)
+    assert outcomes[0] == outcomes[1]
+    # Only what LiteLLM decodes leniently, or fails on, is left to it.
+    assert fallbacks == ([message] if name in LENIENT_OR_FAILING else [])

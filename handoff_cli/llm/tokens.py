@@ -7,16 +7,23 @@ and a text over 4 million characters estimated from 16 evenly spaced samples. So
 count does not depend on the messages beside it: ``Counter`` counts each message once, however
 many of the planner's requests hold it, and adds.
 
+An image (an ``image_url`` part) is counted as LiteLLM's ``calculate_img_tokens`` counts it, for
+every model alike: 85 tokens, plus 170 a 512-pixel tile of the image scaled to fit 768 by 2,000
+pixels; its size read from the header of the decoded data, never the whole image (``image``).
+
 Which encoding LiteLLM takes for a model name follows its own rules (``encoding_name``). Models
 it counts with another tokenizer (Anthropic's, DeepSeek's, Llama's, Cohere's), and messages
-holding what this module does not count (images, documents), are counted by LiteLLM, through
-the ``fallback`` the caller gives.
+holding what this module does not count (documents, Anthropic's image blocks, an image of
+detail "high" at a web address, which LiteLLM downloads), are counted by LiteLLM, through the
+``fallback`` the caller gives.
 """
 
 from __future__ import annotations
 
+import base64
 import os
 import re
+import struct
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -278,8 +285,19 @@ class Tiktoken:
             elif isinstance(value, str):
                 tokens += self.text(value) + (PER_NAME if key == "name" else 0)
             elif key == "content" and isinstance(value, list):
-                tokens += sum(self.text(_part_text(part)) for part in value)
+                tokens += sum(self._part(part) for part in value)
         return tokens
+
+    def _part(self, part: Any) -> int:
+        """A content part's tokens, as LiteLLM counts it; other kinds of part are its to count."""
+        if isinstance(part, str):
+            return self.text(part)
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text":
+            return self.text(str(part.get("text") or ""))
+        if kind == "image_url":
+            return image(part.get("image_url"))
+        raise Unsupported("content part")
 
     def text(self, text: str) -> int:
         """Tokens of ``text``: exact up to ``MAX_EXACT_CHARS``, else from samples."""
@@ -315,10 +333,202 @@ def _arguments(call: Any) -> str:
     return str(function.get("arguments", ""))
 
 
-def _part_text(part: Any) -> str:
-    """The text of a content part, as LiteLLM reads it; other parts are LiteLLM's to count."""
-    if isinstance(part, str):
-        return part
-    if isinstance(part, dict) and part.get("type") == "text":
-        return str(part.get("text") or "")
-    raise Unsupported("content part")
+# --- images, as LiteLLM's calculate_img_tokens counts them ---------------------------------------
+
+IMAGE_TOKENS = 85
+"""An image's base count, and all of it at detail "low" (LiteLLM's for every model)."""
+TILE_TOKENS = 2 * IMAGE_TOKENS
+TILE_PX = 512
+SHORT_SIDE_PX = 768
+LONG_SIDE_PX = 2_000
+"""An image larger than ``SHORT_SIDE_PX`` is scaled to that short side, its long one at most
+this (LiteLLM's rule, which is not quite OpenAI's), then counted in tiles."""
+UNKNOWN_SIDE_PX = 300
+"""The side LiteLLM takes, at detail "high", for a picture of a kind it does not read."""
+MOST_IMAGE_BYTES = 50 * 1024 * 1024
+"""Larger data, at detail "auto", is not read: the image counts ``IMAGE_TOKENS``."""
+_DATA_CHARS = re.compile(r"[A-Za-z0-9+/]*")
+
+
+def image(image_url: Any) -> int:
+    """The tokens of an ``image_url`` part's value (a data URL, a web address, or an object of
+    ``url`` and ``detail``). A web address is never fetched: at detail "auto" (what handoffs
+    send) LiteLLM does not fetch it either, and counts it ``IMAGE_TOKENS``; at "high" it would
+    download it, and so does the fallback."""
+    if isinstance(image_url, str) and image_url.strip():
+        url: Any = image_url
+        detail = "auto"
+    elif isinstance(image_url, dict) and image_url.get("url"):
+        url, detail = image_url["url"], image_url.get("detail", "auto")
+    else:
+        raise Unsupported("image")  # LiteLLM refuses it: let it say why
+    if detail == "low":
+        return IMAGE_TOKENS
+    if not isinstance(url, str):
+        raise Unsupported("image")
+    if detail == "auto":
+        return _tokens(_auto_size(url))
+    if detail == "high":
+        return _tokens(_high_size(url))
+    raise Unsupported("image detail")
+
+
+def _tokens(size: tuple[int, int] | None) -> int:
+    if size is None:
+        return IMAGE_TOKENS
+    width, height = _scaled(*size)
+    tiles = -(-width // TILE_PX) * -(-height // TILE_PX)
+    return IMAGE_TOKENS + TILE_TOKENS * tiles
+
+
+def _scaled(width: int, height: int) -> tuple[int, int]:
+    """The size LiteLLM scales an image to before it counts tiles (its own float arithmetic, so
+    its truncations, too)."""
+    if width <= SHORT_SIDE_PX and height <= SHORT_SIDE_PX:
+        return width, height
+    if min(width, height) == 0:
+        raise Unsupported("image of no area")  # LiteLLM fails, dividing by zero
+    aspect = max(width, height) / min(width, height)
+    short, long = SHORT_SIDE_PX, int(SHORT_SIDE_PX * aspect)
+    if long > LONG_SIDE_PX:
+        short, long = int(LONG_SIDE_PX / aspect), LONG_SIDE_PX
+    return (short, long) if width <= height else (long, short)
+
+
+def _auto_size(url: str) -> tuple[int, int] | None:
+    """The size LiteLLM reads at detail "auto": of a data URL of an image of a kind it reads
+    (PNG, GIF, JPEG, WebP), whole and valid base64; None for anything else."""
+    most_chars = 4 * ((MOST_IMAGE_BYTES + 2) // 3)
+    if not url.startswith("data:image/") or len(url) > most_chars + 128:
+        return None
+    header, comma, data = url.partition(",")
+    if not comma or len(header) > 128 or not header.endswith(";base64"):
+        return None
+    decoded = _Decoded.of(data)
+    if decoded is None or decoded.size > MOST_IMAGE_BYTES:
+        return None
+    if _kind(decoded[0:12]) not in ("png", "gif", "jpeg", "webp"):
+        return None
+    try:
+        width, height = _size(decoded)
+    except _Short:
+        return None
+    return (width, height) if width > 0 and height > 0 else None
+
+
+def _high_size(url: str) -> tuple[int, int]:
+    """The size LiteLLM reads at detail "high", where it reads it without the network."""
+    if url.startswith(("http://", "https://")):
+        raise Unsupported("image at a web address")  # LiteLLM downloads it
+    _, comma, data = url.partition(",")
+    decoded = _Decoded.of(data) if comma else None
+    if decoded is None:  # no data, or base64 LiteLLM decodes leniently, or refuses
+        raise Unsupported("image data")
+    try:
+        return _size(decoded)
+    except _Short:
+        raise Unsupported("image data") from None  # LiteLLM fails on it
+
+
+class _Short(Exception):
+    """The image ends before a field its kind has there."""
+
+
+class _Decoded:
+    """Base64 data, decoded only where read: an image's header is a few bytes of megabytes."""
+
+    def __init__(self, data: str, size: int) -> None:
+        self._data = data
+        self.size = size
+
+    @classmethod
+    def of(cls, data: str) -> _Decoded | None:
+        """The data, if it is base64 that Python's strict decoding (LiteLLM's) accepts."""
+        chars = data.rstrip("=")
+        padding = len(data) - len(chars)
+        if data.startswith("=") or not _DATA_CHARS.fullmatch(chars):
+            return None
+        rest = len(chars) % 4
+        if not (rest == 0 or (rest == 2 and padding == 2) or (rest == 3 and padding == 1)):
+            return None
+        return cls(data, len(chars) * 3 // 4)
+
+    def __getitem__(self, bytes_: slice) -> bytes:
+        start, stop = max(0, bytes_.start), min(self.size, bytes_.stop)
+        if start >= stop:
+            return b""
+        first = start // 3
+        chars = self._data[first * 4 : -(-stop // 3) * 4]
+        return base64.b64decode(chars)[start - first * 3 : stop - first * 3]
+
+
+def _kind(head: bytes) -> str | None:
+    """The kind of image LiteLLM sees in its first bytes (``get_image_type``)."""
+    if head[0:8] == b"\x89PNG\r\n\x1a\n":
+        return "png"
+    if head[0:4] == b"GIF8" and head[5:6] == b"a":
+        return "gif"
+    if head[0:3] == b"\xff\xd8\xff":
+        return "jpeg"
+    if head[4:8] == b"ftyp":
+        return "heic"
+    if head[0:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "webp"
+    return None
+
+
+def _unpack(form: str, data: bytes) -> tuple[int, ...]:
+    try:
+        return struct.unpack(form, data)
+    except struct.error:
+        raise _Short from None
+
+
+def _size(image: _Decoded) -> tuple[int, int]:
+    """Width and height where LiteLLM reads them (``_image_dimensions_from_bytes``), the
+    unknown kinds ``UNKNOWN_SIDE_PX`` square."""
+    kind = _kind(image[0:12])
+    if kind == "png":
+        width, height = _unpack(">LL", image[16:24])
+    elif kind == "gif":
+        width, height = _unpack("<HH", image[6:10])
+    elif kind == "jpeg":
+        return _jpeg_size(image)
+    elif kind == "webp" and image[12:16] == b"VP8X":
+        width = _unpack("<I", image[24:27] + b"\x00")[0] + 1
+        height = _unpack("<I", image[27:30] + b"\x00")[0] + 1
+    elif kind == "webp" and image[12:16] == b"VP8 ":
+        width = _unpack("<H", image[26:28])[0] & 0x3FFF
+        height = _unpack("<H", image[28:30])[0] & 0x3FFF
+    elif kind == "webp" and image[12:16] == b"VP8L":
+        bits = _unpack("<I", image[21:25])[0]
+        width, height = (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+    else:
+        return UNKNOWN_SIDE_PX, UNKNOWN_SIDE_PX
+    return width, height
+
+
+_NOT_A_FRAME = (0xC4, 0xC8, 0xCC)
+"""Markers in 0xC0-0xCF that start no frame (Huffman tables, arithmetic coding)."""
+
+
+def _jpeg_size(image: _Decoded) -> tuple[int, int]:
+    """A JPEG's size from its first frame header, segments skipped by their lengths as LiteLLM
+    skips them (from offset 2, a position never before the start)."""
+    at, skip, marker = 0, 2, 0
+    while not 0xC0 <= marker <= 0xCF or marker in _NOT_A_FRAME:
+        at = max(0, at + skip)
+        byte = image[at : at + 1]
+        at += len(byte)
+        while byte == b"\xff":
+            byte = image[at : at + 1]
+            at += len(byte)
+        if not byte:
+            raise _Short
+        marker = byte[0]
+        length = image[at : at + 2]
+        at += len(length)
+        skip = _unpack(">H", length)[0] - 2
+    at = max(0, at + 1)
+    height, width = _unpack(">HH", image[at : at + 4])
+    return width, height
