@@ -256,8 +256,10 @@ _WORD = re.compile(r"[a-z']+")
 
 def is_acknowledgement(text: str) -> bool:
     """A message that only says yes: "ok", "yes, do it all", "👍", "LGTM!"."""
+    if len(text) > 60:  # before any scan: most texts are long, and only a short one says yes
+        return False
     words = _WORD.findall(text.lower())
-    if len(words) > 6 or len(text) > 60:
+    if len(words) > 6:
         return False
     return all(word in _ACKNOWLEDGEMENT_WORDS for word in words)
 
@@ -445,7 +447,9 @@ def _no_match(command: str, code: int | None) -> bool:
     return code == 1 and bool(segments) and segments[-1][1][0] in _NO_MATCH_IS_ONE
 
 
-_ABORTED = re.compile(r"(?:command )?(?:aborted|cancell?ed|interrupted)\.?", re.IGNORECASE)
+_ABORTED = re.compile(r"\s*(?:command )?(?:aborted|cancell?ed|interrupted)\.?\s*", re.IGNORECASE)
+"""Matched whole, its white space around it (as ``str.strip`` takes it): a long output is never
+copied to be stripped."""
 _EXIT = re.compile(r"(?:exit(?:ed with)? code|exit status)[: ]*(-?\d+)", re.IGNORECASE)
 _SHELL_TOOLS = ("bash", "shell", "exec", "run_command", "terminal")
 _RESULT_ARGUMENTS = ("command", "cmd", "path")
@@ -573,7 +577,7 @@ class _Reader:
         failed = bool(message.get("isError"))
         command = arguments.get("command") or arguments.get("cmd")
         if isinstance(command, str) and (tool in _SHELL_TOOLS or not tool):
-            if _ABORTED.fullmatch(text.strip()):
+            if _ABORTED.fullmatch(text):
                 return  # stopped by the user: neither passed nor failed
             found = _EXIT.search(text, max(0, len(text) - EXIT_REACH))  # said at the end
             code = int(found.group(1)) if found else (1 if failed else 0)

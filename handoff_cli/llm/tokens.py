@@ -194,6 +194,18 @@ def _without_rank_table(loaded: tiktoken.Encoding) -> tiktoken.Encoding:
     return loaded
 
 
+_pools: dict[int, ThreadPoolExecutor] = {}
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    """The counting threads, started once a process: a long conversation is counted a batch at
+    a time, and threads started for each batch would cost more than some batches take."""
+    with _loading:
+        if workers not in _pools:
+            _pools[workers] = ThreadPoolExecutor(workers, thread_name_prefix="tokens")
+        return _pools[workers]
+
+
 Ahead = Callable[[list[ChatMessage]], list[int | None]]
 """Counts many messages at once where it can (None where it cannot)."""
 
@@ -257,8 +269,7 @@ class Tiktoken:
         self._encoder()  # loaded here once, not by each thread
         workers = min(MAX_WORKERS, os.cpu_count() or 1)
         shares = [messages[start::workers] for start in range(workers)]
-        with ThreadPoolExecutor(workers) as pool:
-            counted = list(pool.map(self._share, shares))
+        counted = list(_pool(workers).map(self._share, shares))
         found: list[int | None] = [None] * len(messages)
         for start, share in enumerate(counted):
             found[start::workers] = share
