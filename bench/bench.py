@@ -40,6 +40,8 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from handoff_cli.handoff.document import SECTIONS
+
 HERE = Path(__file__).resolve().parent
 PYTHON = sys.executable
 HANDOFF = [PYTHON, "-m", "handoff_cli"]
@@ -639,17 +641,7 @@ def bench_rotation(work: Path, sessions: int, handoffs: int, runs: int, rotation
     small.mkdir()
     for index in range(handoffs):
         write_big_session(small / f"{index:05d}.jsonl", 0.05, seed=index)
-    document = "\n\n".join(
-        f"## {n}\n- fact"
-        for n in (
-            "Goal",
-            "Constraints & Preferences",
-            "Progress",
-            "Key Decisions",
-            "Critical Context",
-            "Next Steps",
-        )
-    )
+    document = "\n\n".join(f"## {n}\n- fact" for n in SECTIONS)
     print(f"  {handoffs} handoffs of 50 kB sessions:")
     with FakeLLMServer() as server:
         server.default = Reply(document, chunks=4, delay=0.05)  # 0.2 s an answer
