@@ -6,8 +6,9 @@ file was scanned up to, so that the next ``list`` reads only what the agents app
 It is a pure accelerator: an entry is used only while the file is the one it describes (the
 same device, inode, size, mtime and ctime, and the same last block), else the file is scanned
 again; a cache that cannot be read, parsed or written is passed over, and ``list`` is as it
-would be without one. It is written whole to a temporary file (0600) renamed over the old, so
-two lists at once leave one of their caches, never a mixture.
+would be without one. It is written as a new session file is (``files.write_new_session``:
+a temporary file, 0600, renamed over the old), so two lists at once leave one of their caches,
+never a mixture.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import NamedTuple
@@ -23,6 +23,7 @@ from typing import NamedTuple
 import orjson
 
 from handoff_cli import __version__
+from handoff_cli.sessions.files import write_new_session
 
 FILE_NAME = "list.json"
 FORMAT = f"1:{__version__}"
@@ -71,13 +72,21 @@ def load(folder: Path) -> dict[str, Known]:
         return {}
 
 
-_FIELDS = [(int, False)] * 5 + [(str, False), (int, False), (int, False), (str, True)]
+_FIELDS: tuple[tuple[type, bool], ...] = (
+    *[(int, False)] * 5,  # device, inode, size, mtime_ns, ctime_ns
+    (str, False),
+    (int, False),
+    (int, False),
+    (str, True),
+    (bool, False),
+)
+"""Each field of ``Known``: its type, and whether it may be null."""
 
 
 def _entry(value: object) -> Known:
-    if not isinstance(value, list) or len(value) != len(Known._fields):
+    if not isinstance(value, list) or len(value) != len(_FIELDS):
         raise ValueError("not a cache entry")
-    for item, (kind, optional) in zip(value, [*_FIELDS, (bool, False)], strict=False):
+    for item, (kind, optional) in zip(value, _FIELDS, strict=True):
         if not (isinstance(item, kind) or (optional and item is None)):
             raise ValueError("not a cache entry")
     return Known(*value)
@@ -108,15 +117,6 @@ def save(
     if merged == old:
         return
     body = orjson.dumps({"format": FORMAT, "sessions": {k: list(v) for k, v in merged.items()}})
-    try:
+    with contextlib.suppress(OSError):
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{FILE_NAME}.", suffix=".tmp")
-    except OSError:
-        return
-    try:
-        with open(fd, "wb") as file:
-            file.write(body)
-        os.replace(temporary, folder / FILE_NAME)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
+        write_new_session(folder, FILE_NAME, body)  # whole, by rename: two lists leave one
