@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -397,3 +398,10 @@ def _written_json_is_strict(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(writer, "_write_temporary", file_checked)
     monkeypatch.setattr(writer, "_append_all", checked(writer._append_all))
+
+
+def children_cpu() -> float:
+    """The CPU time (user and system) of this process's children waited for so far: a test
+    worker runs one child at a time, so the difference across one run is that child's."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime

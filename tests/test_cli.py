@@ -7,7 +7,6 @@ import contextlib
 import json
 import os
 import pty
-import resource
 import shutil
 import signal
 import subprocess
@@ -33,6 +32,7 @@ from .conftest import (
     HEADER,
     PROJECT,
     Entries,
+    children_cpu,
     omp183_context,
     run_cli,
     write_session,
@@ -463,7 +463,7 @@ def test_ctrl_c_while_litellm_is_imported_cancels_cleanly(tmp_path: Path, after:
     source = tmp_path / "s.jsonl"
     shutil.copyfile(FIXTURES / "omp/sample-v3.jsonl", source)
     before = source.read_bytes()
-    used_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    used_before = children_cpu()
     process = subprocess.Popen(  # a process: for its SIGINT, while it imports LiteLLM
         [sys.executable, "-m", "handoff_cli", source, "--model", "openai/m", "--api-key", "k"],
         stdout=subprocess.PIPE,
@@ -478,8 +478,7 @@ def test_ctrl_c_while_litellm_is_imported_cancels_cleanly(tmp_path: Path, after:
     sent, used_by_then = time.monotonic(), cpu_seconds(process.pid)
     out, err = process.communicate(timeout=60)
     took = time.monotonic() - sent
-    used_after = resource.getrusage(resource.RUSAGE_CHILDREN)  # this worker's one child
-    used = used_after.ru_utime + used_after.ru_stime - used_before.ru_utime - used_before.ru_stime
+    used = children_cpu() - used_before
     assert (process.returncode, out) == (130, ""), err
     assert "Traceback" not in err and err.strip().endswith("ancelled")
     # Prompt: the import is not finished first (seconds of CPU); the CPU it took after the

@@ -4,7 +4,6 @@ real processes, started both ways users start them (the console script, ``python
 from __future__ import annotations
 
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import EXAMPLES, Entries, quick_and_stress, write_session
+from .conftest import EXAMPLES, Entries, children_cpu, quick_and_stress, write_session
 from .fakellm import FakeLLMServer, Reply
 
 SOURCE = next(EXAMPLES.glob("-home-dev-projects-weather-cli/*.jsonl"))
@@ -46,7 +45,7 @@ def cancel_at(
 ) -> tuple[int | None, str, str, float, float]:
     """Start the program, send ``signum`` ``delay`` s after its code begins: its exit code, its
     stdout and stderr, how long it took to end after the signal, and the CPU time it used."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = children_cpu()
     process = subprocess.Popen(  # a process: the signal is its own
         [*start, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -58,9 +57,7 @@ def cancel_at(
     sent = time.monotonic()
     out, err = process.communicate(timeout=60)
     took = time.monotonic() - sent
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)  # this worker's one child, now waited for
-    used = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    return process.returncode, out, err, took, used
+    return process.returncode, out, err, took, children_cpu() - before
 
 
 def runs(commands: list[str], delays: list[float]) -> list[tuple[str, str, signal.Signals, float]]:
