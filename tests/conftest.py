@@ -30,6 +30,7 @@ from handoff_cli.sessions.tree import branch, leaf
 
 from .fakellm import FakeLLMServer, Reply
 from .fakellm import llm_server as llm_server  # the loopback model server fixture
+from .helpers import zygote
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PROJECT = Path(__file__).parent.parent
@@ -297,6 +298,12 @@ def cancel_mid_stream(
     process.send_signal(signum)
     stdout, stderr = process.communicate(timeout=30)
     return Result(process.returncode, stdout, stderr), time.monotonic() - sent
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _zygote_stopped() -> Iterator[None]:
+    yield
+    zygote.stop()
 
 
 @pytest.fixture(autouse=True)
