@@ -34,6 +34,7 @@ from handoff_cli.text import text_of
 
 from .conftest import FAKE_MODEL, HEADER, Entries, run_cli, write_session
 from .fakellm import FakeLLMServer, Reply
+from .helpers.zygote import fork
 
 DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()} facts" for name in SECTIONS)
 HOUR_AGO = time.time() - 3600
@@ -141,7 +142,7 @@ def rotate_args(folder: Path, server: FakeLLMServer, *extra: str) -> list[str]:
 
 
 def rotate(folder: Path, server: FakeLLMServer, *extra: str) -> subprocess.Popen[str]:
-    """``rotate`` in a process of its own: for a signal, or for runs racing one another."""
+    """``rotate`` in a fresh process of its own: for a signal."""
     return subprocess.Popen(
         [sys.executable, "-m", "handoff_cli", *rotate_args(folder, server, *extra)],
         stdout=subprocess.PIPE,
@@ -197,13 +198,14 @@ def test_two_runs_at_once_hand_off_each_session_once(
     sources = [make_session(tmp_path, f"s{n}", turns=8) for n in range(4)]
     lines = {p: len(p.read_bytes().splitlines()) for p in sources}
     llm_server.default = Reply(DOCUMENT, chunks=5, delay=0.1)
-    # Two processes: each takes the sessions' locks against the other.
-    runs = [rotate(tmp_path, llm_server, "--jobs", "4", "--json") for _ in range(2)]
+    # Two processes (forked from the zygote: their locks race, not their start-up): each takes
+    # the sessions' locks against the other.
+    args = rotate_args(tmp_path, llm_server, "--jobs", "4", "--json")
+    runs = [fork(args, tmp_path.parent / f"{tmp_path.name}-run-{n}") for n in range(2)]
     results = []
     for run in runs:
-        out, err = run.communicate(timeout=120)
-        assert run.returncode == 0, err
-        results += [orjson.loads(line) for line in out.splitlines()]
+        assert run.wait(timeout=120) == 0, run.stderr
+        results += [orjson.loads(line) for line in run.stdout.splitlines()]
     handed = [r["id"] for r in results if r["status"] == "handed_off"]
     assert sorted(handed) == sorted(set(handed)) and len(handed) == 4
     assert all(exchanges(p, lines[p]) == 1 for p in sources)

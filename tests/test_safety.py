@@ -32,6 +32,7 @@ from handoff_cli.sessions.session import load_session
 
 from .conftest import EXAMPLES, FAKE_MODEL, handoff_entry, quick_and_stress, run_cli
 from .fakellm import FakeLLMServer, Reply
+from .helpers.zygote import Forked, fork
 
 SOURCE = next(EXAMPLES.glob("--home-dev-projects-notes-app--/*.jsonl"))
 DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()} facts" for name in SECTIONS)
@@ -70,12 +71,18 @@ def start_args(path: Path, server: FakeLLMServer) -> list[str]:
 
 
 def start(path: Path, server: FakeLLMServer) -> subprocess.Popen[bytes]:
-    """A handoff in a process of its own: to be killed, or to race others for the lock."""
+    """A handoff in a fresh process of its own: to be killed at any moment, its start-up too."""
     return subprocess.Popen(
         [sys.executable, "-m", "handoff_cli", *start_args(path, server)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+
+
+def race(path: Path, server: FakeLLMServer, folder: Path) -> Forked:
+    """A handoff in a process of its own, forked from the zygote: to race others for the lock
+    (the processes are what is tested, not their start-up)."""
+    return fork(start_args(path, server), folder)
 
 
 def leaf_of(data: bytes) -> str:
@@ -151,8 +158,8 @@ def test_handoffs_of_one_session_at_once(
     source = copy_source(tmp_path)
     original = source.read_bytes()
     llm_server.default = Reply(DOCUMENT, delay=0.01)
-    processes = [start(source, llm_server) for _ in range(count)]
-    assert [p.wait(timeout=120) for p in processes] == [0] * count
+    processes = [race(source, llm_server, tmp_path / f"run-{n}") for n in range(count)]
+    assert [p.wait(timeout=120) for p in processes] == [0] * count, processes[0].stderr
     made = check_new_sessions(tmp_path, source)
     assert len(made) == count
     lines = source.read_bytes()[len(original) :].splitlines()
@@ -222,7 +229,7 @@ def test_list_never_shows_half_a_session(
 ) -> None:
     source = copy_source(tmp_path)
     llm_server.default = Reply(DOCUMENT, delay=0.01)
-    processes = [start(source, llm_server) for _ in range(writers)]
+    processes = [race(source, llm_server, tmp_path / f"run-{n}") for n in range(writers)]
     seen = 0
     while any(p.poll() is None for p in processes):
         sessions, skipped = list_sessions(tmp_path)
@@ -235,7 +242,7 @@ def test_list_never_shows_half_a_session(
                 types = {r.type for r in loaded.records}
                 assert loaded.skipped_lines == () and "custom_message" in types
         seen = max(seen, len(sessions))
-    assert all(p.wait() == 0 for p in processes)
+    assert all(p.wait(timeout=120) == 0 for p in processes)
     assert len(list_sessions(tmp_path)[0]) == writers + 1
 
 
