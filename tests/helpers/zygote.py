@@ -87,4 +87,5 @@ def fork(
 def stop() -> None:
     """End the zygote, if it was started, and wait for it: so that its CPU time is counted as
     this process's children's (``time make test``), and no process outlives the tests."""
-    multiprocessing.forkserver._forkserver._stop()  # private: the standard library has no other
+    # Private (typeshed omits it): the standard library has no public way to stop its server.
+    multiprocessing.forkserver._forkserver._stop()  # type: ignore[attr-defined]
