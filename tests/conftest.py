@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import os
@@ -14,6 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import orjson
@@ -298,6 +300,42 @@ def cancel_mid_stream(
     process.send_signal(signum)
     stdout, stderr = process.communicate(timeout=30)
     return Result(process.returncode, stdout, stderr), time.monotonic() - sent
+
+
+LITELLM = "litellm"
+"""The marker, and xdist group, of the tests that import LiteLLM in the test process: ``make
+test`` runs them on one worker (``--dist loadgroup``), so that the other never pays its import
+(some 4 s of CPU)."""
+
+
+@functools.cache
+def litellm() -> ModuleType:
+    """LiteLLM itself, for the tests that ask it directly: imported when first asked, offline as
+    the program imports it (imported at collection, it would cost every worker its import)."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker(LITELLM) is not None:
+            item.add_marker(pytest.mark.xdist_group(LITELLM))
+
+
+@pytest.fixture(autouse=True)
+def _litellm_in_its_group(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test without the marker that imports LiteLLM fails, saying so: else a worker would pay
+    the import unseen."""
+    imported = "litellm" in sys.modules
+    yield
+    if not imported and "litellm" in sys.modules:
+        assert request.node.get_closest_marker(LITELLM) is not None, (
+            f"imports LiteLLM: mark it @pytest.mark.{LITELLM} (tests/conftest.py)"
+        )
 
 
 @pytest.fixture(scope="session", autouse=True)

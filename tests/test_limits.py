@@ -187,6 +187,7 @@ def test_show_json_prints_valid_json_with_the_agents_numbers(
             assert checked.returncode == 0, args
 
 
+@pytest.mark.litellm
 def test_a_model_handoff_of_such_numbers(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], llm_server: FakeLLMServer
 ) -> None:
@@ -210,6 +211,7 @@ def test_a_model_handoff_of_such_numbers(
     assert_strict_json(path, canonical=True)
 
 
+@pytest.mark.litellm
 def test_a_cut_emoji_reaches_the_model_as_a_replacement_character(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], llm_server: FakeLLMServer
 ) -> None:
@@ -336,6 +338,7 @@ def test_show_reads_values_as_deep_as_orjson_does(
         assert f'"nested":{deep(levels)}' in out
 
 
+@pytest.mark.litellm
 def test_handoffs_of_values_as_deep_as_orjson_reads(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], llm_server: FakeLLMServer
 ) -> None:

@@ -163,6 +163,7 @@ def new_sessions(folder: Path, sources: list[Path]) -> list[Path]:
     return [p for p in folder.glob("*.jsonl") if p not in sources]
 
 
+@pytest.mark.litellm
 def test_rotation_hands_off_each_once_concurrently(
     tmp_path: Path, llm_server: FakeLLMServer
 ) -> None:
@@ -291,6 +292,7 @@ def test_each_session_is_measured_by_its_agents_rules(tmp_path: Path) -> None:
     assert measured(Root(tmp_path / "pi-folder", PI), OMP) == set()  # --agent omp
 
 
+@pytest.mark.litellm
 def test_each_chosen_session_is_read_and_prepared_once(
     tmp_path: Path,
     llm_server: FakeLLMServer,
@@ -424,6 +426,7 @@ def test_the_later_of_two_in_place_rotations_skips(tmp_path: Path) -> None:
         assert types.count("compaction") == 1
 
 
+@pytest.mark.litellm
 def test_a_handoff_newer_than_the_last_entry_counts_as_done(
     tmp_path: Path, llm_server: FakeLLMServer
 ) -> None:
@@ -484,6 +487,7 @@ def test_skips_are_rows_and_counted(tmp_path: Path) -> None:
 # --- a cap that can be checked ------------------------------------------------------------------
 
 
+@pytest.mark.litellm
 def test_a_cap_without_a_price_refuses_to_start(tmp_path: Path, llm_server: FakeLLMServer) -> None:
     sources = [make_session(tmp_path, f"s{n}", turns=8) for n in range(2)]
     unpriced = ("--model", "openai/no-such-model-anywhere", "--api-base", llm_server.base_url)
@@ -509,6 +513,7 @@ def test_a_cap_without_a_price_refuses_to_start(tmp_path: Path, llm_server: Fake
     assert one.code == 2 and "--price-in and --price-out go together" in one.stderr
 
 
+@pytest.mark.litellm
 def test_a_bug_in_one_handoff_is_that_sessions_failure(
     tmp_path: Path,
     llm_server: FakeLLMServer,

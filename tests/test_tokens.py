@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import collections
 import logging
-import os
 import struct
 import subprocess
 import sys
@@ -21,12 +20,6 @@ from pathlib import Path
 import orjson
 import pytest
 
-# Before litellm's import, as handoff_cli sets them: the bundled table, nothing fetched.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
-
-import litellm
-
 from handoff_cli.errors import NothingToHandOffError
 from handoff_cli.handoff.pipeline import dry_run, prepare
 from handoff_cli.handoff.prompt import ChatMessage
@@ -35,9 +28,10 @@ from handoff_cli.llm import tokens
 from handoff_cli.llm.model import Model, resolve_model
 from handoff_cli.options import Options
 
-from .conftest import EXAMPLES, FIXTURES
+from .conftest import EXAMPLES, FIXTURES, litellm
 
-litellm.suppress_debug_info = True
+pytestmark = pytest.mark.litellm  # every test here asks LiteLLM itself
+
 logging.getLogger("LiteLLM").setLevel(logging.CRITICAL)
 
 TIKTOKEN_MODELS = {
@@ -70,7 +64,7 @@ SESSIONS = sorted([*FIXTURES.rglob("*.jsonl"), *EXAMPLES.glob("*.jsonl")])
 
 def litellm_message(model: str) -> tokens.MessageCount:
     def count(message: ChatMessage) -> int:
-        return int(litellm.token_counter(model=model, messages=[message])) - tokens.REPLY_PRIMER
+        return int(litellm().token_counter(model=model, messages=[message])) - tokens.REPLY_PRIMER
 
     return count
 
@@ -91,7 +85,7 @@ def counter(model: str, fallbacks: list[ChatMessage] | None = None) -> tokens.Co
 
 
 def theirs(model: str, messages: Sequence[ChatMessage]) -> int:
-    return int(litellm.token_counter(model=model, messages=list(messages)))
+    return int(litellm().token_counter(model=model, messages=list(messages)))
 
 
 def requests_of(path: Path, model: str, window: int | None = None) -> list[list[ChatMessage]]:
@@ -478,6 +472,7 @@ IMAGE_PROBE = """
 import sys
 from pathlib import Path
 from handoff_cli.cli.app import run
+
 
 code = run([sys.argv[1], "--dry-run", "--model", "openai/gpt-4o", "--api-key", "sk-test",
             "--context-window", "8000", "--json"])

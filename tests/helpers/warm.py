@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import threading
 from pathlib import Path
 
 from handoff_cli.cli.app import run
@@ -21,3 +22,5 @@ def _discarded() -> io.TextIOWrapper:
 # A dry run for a model outside LiteLLM's table imports LiteLLM, to ask it.
 with contextlib.redirect_stdout(_discarded()), contextlib.redirect_stderr(_discarded()):
     run([str(SAMPLE), "--dry-run", "--model", "openai/not-in-the-table", "--api-key", "k"])
+# The zygote forks its children: a thread alive at a fork would leave them its locks, held.
+assert threading.active_count() == 1, threading.enumerate()

@@ -51,6 +51,10 @@ class Forked:
     def poll(self) -> int | None:
         return self.process.exitcode
 
+    def kill(self) -> None:
+        """SIGKILL, as the ``Popen`` method."""
+        self.process.kill()
+
     def wait(self, timeout: float = 120) -> int:
         self.process.join(timeout)
         code = self.process.exitcode
@@ -82,6 +86,14 @@ def fork(
     )
     process.start()
     return Forked(process, folder)
+
+
+def ready() -> None:
+    """Start the zygote now, if it is not running, and wait for its imports (else the first
+    fork waits for their seconds): for a test that times its children."""
+    child = _CONTEXT.Process(target=os.getpid)  # forked once the zygote serves
+    child.start()
+    child.join()
 
 
 def stop() -> None:
