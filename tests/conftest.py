@@ -282,15 +282,12 @@ def cancel_mid_stream(
 ) -> tuple[Result, float]:
     """Run the program with ``args`` against a slowly streaming model, send ``signum`` once its
     request is being answered: what it printed, and how long it took to stop. In a process of
-    its own: the signal is the process's."""
+    its own, the signal being the process's: forked from the zygote, since the signal comes
+    long after start-up (``tests/test_signals.py`` sends them from the first instruction on)."""
     server.script(Reply(DOCUMENT, delay=0.5))  # about 15 s of slow streaming
-    process = subprocess.Popen(
-        [sys.executable, "-m", "handoff_cli", *map(str, args), "--quiet"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, **model_env(server)},
-    )
+    zygote.ready()
+    folder = Path(os.environ["HANDOFF_SESSIONS_DIR"]).with_name("cancelled")
+    process = zygote.fork([*map(str, args), "--quiet"], folder, model_env(server))
     deadline = time.monotonic() + 60
     while not server.requests and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -298,8 +295,8 @@ def cancel_mid_stream(
     time.sleep(0.3)  # mid-stream
     sent = time.monotonic()
     process.send_signal(signum)
-    stdout, stderr = process.communicate(timeout=30)
-    return Result(process.returncode, stdout, stderr), time.monotonic() - sent
+    code = process.wait(timeout=30)
+    return Result(code, process.stdout, process.stderr), time.monotonic() - sent
 
 
 LITELLM = "litellm"

@@ -34,6 +34,7 @@ from handoff_cli.text import text_of
 
 from .conftest import FAKE_MODEL, HEADER, Entries, run_cli, write_session
 from .fakellm import FakeLLMServer, Reply
+from .helpers import zygote
 from .helpers.zygote import fork
 
 DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()} facts" for name in SECTIONS)
@@ -141,16 +142,6 @@ def rotate_args(folder: Path, server: FakeLLMServer, *extra: str) -> list[str]:
     ]
 
 
-def rotate(folder: Path, server: FakeLLMServer, *extra: str) -> subprocess.Popen[str]:
-    """``rotate`` in a fresh process of its own: for a signal."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "handoff_cli", *rotate_args(folder, server, *extra)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
 def exchanges(path: Path, lines_before: int) -> int:
     """How many exchanges were recorded: each is whole lines, a handoff prompt first."""
     added = [orjson.loads(line) for line in path.read_bytes().splitlines()[lines_before:]]
@@ -253,18 +244,21 @@ def test_ctrl_c_keeps_what_finished_and_writes_nothing_else(
     lines = {p: len(p.read_bytes().splitlines()) for p in sources}
     llm_server.script(Reply(DOCUMENT))  # one quick answer, then slow ones
     llm_server.default = Reply(DOCUMENT, chunks=40, delay=0.5)
-    process = rotate(tmp_path, llm_server, "--jobs", "2")  # a process: for its SIGINT
-    assert process.stdout is not None
-    first = process.stdout.readline()  # a handoff finished
+    # A process, for its SIGINT: forked from the zygote, the signal coming long after start-up.
+    zygote.ready()
+    args = rotate_args(tmp_path, llm_server, "--jobs", "2")
+    process = fork(args, tmp_path.with_name(f"{tmp_path.name}-run"))
+    deadline = time.monotonic() + 60
+    while "\n" not in process.stdout and time.monotonic() < deadline:  # a handoff finished
+        time.sleep(0.05)
     time.sleep(0.5)  # others are in flight
     process.send_signal(signal.SIGINT)
     sent = time.monotonic()
-    out, err = process.communicate(timeout=60)
-    assert process.returncode == 130, err
+    code = process.wait(timeout=60)
+    assert code == 130, process.stderr
     assert time.monotonic() - sent < 1.5
-    finished = [first, *out.splitlines()]
-    finished = [line for line in finished if line.strip()]
-    assert len(finished) >= 1 and "cancelled" in err
+    finished = [line for line in process.stdout.splitlines() if line.strip()]
+    assert len(finished) >= 1 and "cancelled" in process.stderr
     recorded = sum(exchanges(p, lines[p]) for p in sources)
     assert recorded == len(finished) == len(new_sessions(tmp_path, sources))
     assert not list(tmp_path.glob(".*.tmp"))

@@ -55,6 +55,10 @@ class Forked:
         """SIGKILL, as the ``Popen`` method."""
         self.process.kill()
 
+    def send_signal(self, signum: int) -> None:
+        assert self.process.pid is not None
+        os.kill(self.process.pid, signum)
+
     def wait(self, timeout: float = 120) -> int:
         self.process.join(timeout)
         code = self.process.exitcode
@@ -79,8 +83,11 @@ def fork(
     args: list[str], folder: Path, env: dict[str, str] | None = None, peak: bool = False
 ) -> Forked:
     """Start the program with ``args`` in a child of the zygote, with this process's
-    environment and ``env``; its output goes to files in ``folder`` (made if need be)."""
+    environment and ``env``; its output goes to files in ``folder`` (made if need be), there
+    from the start, so that they can be read while it runs."""
     folder.mkdir(parents=True, exist_ok=True)
+    for name in ("stdout", "stderr"):
+        (folder / name).write_bytes(b"")
     process = _CONTEXT.Process(
         target=_child, args=(args, {**os.environ, **(env or {})}, str(folder), peak)
     )
