@@ -182,7 +182,7 @@ def test_many_messages_are_counted_at_once_alike() -> None:
     (request,) = requests_of(FIXTURES / "generated" / "omp-000.jsonl", model)
     tiktoken = tokens.Tiktoken("o200k_base", litellm_message(model))
     many = request * 3  # more than a share each
-    ahead = tiktoken.ahead(many)
+    ahead = tiktoken.ahead(many)()
     assert any(isinstance(m["content"], list) for m in many)  # images, counted on the threads
     assert ahead == [tiktoken(m) for m in many]
     assert tokens.Counter(tiktoken, tiktoken.ahead)(many) == theirs(model, many)
@@ -205,6 +205,33 @@ def test_each_message_is_counted_once(monkeypatch: pytest.MonkeyPatch) -> None:
     planned = dry_run(path, options)
     assert planned.strategy == "chunked" and len(planned.requests) > 10
     assert all(counted[m] == n for m, n in conversation.items())
+
+
+def test_batches_are_counted_while_the_next_are_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The counting threads count a batch while the conversation's next batches are built and
+    masked: its counts are taken only once a later batch is started."""
+    events: list[tuple[str, int]] = []
+    ahead = tokens.Tiktoken.ahead
+
+    def recording(self: tokens.Tiktoken, messages: list[ChatMessage]) -> tokens.Counted:
+        batch = sum(1 for kind, _ in events if kind == "started")
+        events.append(("started", batch))
+        counted = ahead(self, messages)
+
+        def taken() -> list[int | None]:
+            events.append(("taken", batch))
+            return counted()
+
+        return taken
+
+    monkeypatch.setattr(tokens.Tiktoken, "ahead", recording)
+    path = FIXTURES / "pi" / "large-session.jsonl"
+    options = Options(model="openai/gpt-4o", api_key="sk-test", context_window=8_000)
+    prepare(path, options)
+    started = [batch for kind, batch in events if kind == "started"]
+    assert len(started) > 2
+    assert events.index(("started", 1)) < events.index(("taken", 0))
+    assert sorted(batch for kind, batch in events if kind == "taken") == started
 
 
 EDGE_TEXTS = {

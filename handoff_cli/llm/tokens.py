@@ -206,8 +206,10 @@ def _pool(workers: int) -> ThreadPoolExecutor:
         return _pools[workers]
 
 
-Ahead = Callable[[list[ChatMessage]], list[int | None]]
-"""Counts many messages at once where it can (None where it cannot)."""
+Counted = Callable[[], list[int | None]]
+"""Waits for counts started already, and gives them (None where they could not be made)."""
+Ahead = Callable[[list[ChatMessage]], Counted]
+"""Starts counting many messages at once where it can; its answer waits for the counts."""
 
 
 class Counter:
@@ -231,12 +233,24 @@ class Counter:
 
     def each(self, messages: Sequence[ChatMessage]) -> list[int]:
         """Each message's share of a request's count."""
+        return self.later(messages)()
+
+    def later(self, messages: Sequence[ChatMessage]) -> Callable[[], list[int]]:
+        """``each``, started now: the counting threads count while the caller goes on (with the
+        next messages, say), and the answer waits for them. Few messages are counted at once."""
         if self._ahead is None or len(messages) < AHEAD_FROM:
-            return [self._count_message(m) for m in messages]
-        found = self._ahead(list(messages))
-        return [
-            self._count_message(m) if n is None else n for m, n in zip(messages, found, strict=True)
-        ]
+            found = [self._count_message(m) for m in messages]
+            return lambda: found
+        held = list(messages)
+        counted = self._ahead(held)
+
+        def answer() -> list[int]:
+            return [
+                self._count_message(m) if n is None else n
+                for m, n in zip(held, counted(), strict=True)
+            ]
+
+        return answer
 
     def load(self) -> None:
         """Load what counting takes (a tokenizer) now, rather than at the first count."""
@@ -263,17 +277,22 @@ class Tiktoken:
         """Load the encoding now."""
         self._encoder()
 
-    def ahead(self, messages: list[ChatMessage]) -> list[int | None]:
-        """Counts of ``messages``, in shares on threads of their own, which run at once, one a
-        core. None for what only ``fallback`` counts (left to the caller's thread)."""
+    def ahead(self, messages: list[ChatMessage]) -> Counted:
+        """Starts counting ``messages``, in shares on threads of their own, which run at once,
+        one a core; the answer waits for them. None for what only ``fallback`` counts (left to
+        the caller's thread)."""
         self._encoder()  # loaded here once, not by each thread
         workers = min(MAX_WORKERS, os.cpu_count() or 1)
-        shares = [messages[start::workers] for start in range(workers)]
-        counted = list(_pool(workers).map(self._share, shares))
-        found: list[int | None] = [None] * len(messages)
-        for start, share in enumerate(counted):
-            found[start::workers] = share
-        return found
+        pool = _pool(workers)
+        shares = [pool.submit(self._share, messages[start::workers]) for start in range(workers)]
+
+        def counted() -> list[int | None]:
+            found: list[int | None] = [None] * len(messages)
+            for start, share in enumerate(shares):
+                found[start::workers] = share.result()
+            return found
+
+        return counted
 
     def _share(self, messages: list[ChatMessage]) -> list[int | None]:
         return [self._count_or_none(m) for m in messages]
