@@ -15,8 +15,9 @@ import os
 import struct
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -26,6 +27,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
 import litellm
+import tiktoken
+import tiktoken.registry
 
 from handoff_cli.errors import NothingToHandOffError
 from handoff_cli.handoff.pipeline import dry_run, prepare
@@ -232,6 +235,32 @@ def test_batches_are_counted_while_the_next_are_built(monkeypatch: pytest.Monkey
     assert len(started) > 2
     assert events.index(("started", 1)) < events.index(("taken", 0))
     assert sorted(batch for kind, batch in events if kind == "taken") == started
+
+
+def tiktoken_constructor(name: str) -> Callable[[], dict[str, Any]]:
+    tiktoken.list_encoding_names()  # finds the constructors of tiktoken's plugins
+    assert tiktoken.registry.ENCODING_CONSTRUCTORS is not None
+    return tiktoken.registry.ENCODING_CONSTRUCTORS[name]
+
+
+@pytest.mark.parametrize("name", tokens.ENCODINGS)
+def test_the_encoding_is_built_as_tiktoken_builds_it(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read from LiteLLM's copy of its rank file without tiktoken's parse, the encoding is the
+    one tiktoken makes of that file: the same ranks, pattern and special tokens; and it is the
+    one tiktoken's registry gives LiteLLM."""
+    folder = model_table.package_dir()
+    assert folder is not None
+    tokenizers = folder / "litellm_core_utils" / "tokenizers"
+    built = tokens._built(name, tokenizers)
+    assert built is not None
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tokenizers))  # read there, never fetched
+    theirs = tiktoken_constructor(name)()  # tiktoken's own reading of the file
+    assert built._pat_str == theirs["pat_str"]
+    assert built._special_tokens == theirs["special_tokens"]
+    assert built._mergeable_ranks == theirs["mergeable_ranks"]
+    assert tokens.encoding(name) is tiktoken.get_encoding(name)
 
 
 EDGE_TEXTS = {
