@@ -315,7 +315,8 @@ class Counter:
 
     def later(self, messages: Sequence[ChatMessage]) -> Callable[[], list[int]]:
         """``each``, started now: the counting threads count while the caller goes on (with the
-        next messages, say), and the answer waits for them. Few messages are counted at once."""
+        next messages, say), and the answer waits for them. Fewer than ``AHEAD_FROM`` are counted
+        here and now."""
         if self._ahead is None or len(messages) < AHEAD_FROM:
             found = [self._count_message(m) for m in messages]
             return lambda: found
