@@ -35,11 +35,13 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple, TypeGuard
 
+import orjson
+
 from handoff_cli.agents.base import Message
 from handoff_cli.agents.context import Context
 from handoff_cli.errors import SessionFileError, os_reason
 from handoff_cli.handoff.document import HANDOFF_TYPE, WRAPPER_OPEN, is_handoff_prompt
-from handoff_cli.sessions.js import UNDEFINED, js_time, js_truthy
+from handoff_cli.sessions.js import UNDEFINED, js_truthy
 from handoff_cli.sessions.jsonl import dumps, dumps_line, parse_line
 from handoff_cli.sessions.session import (
     BOM,
@@ -293,9 +295,18 @@ def _record(line: _Line, source: Source, tool_names: dict[str, str]) -> Record |
         entry=None if shared is not None else value,
         facts=message_facts(shared) if shared is not None else None,
         written_stamp=value.get("timestamp"),
-        kept=dumps(shared) if shared is not None else None,
+        kept=_kept(shared) if shared is not None else None,
         source=source,
     )
+
+
+def _kept(shared: Message) -> bytes:
+    """A shared message's JSON, read back by us alone: orjson's, unless it holds what orjson
+    cannot write (an integer past 64 bits, a lone surrogate: the slow parse's)."""
+    try:
+        return orjson.dumps(shared)
+    except orjson.JSONEncodeError:
+        return dumps(shared)
 
 
 def _relinked(records: list[Record], by_id: dict[str, Record]) -> list[Record]:
@@ -389,7 +400,6 @@ def _shared(value: Entry, tool_names: dict[str, str]) -> Message | None:
     if not isinstance(message, dict):
         return None
     content = message.get("content")
-    at = js_time(value.get("timestamp", UNDEFINED))
     blocks = content if isinstance(content, list) else []
     if value.get("type") == "assistant":
         shared = (
@@ -408,7 +418,6 @@ def _shared(value: Entry, tool_names: dict[str, str]) -> Message | None:
             "provider": PROVIDER,
             "model": message.get("model"),
             "stopReason": _STOP_REASONS.get(stop, "stop") if isinstance(stop, str) else "stop",
-            "timestamp": at,
         }
     if (
         value.get("parentUuid") is None
@@ -416,12 +425,12 @@ def _shared(value: Entry, tool_names: dict[str, str]) -> Message | None:
         and content.startswith(WRAPPER_OPEN)
     ):  # the document a session we handed off to starts with, as the pi family holds one
         return {"role": "custom", "customType": HANDOFF_TYPE, "content": content,
-                "display": True, "timestamp": at}  # fmt: skip
+                "display": True}  # fmt: skip
     if js_truthy(value.get("isCompactSummary")):
-        return {"role": "compactionSummary", "summary": text_of(content, "\n"), "timestamp": at}
+        return {"role": "compactionSummary", "summary": text_of(content, "\n")}
     if js_truthy(value.get("isMeta")):
         return {"role": "custom", "customType": "claude-meta", "content": content,
-                "display": False, "timestamp": at}  # fmt: skip
+                "display": False}  # fmt: skip
     results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
     if len(results) == 1 and len(blocks) == 1:
         result = results[0]
@@ -432,11 +441,10 @@ def _shared(value: Entry, tool_names: dict[str, str]) -> Message | None:
             "toolName": _SHARED_TOOLS.get(tool_names.get(call, ""), tool_names.get(call, "")),
             "content": _result_content(result.get("content")),
             "isError": js_truthy(result.get("is_error")),
-            "timestamp": at,
         }
     if isinstance(content, list):
         content = [b for result in (_user_block(b) for b in blocks) for b in result]
-    return {"role": "user", "content": content, "timestamp": at}
+    return {"role": "user", "content": content}
 
 
 def _shared_block(block: Any) -> Any:
@@ -484,6 +492,8 @@ class _Turn(NamedTuple):
     stops_reminders: bool = True
     """A queued prompt is sent before the user messages it follows, up to this turn."""
     reminder: bool = False
+    record: Record | None = None
+    """The message record it is (a queued prompt's attachment is none)."""
 
 
 def _context(branch: list[Record]) -> Context:
@@ -493,7 +503,7 @@ def _context(branch: list[Record]) -> Context:
     messages = _joined(_reminders_first(turns), model)
     if messages and messages[-1]["role"] == "user":
         messages.append({"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]})
-    records = [r for r in branch if r.type == "message" and r.has_message and not _sidechain(r)]
+    records = [t.record for t in turns if t.record is not None and t.record.has_message]
     return Context(
         AGENT,
         head=(),
@@ -522,12 +532,14 @@ def _turns(branch: list[Record]) -> Iterator[_Turn]:
         message = value["message"]
         content = message.get("content")
         if value.get("type") == "assistant":
-            yield _Turn("assistant", content, message.get("id"), message.get("model"))
+            yield _Turn(
+                "assistant", content, message.get("id"), message.get("model"), record=record
+            )
         else:
             results = isinstance(content, list) and any(
                 isinstance(b, dict) and b.get("type") == "tool_result" for b in content
             )
-            yield _Turn("user", content, stops_reminders=results)
+            yield _Turn("user", content, stops_reminders=results, record=record)
 
 
 def _reminders_first(turns: list[_Turn]) -> list[_Turn]:
