@@ -83,3 +83,6 @@ class Options:
     prices: tuple[float, float] | None = None
     """USD per token in and out (``--price-in`` / ``--price-out``, given per million); None:
     LiteLLM's price table."""
+    to: str | None = None
+    """The agent whose file the new session is, in that agent's folder for the session's cwd
+    (``--to``); None: the session's own agent, beside the old file."""
