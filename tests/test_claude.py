@@ -210,6 +210,7 @@ def project(tmp_path: Path) -> Path:
     return old
 
 
+@pytest.mark.litellm
 def test_a_handoff_writes_a_session_claude_code_resumes(
     project: Path, llm_server: FakeLLMServer
 ) -> None:
