@@ -17,6 +17,7 @@ from .conftest import (
     DOCUMENT,
     EXAMPLES,
     FAKE_MODEL,
+    FIXTURES,
     Result,
     cancel_mid_stream,
     files_in,
@@ -351,3 +352,27 @@ def test_json_that_is_no_completion_is_one_clear_failure(
         "stream was asked"
     )
     assert session.read_bytes() == before and files_in(session.parent) == [session.name]
+
+
+def test_stderr_and_json_say_how_to_continue_in_the_agent(session: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    own = home / ".omp/agent/sessions/-proj" / SOURCE.name
+    mine = home / ".pi/agent/sessions/--proj--/pi.jsonl"
+    for path, source in ((own, SOURCE), (mine, FIXTURES / "pi/before-compaction.jsonl")):
+        path.parent.mkdir(parents=True)
+        shutil.copyfile(source, path)
+    env = {"HOME": str(home)}
+    for path, agent, opened in ((session, "oh-my-pi", "path"), (own, "oh-my-pi", "id")):
+        result = run_cli(path, "--model", "extractive", "--json", env=env)
+        assert result.code == 0, result.stderr
+        data = result.json()
+        word = data["id"] if opened == "id" else data["path"]
+        assert data["resume_command"] == f"omp --session {word}"
+        assert result.stderr.splitlines()[-1] == f"continue in {agent}: omp --session {word}"
+    result = run_cli(mine, "--model", "extractive", "--json", env=env)
+    assert result.code == 0, result.stderr
+    data = result.json()
+    assert data["agent"] == "pi" and data["resume_command"] == f"pi --session {data['path']}"
+    assert result.stderr.splitlines()[-1] == f"continue in pi: pi --session {data['path']}"
+    quiet = run_cli(own, "--model", "extractive", "-q", env=env)
+    assert quiet.code == 0 and "continue in" not in quiet.stderr

@@ -25,7 +25,7 @@ from click_default_group import DefaultGroup
 from typer.core import TyperGroup
 
 from handoff_cli import __version__
-from handoff_cli.agents import NAMES, omp
+from handoff_cli.agents import NAMES, get, omp
 from handoff_cli.agents.choice import Choice, choose_agent
 from handoff_cli.agents.places import Root, agent_of, expand, roots
 from handoff_cli.cli.output import (
@@ -446,7 +446,7 @@ def handoff_command(
         take(on_signal)
         path = _find(session, sessions_dirs)
         folder = _folder_agent(path, sessions_dirs) if agent == AUTO else None
-        target = Target(folder_agent=folder, terminal_sessions=terminals)
+        target = Target(folder_agent=folder, terminal_sessions=terminals, agent_folders=_own())
         if dry_run:
             planned = plan_only(path, options, Reporter(), target=target)
             with reader_may_leave():  # each request streamed, built as it is written
@@ -459,6 +459,13 @@ def handoff_command(
     except KeyboardInterrupt:
         raise CancelledError() from None
     _print_result(result, json_out)
+    if not quiet:
+        notice(f"continue in {get(result.agent).title}: {result.resume_command}")
+
+
+def _own() -> tuple[Root, ...]:
+    """The agents' own sessions folders (not those named on the command line)."""
+    return tuple(root for root in _roots(None) if root.agent is not None)
 
 
 def _print_result(result: HandoffResult, json_out: bool) -> None:

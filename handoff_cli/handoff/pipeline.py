@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import hashlib
 import os
+import shlex
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -29,6 +30,7 @@ from handoff_cli.agents import DEFAULT, build_context, get
 from handoff_cli.agents.choice import choose_agent
 from handoff_cli.agents.context import Context
 from handoff_cli.agents.omp import Cut, compaction_entry, cut, move_pointers, with_tokens_after
+from handoff_cli.agents.places import Root, agent_of
 from handoff_cli.agents.resume import (
     continued_title,
     date_after,
@@ -97,6 +99,9 @@ class Target:
     exclusive: bool = False
     """Record only if the session is still as it was read, else take the new session back
     (``SessionChangedError``): rotation's guard against handing one session off twice."""
+    agent_folders: tuple[Root, ...] = ()
+    """The agents' own sessions folders: the agent opens a session under one of its own by id
+    (``HandoffResult.resume_command``)."""
 
 
 DEFAULT_TARGET = Target()
@@ -183,6 +188,13 @@ class HandoffResult:
     agent: str = DEFAULT
     in_place: InPlace | None = None
     """In place: the entry appended (``id`` and ``path`` are then the session's own)."""
+    resume: tuple[str, ...] = ()
+    """The command line that opens the result in the agent (``Agent.resume_command``)."""
+
+    @property
+    def resume_command(self) -> str:
+        """``resume`` as one line a shell reads back as those words."""
+        return shlex.join(self.resume)
 
     def to_json(self) -> dict[str, Any]:
         fields: dict[str, Any] = {
@@ -200,6 +212,7 @@ class HandoffResult:
             "strategy": self.strategy,
             "redacted": self.redacted,
             "agent": self.agent,
+            "resume_command": self.resume_command,
         }
         if self.in_place is not None:
             done = self.in_place
@@ -566,7 +579,13 @@ async def ahandoff_request(
         redacted=request.redactor.count if request.redactor else request.redacted,
         agent=source.agent,
         in_place=done,
+        resume=_resume(source.agent, new_id, new_path, target),
     )
+
+
+def _resume(agent: str, session_id: str, path: Path, target: Target) -> tuple[str, ...]:
+    own = agent_of(path, list(target.agent_folders)) == agent
+    return tuple(get(agent).resume_command(session_id, path, own))
 
 
 def _with_files(answer: Answer, facts: Facts) -> Answer:
