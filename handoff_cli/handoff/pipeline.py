@@ -28,8 +28,15 @@ from typing import Any
 
 from handoff_cli.agents import DEFAULT, build_context, get
 from handoff_cli.agents.choice import choose_agent
-from handoff_cli.agents.context import Context
-from handoff_cli.agents.omp import Cut, compaction_entry, cut, move_pointers, with_tokens_after
+from handoff_cli.agents.context import Context, last_index
+from handoff_cli.agents.omp import (
+    KEEP_RECENT_TOKENS,
+    Cut,
+    compaction_entry,
+    cut,
+    move_pointers,
+    with_tokens_after,
+)
 from handoff_cli.agents.places import Root, agent_of
 from handoff_cli.agents.resume import (
     continued_title,
@@ -46,6 +53,7 @@ from handoff_cli.errors import (
     CancelledError,
     HandedOffError,
     InPlaceRefusedError,
+    NothingToCompactError,
     NothingToHandOffError,
     SessionChangedError,
     SessionFileError,
@@ -403,7 +411,10 @@ def guard(records: list[Record], agent: str, in_place: bool) -> Cut | None:
         )
     where = cut(records)
     if where is None:
-        raise AlreadyCompactedError()
+        since = last_index(records, "compaction")
+        if since >= 0 and not any(r.type == "message" for r in records[since + 1 :]):
+            raise AlreadyCompactedError()
+        raise NothingToCompactError(KEEP_RECENT_TOKENS, since >= 0)
     return where
 
 
