@@ -376,3 +376,17 @@ def test_stderr_and_json_say_how_to_continue_in_the_agent(session: Path, tmp_pat
     assert result.stderr.splitlines()[-1] == f"continue in pi: pi --session {data['path']}"
     quiet = run_cli(own, "--model", "extractive", "-q", env=env)
     assert quiet.code == 0 and "continue in" not in quiet.stderr
+
+
+def test_an_out_dir_is_made_only_in_a_folder_that_exists(session: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "nonexistent" / "x"
+    result = run_cli(session, "--model", "extractive", "--out-dir", missing)
+    assert result.code == 2 and result.stdout == ""
+    parent = tmp_path / "nonexistent"
+    said = f"Usage error: --out-dir {missing}: {parent} does not exist (make it first)\n"
+    assert result.stderr == said
+    assert not parent.exists() and files_in(session.parent) == [session.name]
+    made = tmp_path / "new"
+    result = run_cli(session, "--model", "extractive", "--out-dir", made, "-q")
+    assert result.code == 0, result.stderr
+    assert files_in(made) == [f for f in files_in(made) if result.stdout.strip() in f] != []

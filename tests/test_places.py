@@ -114,3 +114,21 @@ def test_sessions_dirs_are_repeatable_and_take_a_tilde(
     monkeypatch.setenv("HANDOFF_SESSIONS_DIR", "~/more:~/.omp")
     joined = run_cli("list", "--json")
     assert {Path(s["path"]).parent for s in joined.json()} == {extra, place["omp"].parent}
+
+
+def test_list_names_each_sessions_agent_and_filters_by_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    place = fake_home(tmp_path, monkeypatch)
+    listed = run_cli("list", cwd=place["home"])
+    assert listed.code == 0, listed.stderr
+    agents = {line.split()[0]: line.split()[5] for line in listed.stdout.splitlines()}
+    assert agents == {
+        "0199aaaa-0000-7000-8000-000000000001": OMP,
+        "0199aaaa-0000-7000-8000-000000000002": PI,
+    }
+    only_pi = run_cli("list", "--agent", "pi", "--json", cwd=place["home"])
+    assert [s["path"] for s in only_pi.json()] == [str(place["pi"])]
+    only_omp = run_cli("list", "--agent", "omp", cwd=place["home"])
+    assert [line.split()[5] for line in only_omp.stdout.splitlines()] == [OMP]
+    assert run_cli("list", "--agent", "claude").code == 2

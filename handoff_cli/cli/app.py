@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import click
 import typer
 from click.core import ParameterSource
+from click.shell_completion import CompletionItem
 from click_default_group import DefaultGroup
 from typer.core import TyperGroup
 
@@ -94,6 +95,14 @@ class _Commands(DefaultGroup, TyperGroup):
                 settle()
         except KeyboardInterrupt:  # the one a signal raises: it settled them before raising
             raise CancelledError("Cancelled") from None
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
+        """The command words, and, as ``handoff SESSION`` is the main form, the sessions."""
+        found = super().shell_complete(ctx, incomplete)
+        if incomplete.startswith("-"):
+            return found
+        sessions = _complete_session(incomplete)
+        return found + [CompletionItem(value, help=title) for value, title in sessions]
 
 
 app = typer.Typer(
@@ -351,7 +360,7 @@ def _options(
         timeout=timeout,
         retries=retries,
         record=not no_record,
-        out_dir=expand(out_dir) if out_dir is not None else None,
+        out_dir=_out_dir(expand(out_dir)) if out_dir is not None else None,
         strict=strict,
         context_window=context_window,
         max_doc_tokens=max_doc_tokens,
@@ -360,6 +369,15 @@ def _options(
         in_place=in_place,
         prices=_prices(price_in, price_out),
     )
+
+
+def _out_dir(folder: Path) -> Path:
+    """``--out-dir``: made if missing, as ``mkdir`` makes one, in a folder that exists; a
+    mistyped path is not made whole."""
+    parent = folder.absolute().parent
+    if not folder.exists() and not parent.exists():
+        raise UsageError(f"--out-dir {folder}: {parent} does not exist (make it first)")
+    return folder
 
 
 def _terminal_sessions() -> Path:
@@ -572,6 +590,15 @@ def list_command(
     tree: Annotated[
         bool, typer.Option("--tree", help="Draw the chains: each session's handoffs and forks.")
     ] = False,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            click_type=click.Choice(NAMES),
+            help="Only the sessions in this agent's folders.",
+            show_default=False,
+        ),
+    ] = None,
     json_out: JsonOpt = False,
     sessions_dirs: SessionsDirs = None,
     cache_dir: Annotated[
@@ -596,7 +623,11 @@ def list_command(
     for problem in found.skipped:
         notice(f"warning: skipped {problem.path}: {problem.reason}")
     project = Path.cwd() if here else (expand(cwd) if cwd is not None else None)
-    shown = [s for s in found.sessions if project is None or same_folder(s.cwd, project)]
+    shown = [
+        s
+        for s in found.sessions
+        if (project is None or same_folder(s.cwd, project)) and agent in (None, s.agent)
+    ]
     _warn_loops(found, shown)
     with reader_may_leave():
         if json_out:

@@ -24,7 +24,7 @@ from rich.progress import (
 from rich.status import Status
 from rich.text import Text
 
-from handoff_cli.agents import get
+from handoff_cli.agents import NAMES, get
 from handoff_cli.agents.choice import Choice
 from handoff_cli.agents.context import FAILED_STOP_REASONS, Context, Message
 from handoff_cli.cli.output import Reporter
@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # rotation's types; importing it (and the core) would slow `s
     from handoff_cli.handoff.rotate import Estimate, Outcome, Totals
 
 EXCERPT_CHARS = 90
+AGENT_WIDTH = max(len(name) for name in NAMES)
 
 ROLE_STYLES = {
     "user": "bold green",
@@ -155,6 +156,8 @@ def describe_entry(entry: Entry) -> tuple[str, str]:
         return "label", f"{label} → {_shown(entry.get('targetId'))}"
     if kind == "session_info":
         return "name", _shown(entry.get("name"), "")
+    if kind == "title_change":
+        return "title", _shown(entry.get("title"), "")
     if kind == "custom":
         return "custom", _shown(entry.get("customType"), "")
     return kind, ""
@@ -354,27 +357,50 @@ def _message_line(number: int, message: Message) -> Text:
     )
 
 
-def _list_line(family: Catalog, summary: SessionSummary, mark: str = "") -> Text:
+class _Ids:
+    """The ids of a list: each cut to one width, the longest of the shown sessions' shortest
+    unique prefixes (``Catalog.short_ids``), so that every id shown is one ``show`` finds and
+    the columns stay aligned; on a terminal, the unique part bold and the rest dim."""
+
+    def __init__(self, family: Catalog, shown: list[SessionSummary]) -> None:
+        self._short = family.short_ids()
+        self.width = max((len(self._short.get(s.id, s.id)) for s in shown), default=0)
+
+    def append(self, line: Text, session_id: str, style: str = "bold") -> None:
+        unique = self._short.get(session_id, session_id)
+        line.append(unique, style)
+        line.append(session_id[len(unique) : max(self.width, len(unique))], "dim")
+
+
+def _list_line(family: Catalog, summary: SessionSummary, ids: _Ids, mark: str = "") -> Text:
     line = Text(mark)
-    line.append(summary.id, "bold")
+    ids.append(line, summary.id)
     line.append(f"  {summary.timestamp[:19].replace('T', ' ')}", "dim")
     line.append(f"  {_human_size(summary.size):>8}")
+    line.append(f"  {summary.agent or '?':<{AGENT_WIDTH}}", "magenta")
     line.append(f"  {summary.cwd}", "cyan")
     line.append(f"  {family.title(summary) or '(untitled)'}")
     parent = family.parent(summary)
     if summary.parent_session:
-        line.append(f"  ← {parent.id if parent else summary.parent_session}", "dim")
+        line.append("  ← ", "dim")
+        if parent is not None:
+            ids.append(line, parent.id, "dim")
+        else:
+            line.append(summary.parent_session, "dim")
     if family.handed_off(summary):
         line.append("  ⇢ handed off", "green")
     return line
 
 
 def show_list(family: Catalog, sessions: Iterable[SessionSummary]) -> None:
-    """One line per session: id, creation time, size, cwd, title, where it came from, and
-    whether it was handed off."""
+    """One line per session: id (as short as it can be and still be unique), creation time,
+    size, the agent whose folder holds it (``?``: no agent's), cwd, title, where it came from,
+    and whether it was handed off."""
     console = _View()
-    for summary in sessions:
-        console.print(_list_line(family, summary))
+    shown = list(sessions)
+    ids = _Ids(family, shown)
+    for summary in shown:
+        console.print(_list_line(family, summary, ids))
 
 
 def show_list_tree(family: Catalog, sessions: Iterable[SessionSummary]) -> None:
@@ -384,6 +410,7 @@ def show_list_tree(family: Catalog, sessions: Iterable[SessionSummary]) -> None:
     root, marked ``⟲``. Drawn from a stack, not by recursion."""
     console = _View()
     shown = list(sessions)
+    ids = _Ids(family, shown)
     keys = {s.key for s in shown}
 
     def beneath(summary: SessionSummary) -> list[SessionSummary]:
@@ -402,7 +429,7 @@ def show_list_tree(family: Catalog, sessions: Iterable[SessionSummary]) -> None:
             kind = "⟲ " if family.cuts_loop(summary) else ""
         else:
             kind = "⇢ " if summary.starts_from_handoff else "⑂ "
-        console.print(_list_line(family, summary, prefix + branch + kind))
+        console.print(_list_line(family, summary, ids, prefix + branch + kind))
         below = beneath(summary)
         inner = prefix + {"├─ ": "│  ", "└─ ": "   "}.get(branch, "")
         if len(below) == 1:
