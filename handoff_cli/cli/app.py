@@ -141,7 +141,8 @@ SessionsDirs = Annotated[
         "--sessions-dir",
         envvar="HANDOFF_SESSIONS_DIR",
         help="A folder of sessions, searched recursively; repeatable ($HANDOFF_SESSIONS_DIR: "
-        "several, separated by ':'). [default: the agents' own folders, and ./sessions]",
+        "several, separated by ':'). [default: the agents' own folders, and ./sessions if "
+        "it holds sessions]",
         show_default=False,
     ),
 ]
