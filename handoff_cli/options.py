@@ -83,3 +83,5 @@ class Options:
     prices: tuple[float, float] | None = None
     """USD per token in and out (``--price-in`` / ``--price-out``, given per million); None:
     LiteLLM's price table."""
+    dry_run: bool = False
+    """Only planned (``--dry-run``): what the notes say would be done is not done."""

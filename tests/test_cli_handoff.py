@@ -87,6 +87,7 @@ def test_json_result_by_id_prefix_and_quiet(session: Path, llm_server: FakeLLMSe
         "strategy",
         "redacted",
         "agent",
+        "resume_command",
     ]
     assert data["parent_path"] == str(session.resolve())
     assert data["usage"] == {"input_tokens": 900, "output_tokens": 60}
@@ -390,3 +391,10 @@ def test_an_out_dir_is_made_only_in_a_folder_that_exists(session: Path, tmp_path
     result = run_cli(session, "--model", "extractive", "--out-dir", made, "-q")
     assert result.code == 0, result.stderr
     assert files_in(made) == [f for f in files_in(made) if result.stdout.strip() in f] != []
+
+
+def test_a_dry_runs_note_says_what_would_be_done(session: Path) -> None:
+    result = run_cli(session, "--dry-run")
+    assert result.code == 0, result.stderr
+    (note,) = [line for line in result.stderr.splitlines() if line.startswith("note:")]
+    assert "ANTHROPIC_API_KEY" in note and "(handoff/extractive) would write the document" in note

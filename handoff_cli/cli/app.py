@@ -348,6 +348,7 @@ def _options(
     leaf_id: str | None = None,
     no_record: bool = False,
     out_dir: Path | None = None,
+    dry_run: bool = False,
     **others: Any,
 ) -> Options:
     """What the user said to ``handoff`` or ``rotate`` (their flags, ``ctx.params``; the
@@ -369,6 +370,7 @@ def _options(
         agent=agent,
         in_place=in_place,
         prices=_prices(price_in, price_out),
+        dry_run=dry_run,
     )
 
 
@@ -756,7 +758,8 @@ def rotate(
         check_budget(rotation.estimates, max_cost)
         if dry_run:
             return None
-        progress.begin(len(rotation.candidates))
+        priced = all(c.writer.price(0, 0) is not None for c in rotation.candidates)
+        progress.begin(len(rotation.candidates), priced)
         rotated = rotate_all(rotation, options, target, finished, progress)
         progress.summary([*rotation.skipped, *rotated.outcomes], rotated.cancelled)
     return rotated.exit_code
@@ -802,7 +805,7 @@ def _rotation_lines(progress: RotateProgress, json_out: bool) -> Callable[[Outco
         from handoff_cli.handoff.rotate import HANDED_OFF
 
         progress.finished(outcome)
-        with reader_may_leave():
+        with reader_may_leave(), progress.aside():
             if json_out:
                 write_json_value(outcome.to_json())
             elif outcome.status == HANDED_OFF:

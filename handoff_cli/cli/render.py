@@ -10,6 +10,7 @@ import re
 import sys
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -548,7 +549,8 @@ class RotateProgress(Reporter):
         self._bar: Progress | None = None
         self._task: TaskID | None = None
         self._tokens = 0
-        self._cost = 0.0
+        self._cost: float | None = 0.0
+        """None once a session handed off had no known price."""
 
     def __enter__(self) -> RotateProgress:
         return self
@@ -557,30 +559,38 @@ class RotateProgress(Reporter):
         if self._bar is not None:
             self._bar.stop()
 
-    def begin(self, total: int) -> None:
-        """The handoffs start: ``total`` of them."""
+    def begin(self, total: int, priced: bool = True) -> None:
+        """The handoffs start: ``total`` of them (``priced``: each by a writer whose prices are
+        known)."""
+        if not priced:
+            self._cost = None
         if self._console.is_terminal and not self._quiet and total:
             self._bar = Progress(
                 TextColumn("rotating"),
                 BarColumn(),
                 MofNCompleteColumn(),
-                TextColumn("{task.fields[tokens]:,} tokens · ${task.fields[cost]:.4f}"),
+                TextColumn("{task.fields[tokens]:,} tokens · {task.fields[cost]}"),
                 TimeElapsedColumn(),
                 console=self._console,
+                transient=True,  # stopped, it is gone: no stale bar above what follows
             )
-            self._task = self._bar.add_task("rotate", total=total, tokens=0, cost=0.0)
+            cost = _money(self._cost)
+            self._task = self._bar.add_task("rotate", total=total, tokens=0, cost=cost)
             self._bar.start()
         elif not self._quiet:
             self._console.print(f"rotating {total} session{'s' * (total != 1)}…", style="dim")
 
     def finished(self, outcome: Outcome) -> None:
         """One session's outcome."""
-        from handoff_cli.handoff.rotate import FAILED, SKIPPED
+        from handoff_cli.handoff.rotate import FAILED, HANDED_OFF, SKIPPED
 
         self._tokens += outcome.tokens or 0
-        self._cost += outcome.cost_usd or 0.0
+        if outcome.status == HANDED_OFF:
+            spent = outcome.cost_usd
+            self._cost = None if self._cost is None or spent is None else self._cost + spent
         if self._bar is not None and self._task is not None:
-            self._bar.update(self._task, advance=1, tokens=self._tokens, cost=self._cost)
+            cost = _money(self._cost)
+            self._bar.update(self._task, advance=1, refresh=True, tokens=self._tokens, cost=cost)
         if self._quiet and outcome.status != FAILED:
             return
         text = f"{outcome.status.replace('_', ' ')} {outcome.id}"
@@ -590,6 +600,21 @@ class RotateProgress(Reporter):
             text += f": {one_line(outcome.reason, 200)}"
         style = {FAILED: "red", SKIPPED: "yellow"}.get(outcome.status, "")
         self._console.print(visible(text), style=style)
+
+    @contextmanager
+    def aside(self) -> Iterator[None]:
+        """Room for a line on stdout: when stdout is the terminal the bar is drawn on, the bar
+        is taken away while it is written, and drawn again below it (the two would share a
+        line otherwise)."""
+        bar = self._bar
+        shared = bar is not None and sys.stdout is not None and sys.stdout.isatty()
+        if bar is not None and shared:
+            bar.stop()
+        try:
+            yield
+        finally:
+            if bar is not None and shared:
+                bar.start()
 
     def warn(self, text: str) -> None:
         if text not in self._said:
@@ -607,7 +632,7 @@ class RotateProgress(Reporter):
         for outcome in outcomes:
             counts[outcome.status] += 1
         costs = [o.cost_usd for o in outcomes if o.status == HANDED_OFF]
-        cost = "price unknown" if None in costs else f"${sum(c or 0.0 for c in costs):.4f}"
+        cost = _money(None if None in costs else sum(c or 0.0 for c in costs))
         line = (
             f"{counts[HANDED_OFF]} handed off, {counts[SKIPPED]} skipped, {counts[FAILED]} "
             f"failed; {self._tokens:,} tokens, {cost}"

@@ -310,6 +310,7 @@ def writer_for(options: Options, reporter: Reporter) -> Writers:
             context_window=options.context_window,
             prices=options.prices,
             warn=reporter.warn,
+            planned=options.dry_run,
         )
 
     return decide
