@@ -11,10 +11,8 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 
 from handoff_cli.handoff.document import SECTIONS
 
@@ -57,19 +55,42 @@ def test_the_loopback_model_answers_a_handoff_in_full(tmp_path: Path, loopback_m
     assert "WEATHER_RETRIES=2 python -m weather_cli Paris" in document  # read from the request
 
 
-def _rotations(workflow: dict[str, Any]) -> Iterator[tuple[dict[str, str], list[str]]]:
-    """Each step of the workflow that runs ``handoff rotate``: its environment and its words,
-    the matrix's shard as the first of one, the output redirection left out."""
-    for job in workflow["jobs"].values():
-        for step in job["steps"]:
-            command = step.get("run", "")
-            if "handoff rotate" in command:
-                command = command.replace("${{ matrix.shard }}/4", "1/1").split(">")[0]
-                yield {**job.get("env", {}), **step.get("env", {})}, shlex.split(command)
+def _blocks(text: str, key: str) -> Iterator[list[str]]:
+    """The value of each ``key:`` in the YAML ``text``: the lines indented under it (a block,
+    or a folded ``>`` scalar), or the one after the colon. Enough of YAML for the workflow,
+    which uses nothing more, with no YAML parser among the project's dependencies."""
+    lines = text.splitlines()
+    for number, line in enumerate(lines):
+        stripped = line.lstrip(" -")
+        if not stripped.startswith(f"{key}:"):
+            continue
+        value = stripped[len(key) + 1 :].strip()
+        if value and value != ">":
+            yield [value]
+            continue
+        depth = len(line) - len(line.lstrip(" -"))
+        below = []
+        for after in lines[number + 1 :]:
+            if after.strip() and len(after) - len(after.lstrip()) <= depth:
+                break
+            if after.strip() and not after.strip().startswith("#"):
+                below.append(after.strip())
+        yield below
+
+
+def _rotations(workflow: str) -> Iterator[tuple[dict[str, str], list[str]]]:
+    """Each step of the workflow that runs ``handoff rotate``: the job's environment and the
+    step's words, the matrix's shard as the first of one, the output redirection left out."""
+    (env,) = (dict(line.split(": ", 1) for line in block) for block in _blocks(workflow, "env"))
+    for block in _blocks(workflow, "run"):
+        command = " ".join(block)
+        if "handoff rotate" in command:
+            command = command.replace("${{ matrix.shard }}/4", "1/1").split(">")[0]
+            yield env, shlex.split(command)
 
 
 def test_the_workflows_dry_run_prices_the_model_its_real_run_uses(tmp_path: Path) -> None:
-    workflow = yaml.safe_load((RECIPES / "rotate-sessions.yml").read_text())
+    workflow = (RECIPES / "rotate-sessions.yml").read_text()
     for number in range(3):  # sessions whose own model is another one
         entries = Entries()
         entries.user("fix the parser " * 200)
