@@ -107,11 +107,22 @@ class NothingToHandOffError(HandoffError):
 
 
 class AlreadyCompactedError(NothingToHandOffError):
-    """An in-place handoff with nothing to compact: the branch ends in a compaction, or all of
-    it would be kept."""
+    """An in-place handoff with nothing to compact: nothing follows the branch's last
+    compaction."""
 
     def __init__(self) -> None:
         HandoffError.__init__(self, "Nothing to hand off (already compacted)")
+
+
+class NothingToCompactError(NothingToHandOffError):
+    """An in-place handoff with nothing to compact: all of the branch (since its last
+    compaction, if any) fits in the tokens the compaction keeps as they are."""
+
+    def __init__(self, kept_tokens: int, compacted: bool) -> None:
+        what = "what follows the last compaction fits" if compacted else "the branch fits"
+        HandoffError.__init__(
+            self, f"Nothing to compact: {what} in the {kept_tokens:,} tokens kept"
+        )
 
 
 class NoDocumentHeldError(HandoffError):

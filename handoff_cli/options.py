@@ -86,3 +86,5 @@ class Options:
     to: str | None = None
     """The agent whose file the new session is, in that agent's folder for the session's cwd
     (``--to``); None: the session's own agent, beside the old file."""
+    dry_run: bool = False
+    """Only planned (``--dry-run``): what the notes say would be done is not done."""

@@ -106,6 +106,11 @@ class Claude:
     def sessions_folders(self, env: Mapping[str, str], home: Path, cwd: Path) -> list[Path]:
         return [config_folder(env, home) / "projects"]
 
+    def resume_command(self, session_id: str, path: Path, own_folder: bool) -> list[str]:
+        # It takes an id only, looked up in the project folder of the directory it runs in
+        # (the session's cwd): a path is not accepted.
+        return ["claude", "--resume", session_id]
+
     def project_folder(self, env: Mapping[str, str], home: Path, cwd: str) -> Path | None:
         name = project_folder_name(cwd)
         return config_folder(env, home) / "projects" / name if name is not None else None

@@ -157,6 +157,11 @@ class OhMyPi:
     def header_title(self, title: str) -> Entry:
         return {"title": title, "titleSource": "auto"}  # read where there is no title slot
 
+    def resume_command(self, session_id: str, path: Path, own_folder: bool) -> list[str]:
+        # It finds an id only in its own folders; elsewhere it opens a path (main.ts: a
+        # value with a slash or ending in .jsonl is one).
+        return ["omp", "--session", session_id if own_folder else str(path)]
+
     def loses_model(self, branch: list[Record]) -> bool:
         # An answer's model counts only while no model_change of its own (one ``model``
         # string, the default role) came before.

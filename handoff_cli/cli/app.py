@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import click
 import typer
 from click.core import ParameterSource
+from click.shell_completion import CompletionItem
 from click_default_group import DefaultGroup
 from typer.core import TyperGroup
 
@@ -95,6 +96,14 @@ class _Commands(DefaultGroup, TyperGroup):
         except KeyboardInterrupt:  # the one a signal raises: it settled them before raising
             raise CancelledError("Cancelled") from None
 
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
+        """The command words, and, as ``handoff SESSION`` is the main form, the sessions."""
+        found = super().shell_complete(ctx, incomplete)
+        if incomplete.startswith("-"):
+            return found
+        sessions = _complete_session(incomplete)
+        return found + [CompletionItem(value, help=title) for value, title in sessions]
+
 
 app = typer.Typer(
     cls=_Commands,
@@ -132,7 +141,8 @@ SessionsDirs = Annotated[
         "--sessions-dir",
         envvar="HANDOFF_SESSIONS_DIR",
         help="A folder of sessions, searched recursively; repeatable ($HANDOFF_SESSIONS_DIR: "
-        "several, separated by ':'). [default: the agents' own folders, and ./sessions]",
+        "several, separated by ':'). [default: the agents' own folders, and ./sessions if "
+        "it holds sessions]",
         show_default=False,
     ),
 ]
@@ -339,6 +349,7 @@ def _options(
     leaf_id: str | None = None,
     no_record: bool = False,
     out_dir: Path | None = None,
+    dry_run: bool = False,
     **others: Any,
 ) -> Options:
     """What the user said to ``handoff`` or ``rotate`` (their flags, ``ctx.params``; the
@@ -352,7 +363,7 @@ def _options(
         timeout=timeout,
         retries=retries,
         record=not no_record,
-        out_dir=expand(out_dir) if out_dir is not None else None,
+        out_dir=_out_dir(expand(out_dir)) if out_dir is not None else None,
         strict=strict,
         context_window=context_window,
         max_doc_tokens=max_doc_tokens,
@@ -361,7 +372,17 @@ def _options(
         in_place=in_place,
         prices=_prices(price_in, price_out),
         to=to,
+        dry_run=dry_run,
     )
+
+
+def _out_dir(folder: Path) -> Path:
+    """``--out-dir``: made if missing, as ``mkdir`` makes one, in a folder that exists; a
+    mistyped path is not made whole."""
+    parent = folder.absolute().parent
+    if not folder.exists() and not parent.exists():
+        raise UsageError(f"--out-dir {folder}: {parent} does not exist (make it first)")
+    return folder
 
 
 def _terminal_sessions() -> Path:
@@ -469,7 +490,10 @@ def handoff_command(
         path = _find(session, sessions_dirs)
         folder = _folder_agent(path, sessions_dirs) if agent == AUTO else None
         target = Target(
-            folder_agent=folder, terminal_sessions=terminals, project_folder=_project_folder
+            folder_agent=folder,
+            terminal_sessions=terminals,
+            project_folder=_project_folder,
+            agent_folders=_own(),
         )
         if dry_run:
             planned = plan_only(path, options, Reporter(), target=target)
@@ -483,6 +507,13 @@ def handoff_command(
     except KeyboardInterrupt:
         raise CancelledError() from None
     _print_result(result, json_out)
+    if not quiet:
+        notice(f"continue in {get(result.agent).title}: {result.resume_command}")
+
+
+def _own() -> tuple[Root, ...]:
+    """The agents' own sessions folders (not those named on the command line)."""
+    return tuple(root for root in _roots(None) if root.agent is not None)
 
 
 def _print_result(result: HandoffResult, json_out: bool) -> None:
@@ -589,6 +620,15 @@ def list_command(
     tree: Annotated[
         bool, typer.Option("--tree", help="Draw the chains: each session's handoffs and forks.")
     ] = False,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            click_type=click.Choice(NAMES),
+            help="Only the sessions in this agent's folders.",
+            show_default=False,
+        ),
+    ] = None,
     json_out: JsonOpt = False,
     sessions_dirs: SessionsDirs = None,
     cache_dir: Annotated[
@@ -613,7 +653,11 @@ def list_command(
     for problem in found.skipped:
         notice(f"warning: skipped {problem.path}: {problem.reason}")
     project = Path.cwd() if here else (expand(cwd) if cwd is not None else None)
-    shown = [s for s in found.sessions if project is None or same_folder(s.cwd, project)]
+    shown = [
+        s
+        for s in found.sessions
+        if (project is None or same_folder(s.cwd, project)) and agent in (None, s.agent)
+    ]
     _warn_loops(found, shown)
     with reader_may_leave():
         if json_out:
@@ -741,7 +785,8 @@ def rotate(
         check_budget(rotation.estimates, max_cost)
         if dry_run:
             return None
-        progress.begin(len(rotation.candidates))
+        priced = all(c.writer.price(0, 0) is not None for c in rotation.candidates)
+        progress.begin(len(rotation.candidates), priced)
         rotated = rotate_all(rotation, options, target, finished, progress)
         progress.summary([*rotation.skipped, *rotated.outcomes], rotated.cancelled)
     return rotated.exit_code
@@ -787,7 +832,7 @@ def _rotation_lines(progress: RotateProgress, json_out: bool) -> Callable[[Outco
         from handoff_cli.handoff.rotate import HANDED_OFF
 
         progress.finished(outcome)
-        with reader_may_leave():
+        with reader_may_leave(), progress.aside():
             if json_out:
                 write_json_value(outcome.to_json())
             elif outcome.status == HANDED_OFF:

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import hashlib
 import os
+import shlex
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -27,8 +28,16 @@ from typing import Any
 
 from handoff_cli.agents import CLAUDE, DEFAULT, PI_FAMILY, build_context, claude, get, load_session
 from handoff_cli.agents.choice import choose_agent
-from handoff_cli.agents.context import Context
-from handoff_cli.agents.omp import Cut, compaction_entry, cut, move_pointers, with_tokens_after
+from handoff_cli.agents.context import Context, last_index
+from handoff_cli.agents.omp import (
+    KEEP_RECENT_TOKENS,
+    Cut,
+    compaction_entry,
+    cut,
+    move_pointers,
+    with_tokens_after,
+)
+from handoff_cli.agents.places import Root, agent_of
 from handoff_cli.agents.resume import (
     continued_title,
     date_after,
@@ -44,6 +53,7 @@ from handoff_cli.errors import (
     CancelledError,
     HandedOffError,
     InPlaceRefusedError,
+    NothingToCompactError,
     NothingToHandOffError,
     SessionChangedError,
     SessionFileError,
@@ -101,6 +111,9 @@ class Target:
     project_folder: Callable[[str, str], Path | None] | None = None
     """With ``--to``: the folder an agent starts a session of a cwd in (``Agent.project_folder``
     in the environment the CLI sees); None: such a handoff cannot be placed."""
+    agent_folders: tuple[Root, ...] = ()
+    """The agents' own sessions folders: the agent opens a session under one of its own by id
+    (``HandoffResult.resume_command``)."""
 
 
 DEFAULT_TARGET = Target()
@@ -187,6 +200,13 @@ class HandoffResult:
     agent: str = DEFAULT
     in_place: InPlace | None = None
     """In place: the entry appended (``id`` and ``path`` are then the session's own)."""
+    resume: tuple[str, ...] = ()
+    """The command line that opens the result in the agent (``Agent.resume_command``)."""
+
+    @property
+    def resume_command(self) -> str:
+        """``resume`` as one line a shell reads back as those words."""
+        return shlex.join(self.resume)
 
     def to_json(self) -> dict[str, Any]:
         fields: dict[str, Any] = {
@@ -204,6 +224,7 @@ class HandoffResult:
             "strategy": self.strategy,
             "redacted": self.redacted,
             "agent": self.agent,
+            "resume_command": self.resume_command,
         }
         if self.in_place is not None:
             done = self.in_place
@@ -293,6 +314,7 @@ def writer_for(options: Options, reporter: Reporter) -> Writers:
             context_window=options.context_window,
             prices=options.prices,
             warn=reporter.warn,
+            planned=options.dry_run,
         )
 
     return decide
@@ -395,7 +417,10 @@ def guard(records: list[Record], agent: str, in_place: bool) -> Cut | None:
         )
     where = cut(records)
     if where is None:
-        raise AlreadyCompactedError()
+        since = last_index(records, "compaction")
+        if since >= 0 and not any(r.type == "message" for r in records[since + 1 :]):
+            raise AlreadyCompactedError()
+        raise NothingToCompactError(KEEP_RECENT_TOKENS, since >= 0)
     return where
 
 
@@ -573,7 +598,13 @@ async def ahandoff_request(
         redacted=request.redactor.count if request.redactor else request.redacted,
         agent=source.agent,
         in_place=done,
+        resume=_resume(source.agent, new_id, new_path, target),
     )
+
+
+def _resume(agent: str, session_id: str, path: Path, target: Target) -> tuple[str, ...]:
+    own = agent_of(path, list(target.agent_folders)) == agent
+    return tuple(get(agent).resume_command(session_id, path, own))
 
 
 def _with_files(answer: Answer, facts: Facts) -> Answer:

@@ -187,11 +187,13 @@ def select(
     ``reporter`` then; what reading a session says is kept with it (``Candidate.notices``)."""
     candidates: list[Candidate] = []
     unreadable: list[Outcome] = []
-    decide = writer_for(options.handoff, reporter)
+    notes = _Notes()
+    decide = writer_for(options.handoff, notes)
     writers: dict[str | None, Writer] = {}
 
     def writer(session_model: str | None) -> Writer:
         if session_model not in writers:
+            notes.model = session_model
             writers[session_model] = decide(session_model)
         return writers[session_model]
 
@@ -217,7 +219,34 @@ def select(
         if tokens > _threshold(options, source.writer):
             source.session.release()  # held until its handoff: no descriptor meanwhile
             candidates.append(Candidate(summary, tokens, source, tuple(held.notices)))
+    notes.tell(reporter, candidates, found.short_ids())
     return candidates, unreadable
+
+
+class _Notes(Reporter):
+    """The notes of each writer decided (one per model the sessions name), held: each is told
+    once for the run, naming the chosen sessions it is about, and not for sessions not chosen."""
+
+    LISTED = 5
+
+    def __init__(self) -> None:
+        self.model: str | None = None
+        self._texts: dict[str, set[str | None]] = {}
+
+    def warn(self, text: str) -> None:
+        self._texts.setdefault(text, set()).add(self.model)
+
+    def tell(self, reporter: Reporter, chosen: list[Candidate], short: dict[str, str]) -> None:
+        for text, models in self._texts.items():
+            ids = [
+                short.get(c.summary.id, c.summary.id)
+                for c in chosen
+                if c.source.context.model in models
+            ]
+            if ids:
+                more = len(ids) - self.LISTED
+                listed = ", ".join(ids[: self.LISTED]) + (f" and {more} more" if more > 0 else "")
+                reporter.warn(f"{text} ({len(ids)} session{'s' * (len(ids) != 1)}: {listed})")
 
 
 class _Held(Reporter):
