@@ -272,3 +272,26 @@ def test_the_base_reporter_only_warns_and_reports_load_problems(
         "",
         f"warning: {session.path}: skipped 1 malformed line (line 3)\n",
     )
+
+
+def test_an_unbuffered_stream_gets_few_writes() -> None:
+    """``python -u`` leaves stdout unbuffered: a write of each piece of a context's JSON (two a
+    message) would be a system call each, so they are gathered; a long one is written alone."""
+
+    class Unbuffered(io.RawIOBase):
+        def __init__(self) -> None:
+            self.writes: list[bytes] = []
+
+        def writable(self) -> bool:
+            return True
+
+        def write(self, data: Any) -> int:
+            self.writes.append(bytes(data))
+            return len(data)
+
+    out = Unbuffered()
+    long = "x" * (1 << 17)
+    write_json({"items": iter([*range(2000), long, *range(3)]), "tail": True}, out)
+    expected = orjson.dumps({"items": [*range(2000), long, *range(3)], "tail": True}) + b"\n"
+    assert b"".join(out.writes) == expected
+    assert len(out.writes) <= 4

@@ -702,14 +702,10 @@ def _message_record(
     if split is None:
         return None
     match, begin, end = split
-    view = memoryview(raw)[begin:end]
-    try:
-        if end - begin <= LONGEST_TEXT:
-            message = orjson.loads(view)
-        else:
-            message = parse_bounded(view, loads=orjson.loads)
-    except orjson.JSONDecodeError:
-        return None  # invalid UTF-8, lone surrogates, or more keys: the long way decides
+    read = _read_message(memoryview(raw)[begin:end], source)
+    if read is None:
+        return None
+    message = read[0]
     if isinstance(message, dict) and message.get("role") == "hookMessage":
         return None  # renamed, in version 3 only if the file is older: the long way decides
     entry_id, parent_id, _ = match.groups()
@@ -729,12 +725,26 @@ def _message_record(
             "message",
             len(raw) | begin << _FIELD_BITS | size << 2 * _FIELD_BITS | start << _OFFSET_SHIFT,
             None,
-            source.shared(message_facts(message)),
+            read[1],
             IN_LINE,
             None,
             source,
         ),
     )
+
+
+def _read_message(data: memoryview, source: Source) -> tuple[Any, MessageFacts] | None:
+    """The message whose JSON is ``data``, parsed (a long one with its longest strings read
+    in part, ``jsonl.parse_bounded``), and its facts; None if orjson refuses it (invalid UTF-8,
+    lone surrogates, more keys than a message line has: the long way decides)."""
+    try:
+        if len(data) <= LONGEST_TEXT:
+            message = orjson.loads(data)
+        else:
+            message = parse_bounded(data, loads=orjson.loads)
+    except orjson.JSONDecodeError:
+        return None
+    return message, source.shared(message_facts(message))
 
 
 _PARSER = simdjson.Parser()
@@ -1018,22 +1028,26 @@ def _blocks(file: BinaryIO, source: Source) -> Iterator[tuple[int, bytes]]:
 
 _NOT_A_VALUE: Any = object()
 
-_WINDOW_STARTS = (b'\n{"type":"compaction"', b'\n{"type":"reset_boundary"')
-"""Lines where a context may start, as the agents write them."""
+_WINDOW_START = re.compile(rb'\n\{"type":"(?:compaction|reset_boundary)"')
+"""A line where a context may start, as the agents write it."""
+_SCAN = 1 << 20
+"""Bytes searched at once by ``_last_window``."""
 
 
 def _last_window(fd: int) -> int:
     """Where the last line that may start a context (a compaction, a reset) begins, if it is
     in the file's last quarter, found from the end; else 0: a context of most of the file asks
     the facts of most of its messages."""
-    end = size = os.fstat(fd).st_size
-    overlap = max(map(len, _WINDOW_STARTS))
-    while end > 0 and end >= size - max(size // 4, BLOCK):
-        start = max(0, end - BLOCK)
-        data = os.pread(fd, end - start + overlap, start)
-        found = max(data.rfind(mark) for mark in _WINDOW_STARTS)
-        if found >= 0:
-            return start + found + 1
+    size = os.fstat(fd).st_size
+    overlap = len(b'\n{"type":"reset_boundary"')
+    buffer = bytearray(_SCAN + overlap)  # one buffer: a fresh one would be fresh pages
+    end = size
+    while end > 0 and end >= size - max(size // 4, _SCAN):
+        start = max(0, end - _SCAN)
+        read = os.preadv(fd, [memoryview(buffer)[: end - start + overlap]], start)
+        starts = [m.start() for m in _WINDOW_START.finditer(buffer, 0, read)]
+        if starts:
+            return start + starts[-1] + 1
         end = start
     return 0
 
@@ -1042,7 +1056,9 @@ def _read_blocks(source: Source, file: BinaryIO, lazy_before: int) -> _Body:
     """``_read_entries`` of a version 3 file (whose messages no migration changes), from where
     ``file`` is on, a block of lines at a time.
 
-    A message line as the agents write it (``_MESSAGE_LINE``) before ``lazy_before`` is not
+    No message is migrated in version 3: ``hookMessage`` is a role like any other, and a
+    message line as the agents write it (``_MESSAGE_LINE``) is split as ``_message_record``
+    splits it, whatever its role. One before ``lazy_before`` is not
     parsed: its message, an object of up to ``LONGEST_TEXT`` bytes, is validated by simdjson,
     at several times orjson's speed with nothing built, and its facts are read when first
     asked for (``Record.facts``). simdjson accepts nothing orjson refuses but a leading
@@ -1059,6 +1075,7 @@ def _read_blocks(source: Source, file: BinaryIO, lazy_before: int) -> _Body:
     longest = MAX_LINE_BYTES
     skipped_at: list[int] = []  # the offsets of lines skipped: numbered at the end
     for at, block in _blocks(file, source):
+        view = memoryview(block)
         size = len(block)
         position = 0
         while position < size:
@@ -1069,62 +1086,69 @@ def _read_blocks(source: Source, file: BinaryIO, lazy_before: int) -> _Body:
                 raise _too_long(source.path, source.line_at(at + position))
             match = match_line(block, position)
             record = None
-            if match is not None and at + position < lazy_before:
+            if match is not None:
                 begin = match.end()
                 while end > begin and block[end - 1] in _SPACES:
                     end -= 1
                 end -= 1  # the line's last brace, if it is one
-                if (
-                    block[end] == _CLOSING_BRACE
+                facts: Any = None
+                if block[end] != _CLOSING_BRACE:
+                    pass  # not a message line as the agents write it
+                elif (
+                    at + position < lazy_before
                     and block[begin] == _OPENING_BRACE
                     and end - begin <= LONGEST_TEXT
                 ):
                     try:
                         validate(block[begin:end])  # a copy: simdjson reads a memoryview slowly
+                        facts, length = LAZY, end - begin
                     except (ValueError, RuntimeError):
                         pass
-                    else:
-                        entry_id, parent_id, _ = match.groups()
-                        parent = None
-                        if parent_id is not None:
-                            parent = parent_id.decode()
-                            known = by_id.get(parent)
-                            if known is not None:
-                                parent = known.id
-                        record = _new_record(
-                            Record,
-                            (
-                                entry_id.decode(),
-                                parent,
-                                "message",
-                                stop - position
-                                | (begin - position) << _FIELD_BITS
-                                | (end - begin) << 2 * _FIELD_BITS
-                                | (at + position) << _OFFSET_SHIFT,
-                                None,
-                                LAZY,
-                                IN_LINE,
-                                None,
-                                source,
-                            ),
-                        )
-            if record is None:
+                if facts is None and block[end] == _CLOSING_BRACE:
+                    read = _read_message(view[begin:end], source)
+                    if read is not None:
+                        facts = read[1]
+                        length = end - begin if isinstance(read[0], dict) else 0
+                if facts is not None:
+                    entry_id, parent_id, _ = match.groups()
+                    parent = None
+                    if parent_id is not None:
+                        parent = parent_id.decode()
+                        known = by_id.get(parent)
+                        if known is not None:
+                            parent = known.id
+                    record = _new_record(
+                        Record,
+                        (
+                            entry_id.decode(),
+                            parent,
+                            "message",
+                            stop - position
+                            | (begin - position) << _FIELD_BITS
+                            | length << 2 * _FIELD_BITS
+                            | (at + position) << _OFFSET_SHIFT,
+                            None,
+                            facts,
+                            IN_LINE,
+                            None,
+                            source,
+                        ),
+                    )
+            if record is None:  # any other line: parsed whole
                 raw = block if stop - position == size else block[position:stop]
-                record = _message_record(raw, at + position, source, by_id)
-                if record is None:
-                    try:
-                        value = parse_line(raw)
-                    except ValueError:
-                        value = _NOT_A_VALUE
-                        if not raw.strip():  # blank: not an entry, nor an error
-                            position = stop
-                            continue
-                    if value is not _NOT_A_VALUE:
-                        record = _record(value, 3, None, 0, at + position, len(raw), source)
-                    if record is None:
-                        skipped_at.append(at + position)
+                try:
+                    value = parse_line(raw)
+                except ValueError:
+                    value = _NOT_A_VALUE
+                    if not raw.strip():  # blank: not an entry, nor an error
                         position = stop
                         continue
+                if value is not _NOT_A_VALUE:
+                    record = _record(value, 3, None, 0, at + position, len(raw), source)
+                if record is None:
+                    skipped_at.append(at + position)
+                    position = stop
+                    continue
             if record.id in by_id:
                 duplicates.append(record.id)
             records.append(record)
