@@ -416,14 +416,20 @@ def _strip_unanswered(emitted: list[Record]) -> tuple[list[Record], dict[str, Ch
 
     Also notes, in the same walk, the Copilot turns that change as omp loads them.
     """
-    answered = {r.facts.answers for r in emitted if _is_result(r)}  # type: ignore[union-attr]
+    answered = set()
+    for record in emitted:
+        facts = record.facts
+        if facts is not None and facts.role == "toolResult":
+            answered.add(facts.answers)
     answered.discard(UNPAIRABLE)
     kept: list[Record] = []
     changes: dict[str, Change] = {}
     for record in emitted:
         facts = record.facts
         calls = facts.tool_call_ids if facts is not None else ()
-        unanswered = frozenset(c for c in calls if c not in answered) if calls else None
+        unanswered = None
+        if calls and not answered.issuperset(calls):
+            unanswered = frozenset(c for c in calls if c not in answered)
         if unanswered:
             assert facts is not None
             if not facts.keeps_content and unanswered.issuperset(calls):
@@ -457,9 +463,14 @@ def _drop_failed_turns(records: list[Record], changes: dict[str, Change]) -> lis
         alive[index] = False
         skip[index] = index + 1
 
+    failed = [r.facts for r in records if r.facts and r.facts.stop_reason in FAILED_STOP_REASONS]
+    if not failed:
+        return records  # most branches: nothing to walk
+    # The results of the calls of failed turns, the only ones looked up.
+    calls_of_failed = {call for facts in failed for call in facts.tool_call_ids}
     results: dict[CallId, list[int]] = {}
     for index, record in enumerate(records):
-        if _is_result(record):
+        if _is_result(record) and record.facts.answers in calls_of_failed:  # type: ignore[union-attr]
             results.setdefault(record.facts.answers, []).append(index)  # type: ignore[union-attr]
 
     for index in range(count - 1, -1, -1):
