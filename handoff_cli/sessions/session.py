@@ -1070,6 +1070,7 @@ def _read_blocks(source: Source, file: BinaryIO, lazy_before: int) -> _Body:
     asks the facts of every message), messages are parsed as they are read, for their facts.
     """
     records: list[Record] = []
+    append = records.append
     by_id: dict[str, Record] = {}
     duplicates: list[str] = []
     validate = simdjson.Parser().parse
@@ -1077,86 +1078,122 @@ def _read_blocks(source: Source, file: BinaryIO, lazy_before: int) -> _Body:
     longest = MAX_LINE_BYTES
     skipped_at: list[int] = []  # the offsets of lines skipped: numbered at the end
     for at, block in _blocks(file, source):
-        view = memoryview(block)
+        find = block.find
         size = len(block)
+        lazy_end = lazy_before - at  # lines that start before it are validated only
         position = 0
         while position < size:
-            newline = block.find(b"\n", position)
-            stop = size if newline < 0 else newline + 1
-            end = stop - 1 if newline >= 0 else size  # the line without its newline
+            end = find(b"\n", position)  # the line without its newline
+            stop = end + 1
+            if end < 0:
+                end = stop = size
             if stop - position > longest:
                 raise _too_long(source.path, source.line_at(at + position))
             match = match_line(block, position)
-            record = None
-            if match is not None:
-                begin = match.end()
-                while end > begin and block[end - 1] in _SPACES:
-                    end -= 1
-                end -= 1  # the line's last brace, if it is one
-                facts: Any = None
-                if block[end] != _CLOSING_BRACE:
-                    pass  # not a message line as the agents write it
-                elif (
-                    at + position < lazy_before
+            if match is not None and position < lazy_end:
+                begin, last = match.end(), end - 1
+                if block[last] != _CLOSING_BRACE:  # white space after it, perhaps
+                    while last > begin and block[last] in _SPACES:
+                        last -= 1
+                if (
+                    block[last] == _CLOSING_BRACE
                     and block[begin] == _OPENING_BRACE
-                    and end - begin <= LONGEST_TEXT
+                    and last - begin <= LONGEST_TEXT
                 ):
                     try:
-                        validate(block[begin:end])  # a copy: simdjson reads a memoryview slowly
-                        facts, length = LAZY, end - begin
+                        validate(block[begin:last])  # a copy: simdjson reads a memoryview slowly
                     except (ValueError, RuntimeError):
                         pass
-                if facts is None and block[end] == _CLOSING_BRACE:
-                    read = _read_message(view[begin:end], source)
-                    if read is not None:
-                        facts = read[1]
-                        length = end - begin if isinstance(read[0], dict) else 0
-                if facts is not None:
-                    entry_id, parent_id, _ = match.groups()
-                    parent = None
-                    if parent_id is not None:
-                        parent = parent_id.decode()
-                        known = by_id.get(parent)
-                        if known is not None:
-                            parent = known.id
-                    record = _new_record(
-                        Record,
-                        (
-                            entry_id.decode(),
-                            parent,
-                            "message",
-                            stop - position
-                            | (begin - position) << _FIELD_BITS
-                            | length << 2 * _FIELD_BITS
-                            | (at + position) << _OFFSET_SHIFT,
-                            None,
-                            facts,
-                            IN_LINE,
-                            None,
-                            source,
-                        ),
-                    )
-            if record is None:  # any other line: parsed whole
-                raw = block if stop - position == size else block[position:stop]
-                try:
-                    value = parse_line(raw)
-                except ValueError:
-                    value = _NOT_A_VALUE
-                    if not raw.strip():  # blank: not an entry, nor an error
+                    else:
+                        entry_id, parent_id, _ = match.groups()
+                        entry_id = entry_id.decode()
+                        parent = None
+                        if parent_id is not None:
+                            parent = parent_id.decode()
+                            known = by_id.get(parent)
+                            if known is not None:
+                                parent = known.id
+                        record = _new_record(
+                            Record,
+                            (
+                                entry_id,
+                                parent,
+                                "message",
+                                stop - position
+                                | (begin - position) << _FIELD_BITS
+                                | (last - begin) << 2 * _FIELD_BITS
+                                | (at + position) << _OFFSET_SHIFT,
+                                None,
+                                LAZY,
+                                IN_LINE,
+                                None,
+                                source,
+                            ),
+                        )
+                        if entry_id in by_id:
+                            duplicates.append(entry_id)
+                        append(record)
+                        by_id[entry_id] = record
                         position = stop
                         continue
-                if value is not _NOT_A_VALUE:
-                    record = _record(value, 3, None, 0, at + position, len(raw), source)
-                if record is None:
-                    skipped_at.append(at + position)
-                    position = stop
-                    continue
-            if record.id in by_id:
-                duplicates.append(record.id)
-            records.append(record)
-            by_id[record.id] = record
+            found = _line_record(block, position, stop, end, match, at, source, by_id)
+            if found is None:
+                skipped_at.append(at + position)
+            elif found is not _BLANK:
+                if found.id in by_id:
+                    duplicates.append(found.id)
+                append(found)
+                by_id[found.id] = found
             position = stop
     return _Body(records, by_id, source.lines_at(skipped_at), duplicates)
+
+
+_BLANK: Any = object()
+"""``_line_record``'s answer for a blank line: not an entry, nor an error."""
+
+
+def _line_record(
+    block: bytes,
+    position: int,
+    stop: int,
+    end: int,
+    match: re.Match[bytes] | None,
+    at: int,
+    source: Source,
+    by_id: dict[str, Record],
+) -> Record | None:
+    """The record of the line of ``block`` from ``position`` to ``stop`` (``end`` without its
+    newline) of a version 3 file, ``_MESSAGE_LINE``'s ``match`` of it, parsed: only its
+    message if it is a message line as the agents write it, else whole; None if it is no
+    entry, ``_BLANK`` if it is blank."""
+    if match is not None:
+        begin = match.end()
+        while end > begin and block[end - 1] in _SPACES:
+            end -= 1
+        end -= 1  # the line's last brace, if it is one
+        is_split = block[end] == _CLOSING_BRACE
+        read = _read_message(memoryview(block)[begin:end], source) if is_split else None
+        if read is not None:
+            entry_id, parent_id, _ = match.groups()
+            parent = None
+            if parent_id is not None:
+                parent = parent_id.decode()
+                known = by_id.get(parent)
+                if known is not None:
+                    parent = known.id
+            length = end - begin if isinstance(read[0], dict) else 0
+            span = stop - position | (begin - position) << _FIELD_BITS
+            span |= length << 2 * _FIELD_BITS | (at + position) << _OFFSET_SHIFT
+            facts = read[1]
+            return Record(
+                entry_id.decode(), parent, "message", span, None, facts, IN_LINE, None, source
+            )
+    raw = block if stop - position == len(block) else block[position:stop]
+    try:
+        value = parse_line(raw)
+    except ValueError:
+        return _BLANK if not raw.strip() else None
+    return _record(value, 3, None, 0, at + position, len(raw), source)
 
 
 def _record(
