@@ -1,9 +1,11 @@
 """Loading a session file, the first step of the data's way.
 
-``load_session`` parses every line once, so that a 100 MB session costs little more than one
+``load_session`` reads every line once, so that a 100 MB session costs little more than one
 parse and little memory. For a message it keeps only what the tree and the context need (ids,
-type, a few facts) and the message's JSON text, never the parsed objects (six times the size);
-a line in the agents' own layout is not even parsed whole, only its message. Every other entry
+type, a few facts) and where the message's JSON text is, never the parsed objects (six times
+the size); a line in the agents' own layout is not even parsed whole, only its message, and in
+a version 3 file a message before the last compaction is only validated, its facts read when
+a context asks for them (``Record.facts``). Every other entry
 is small and kept whole. ``Session.entries`` reads full message entries again, by offset, for
 the views that want them. Versions 1 and 2 are migrated in memory as they are read
 (docs/session-format.md §7); nothing here writes.
