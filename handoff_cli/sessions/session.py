@@ -751,9 +751,6 @@ def _read_message(data: memoryview, source: Source) -> tuple[Any, MessageFacts] 
     return message, source.shared(message_facts(message))
 
 
-_PARSER = simdjson.Parser()
-
-
 def _exact(data: bytes) -> bytes:
     # orjson's output keeps spare capacity; a copy the exact size holds a third of the memory.
     return bytes(memoryview(data))
