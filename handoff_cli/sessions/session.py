@@ -1166,12 +1166,12 @@ def _line_record(
     message if it is a message line as the agents write it, else whole; None if it is no
     entry, ``_BLANK`` if it is blank."""
     if match is not None:
-        begin = match.end()
-        while end > begin and block[end - 1] in _SPACES:
-            end -= 1
-        end -= 1  # the line's last brace, if it is one
-        is_split = block[end] == _CLOSING_BRACE
-        read = _read_message(memoryview(block)[begin:end], source) if is_split else None
+        begin, last = match.end(), end - 1
+        if block[last] != _CLOSING_BRACE:  # white space after it, perhaps
+            while last > begin and block[last] in _SPACES:
+                last -= 1
+        is_split = block[last] == _CLOSING_BRACE  # the line's last brace
+        read = _read_message(memoryview(block)[begin:last], source) if is_split else None
         if read is not None:
             entry_id, parent_id, _ = match.groups()
             parent = None
@@ -1180,13 +1180,11 @@ def _line_record(
                 known = by_id.get(parent)
                 if known is not None:
                     parent = known.id
-            length = end - begin if isinstance(read[0], dict) else 0
+            length = last - begin if isinstance(read[0], dict) else 0
             span = stop - position | (begin - position) << _FIELD_BITS
             span |= length << 2 * _FIELD_BITS | (at + position) << _OFFSET_SHIFT
-            facts = read[1]
-            return Record(
-                entry_id.decode(), parent, "message", span, None, facts, IN_LINE, None, source
-            )
+            fields = (entry_id.decode(), parent, "message", span, None, read[1], IN_LINE, None)
+            return _new_record(Record, (*fields, source))  # as _message_record builds it
     raw = block if stop - position == len(block) else block[position:stop]
     try:
         value = parse_line(raw)
