@@ -298,7 +298,7 @@ def _record(line: _Line, source: Source, tool_names: dict[str, str]) -> Record |
         type="message" if shared is not None else kind if isinstance(kind, str) else "",
         span=spanning(line.offset, line.length),
         entry=None if shared is not None else value,
-        facts=message_facts(shared) if shared is not None else None,
+        loaded_facts=message_facts(shared) if shared is not None else None,
         written_stamp=value.get("timestamp"),
         kept=_kept(shared) if shared is not None else None,
         source=source,
