@@ -46,12 +46,14 @@ from handoff_cli.errors import (
     NoDocumentHeldError,
     UsageError,
     exit_codes_help,
+    os_reason,
 )
 from handoff_cli.options import (
     AUTO,
     DEFAULT_DOCUMENT_TOKENS,
     DEFAULT_IDLE,
     DEFAULT_JOBS,
+    DEFAULT_MIN_SCORE,
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT_S,
     MIN_CONTEXT_WINDOW,
@@ -307,6 +309,19 @@ PriceInOpt = Annotated[
         "--price-out) [default: LiteLLM's price table].",
     ),
 ]
+MinScoreOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--min-score",
+        envvar="HANDOFF_MIN_SCORE",
+        min=0,
+        max=1,
+        callback=_finite,
+        help="Refuse (exit 5, nothing written) a document the probes score under this, after "
+        f"one repair request (handoff check; {DEFAULT_MIN_SCORE} advised) [default: none refused].",
+        show_default=False,
+    ),
+]
 PriceOutOpt = Annotated[
     float | None,
     typer.Option(
@@ -335,6 +350,7 @@ def _options(
     in_place: bool,
     price_in: float | None,
     price_out: float | None,
+    min_score: float | None = None,
     leaf_id: str | None = None,
     no_record: bool = False,
     out_dir: Path | None = None,
@@ -359,6 +375,7 @@ def _options(
         agent=agent,
         in_place=in_place,
         prices=_prices(price_in, price_out),
+        min_score=min_score,
     )
 
 
@@ -427,6 +444,7 @@ def handoff_command(
     in_place: InPlaceOpt = False,
     price_in: PriceInOpt = None,
     price_out: PriceOutOpt = None,
+    min_score: MinScoreOpt = None,
     sessions_dirs: SessionsDirs = None,
 ) -> None:
     """Write a handoff document for SESSION and start a new session holding only it.
@@ -545,6 +563,64 @@ def _show_document(loaded: Session, path: list[Record], json_out: bool) -> None:
         from handoff_cli.cli.render import show_markdown
 
         show_markdown(text)
+
+
+@app.command()
+def check(
+    session: SessionArg,
+    document: Annotated[
+        Path | None,
+        typer.Option(
+            "--document",
+            help="Check this file (- for stdin) against the branch's facts, instead of the "
+            "latest document the session holds.",
+        ),
+    ] = None,
+    leaf_id: LeafOpt = None,
+    min_score: Annotated[
+        float,
+        typer.Option(
+            "--min-score",
+            min=0,
+            max=1,
+            callback=_finite,
+            help="Exit 5 when the document scores under this.",
+        ),
+    ] = DEFAULT_MIN_SCORE,
+    json_out: JsonOpt = False,
+    sessions_dirs: SessionsDirs = None,
+) -> int:
+    """Probe a handoff document: what the session's facts say it must hold, and what it gets
+    wrong. Prints the score (--json: every probe); exit 5 when it is under --min-score."""
+    take(interrupt)
+    from handoff_cli.handoff.check import check_session
+
+    text = _read_document(document) if document is not None else None
+    loaded = _open(session, sessions_dirs)
+    checked = check_session(loaded, branch(loaded, leaf(loaded, leaf_id)), text)
+    report = checked.report
+    with reader_may_leave():
+        if json_out:
+            fields = {"id": loaded.id, "source": checked.source, "min_score": min_score}
+            write_json_value({**fields, "passed": report.passes(min_score), **report.to_json()})
+        else:
+            write_line(f"{report.overall:.3f}")
+    if not json_out:
+        from handoff_cli.cli.quality import show_check
+
+        show_check(checked, min_score)
+    return ExitCode.OK if report.passes(min_score) else ExitCode.NO_DOCUMENT
+
+
+def _read_document(path: Path) -> str:
+    """The text of ``--document``: a file, or stdin for ``-``; UTF-8."""
+    try:
+        data = sys.stdin.buffer.read() if str(path) == "-" else expand(path).read_bytes()
+        return data.decode()
+    except OSError as error:
+        raise UsageError(f"--document {path}: {os_reason(error)}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"--document {path}: not UTF-8 text") from None
 
 
 @app.command("list")
@@ -691,6 +767,7 @@ def rotate(
     in_place: InPlaceOpt = False,
     price_in: PriceInOpt = None,
     price_out: PriceOutOpt = None,
+    min_score: MinScoreOpt = None,
     sessions_dirs: SessionsDirs = None,
 ) -> int | None:
     """Hand off every long, idle session under the folders, each exactly once: for CI and cron.
