@@ -10,15 +10,26 @@ from typing import Any
 import orjson
 import pytest
 
+from handoff_cli.errors import HandoffError
 from handoff_cli.handoff.builtin import write_document
 from handoff_cli.handoff.check import REQUIRED_CAP, check_document, check_session
-from handoff_cli.handoff.document import SECTIONS
+from handoff_cli.handoff.document import SECTIONS, files_block, with_files
 from handoff_cli.handoff.facts import Facts, facts_of
+from handoff_cli.handoff.prompt import facts_block
 from handoff_cli.options import DEFAULT_MIN_SCORE
 from handoff_cli.sessions.session import load_session
 from handoff_cli.sessions.tree import branch, leaf
 
-from .conftest import DOCUMENT, EXAMPLES, Entries, files_in, model_env, run_cli, write_session
+from .conftest import (
+    DOCUMENT,
+    EXAMPLES,
+    FIXTURES,
+    Entries,
+    files_in,
+    model_env,
+    run_cli,
+    write_session,
+)
 from .fakellm import FakeLLMServer, RecordedRequest, Reply
 
 WEATHER = next(EXAMPLES.glob("-home-dev-projects-weather-cli/*.jsonl"))
@@ -186,6 +197,43 @@ def test_a_file_the_session_never_touched_is_wrong(tmp_path: Path) -> None:
         "read, changed or named it"
     ]
     assert report.dimensions["artifacts"] == 0.5
+
+
+def corpus_facts() -> list[tuple[str, Facts]]:
+    """The facts of every session of the corpus that can be handed off (``make eval``'s)."""
+    found = []
+    for path in sorted([*FIXTURES.rglob("*.jsonl"), *EXAMPLES.rglob("*.jsonl")]):
+        try:
+            session = load_session(path)
+            records = branch(session, leaf(session, None))
+        except HandoffError:
+            continue
+        if sum(1 for r in records if r.type == "message") >= 2:
+            found.append((path.name, facts_of(session, records)))
+    return found
+
+
+def test_the_built_in_writer_scores_at_least_095_on_the_corpus() -> None:
+    found = corpus_facts()
+    scores = {}
+    for name, facts in found:
+        written = with_files(write_document(facts), files_block(*_files(facts)))
+        scores[name] = check_document(facts, written).overall
+    assert len(scores) >= 70
+    assert sum(scores.values()) / len(scores) >= 0.95
+    assert min(scores.values()) >= DEFAULT_MIN_SCORE, min(scores.items(), key=lambda i: i[1])
+
+
+def test_a_model_that_keeps_the_prompts_facts_holds_every_file_changed() -> None:
+    # The prompt's facts list every file changed (the <files> block shows twenty): a model
+    # that keeps them as told misses none.
+    for name, facts in corpus_facts():
+        block = facts_block(facts)
+        assert all(f"`{path}`" in block for path in facts.modified_files), name
+
+
+def _files(facts: Facts) -> tuple[tuple[str, ...], tuple[str, ...], frozenset[str]]:
+    return facts.read_files, facts.modified_files, facts.read_set
 
 
 # --- the session's own document --------------------------------------------------------------
