@@ -15,6 +15,7 @@ from handoff_cli.handoff.builtin import write_document
 from handoff_cli.handoff.check import REQUIRED_CAP, check_document, check_session
 from handoff_cli.handoff.document import SECTIONS, files_block, with_files
 from handoff_cli.handoff.facts import Facts, facts_of
+from handoff_cli.handoff.judge import answers_of
 from handoff_cli.handoff.prompt import facts_block
 from handoff_cli.options import DEFAULT_MIN_SCORE
 from handoff_cli.sessions.session import load_session
@@ -390,3 +391,75 @@ def test_rotate_tells_the_score_of_each_session(tmp_path: Path) -> None:
         1,
         [],
     )
+
+
+# --- --probe-model: the probes answered by a model from the document alone ---------------------
+
+ANSWERS = """\
+1. Add retries with exponential backoff to the HTTP client in weather_cli/http.py: the \
+forecast command fails when the API hiccups.
+2. not stated
+3. `weather_cli/http.py`
+4. `python -m pytest -q tests/test_http.py`, fixed since.
+5. No new dependencies; never retry 4xx except 429; keep the total wait under 5 seconds (the CLI \
+runs in shell prompts).
+6. not stated
+"""
+
+
+def test_probe_model_answers_from_the_document_alone(
+    weather: Path, tmp_path: Path, llm_server: FakeLLMServer
+) -> None:
+    given = tmp_path / "doc.md"
+    goal = "Retries with backoff for the forecast command."
+    given.write_text(document(("Goal", goal), ("Critical Context", "- `weather_cli/http.py`")))
+
+    def answer(request: RecordedRequest) -> Reply:
+        (asked,) = request.messages
+        assert given.read_text() in asked["content"]  # the document, the questions, no facts
+        assert "weather_cli/cli.py" not in asked["content"]
+        assert (
+            "3. Which files were changed (written or edited)? List every path."
+            in (asked["content"])
+        )
+        return Reply(ANSWERS)
+
+    llm_server.script(answer, answer)
+    result = run_cli(
+        "check", weather, "--document", given, "--json", "--probe-model", "openai/test-model",
+        "--api-base", llm_server.base_url, "--api-key", "sk-test",
+    )  # fmt: skip
+    assert result.code == 5, result.stderr
+    judged = result.json()["probe_model"]
+    assert judged["model"] == "openai/test-model" and len(judged["answers"]) == 6
+    held = {(p["question"], p["answer"][:20]): p["held"] for p in judged["probes"]}
+    assert held == {
+        ("the original task", "The forecast command"): True,
+        ("the latest request", "Also read WEATHER_RE"): False,
+        ("a file changed", "weather_cli/cli.py"): False,
+        ("a file changed", "weather_cli/http.py"): True,
+        ("the last failing command", "`python -m pytest -q"): True,
+        ("a rule the user stated", "Don't add new depend"): True,
+        ("a rule the user stated", "Also: always keep th"): True,
+        ("a decision recorded earlier", "**Cap total backoff "): False,
+    }
+    assert judged["score"] == REQUIRED_CAP  # a file changed is missed
+    text = run_cli(
+        "check", weather, "--document", given, "--probe-model", "openai/test-model",
+        "--api-base", llm_server.base_url, "--api-key", "sk-test",
+    )  # fmt: skip
+    assert "answered by openai/test-model from the document alone: 0.500" in text.stderr
+
+
+def test_probe_model_takes_a_model(weather: Path) -> None:
+    result = run_cli("check", weather, "--probe-model", "extractive")
+    assert (result.code, result.stdout) == (2, "")
+    assert result.stderr == (
+        "Usage error: --probe-model takes a model reached through LiteLLM, not extractive\n"
+    )
+
+
+def test_answers_are_read_by_their_numbers() -> None:
+    text = "2) b\n1. a\nstill a\n**3.** c\n7. beyond"
+    assert answers_of(text, 4) == ["a\nstill a", "b", "c", ""]
+    assert answers_of("ok", 2) == ["", ""]  # no numbered answers: none held, no failure

@@ -75,6 +75,8 @@ from handoff_cli.sessions.tree import branch, leaf
 
 if TYPE_CHECKING:
     from handoff_cli.cli.render import RotateProgress
+    from handoff_cli.handoff.check import Checked
+    from handoff_cli.handoff.judge import Judgement
     from handoff_cli.handoff.pipeline import HandoffResult
     from handoff_cli.handoff.rotate import Outcome, RotateOptions, Rotation
 
@@ -587,6 +589,19 @@ def check(
             help="Exit 5 when the document scores under this.",
         ),
     ] = DEFAULT_MIN_SCORE,
+    probe_model: Annotated[
+        str | None,
+        typer.Option(
+            "--probe-model",
+            callback=_text,
+            help="Also have this LiteLLM model answer the probes from the document alone, its "
+            "answers compared with the facts (the gate stays the deterministic score).",
+        ),
+    ] = None,
+    api_key: ApiKeyOpt = None,
+    api_base: ApiBaseOpt = None,
+    timeout: TimeoutOpt = DEFAULT_TIMEOUT_S,
+    retries: RetriesOpt = DEFAULT_RETRIES,
     json_out: JsonOpt = False,
     sessions_dirs: SessionsDirs = None,
 ) -> int:
@@ -599,17 +614,47 @@ def check(
     loaded = _open(session, sessions_dirs)
     checked = check_session(loaded, branch(loaded, leaf(loaded, leaf_id)), text)
     report = checked.report
+    judgement = None
+    if probe_model is not None:
+        judgement = _judge(checked, probe_model, api_key, api_base, timeout, retries)
     with reader_may_leave():
         if json_out:
             fields = {"id": loaded.id, "source": checked.source, "min_score": min_score}
-            write_json_value({**fields, "passed": report.passes(min_score), **report.to_json()})
+            found = {**fields, "passed": report.passes(min_score), **report.to_json()}
+            if judgement is not None:
+                found["probe_model"] = judgement.to_json()
+            write_json_value(found)
         else:
             write_line(f"{report.overall:.3f}")
     if not json_out:
         from handoff_cli.cli.quality import show_check
 
-        show_check(checked, min_score)
+        show_check(checked, min_score, judgement)
     return ExitCode.OK if report.passes(min_score) else ExitCode.NO_DOCUMENT
+
+
+def _judge(
+    checked: Checked,
+    name: str,
+    api_key: str | None,
+    api_base: str | None,
+    timeout: float,
+    retries: int,
+) -> Judgement:
+    """The probes answered by the model ``name`` from the document alone."""
+    from handoff_cli.errors import ModelError
+    from handoff_cli.handoff.judge import ajudge
+    from handoff_cli.llm.model import Model, resolve_model, run_on_loop
+
+    model = resolve_model(name, None, api_key=api_key, api_base=api_base, warn=notice)
+    if not isinstance(model, Model):
+        raise UsageError("--probe-model takes a model reached through LiteLLM, not extractive")
+    if model.missing_keys:
+        keys = " or ".join(model.missing_keys)
+        raise ModelError(f"{model.name}: no credentials: set {keys}, or pass --api-key")
+    notice(f"asking {model.name} the probes…")
+    judged = ajudge(checked.report, checked.document, model, timeout=timeout, retries=retries)
+    return run_on_loop(judged)
 
 
 def _read_document(path: Path) -> str:

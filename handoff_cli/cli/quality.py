@@ -7,7 +7,8 @@ log shows them as a terminal does.
 from __future__ import annotations
 
 from handoff_cli.cli.output import notice
-from handoff_cli.handoff.check import Checked
+from handoff_cli.handoff.check import Checked, Report
+from handoff_cli.handoff.judge import Judgement
 
 _SOURCES = {
     "handoff": "the latest handoff document it records",
@@ -17,10 +18,19 @@ _SOURCES = {
 }
 
 
-def show_check(checked: Checked, min_score: float) -> None:
+def show_check(checked: Checked, min_score: float, judgement: Judgement | None = None) -> None:
     report = checked.report
     verdict = "passes" if report.passes(min_score) else "fails"
     notice(f"{_SOURCES[checked.source]}: {report.overall:.3f} ({verdict} {min_score:g})")
+    _show_report(report)
+    if judgement is not None:
+        notice(
+            f"answered by {judgement.model} from the document alone: {judgement.report.overall:.3f}"
+        )
+        _show_report(judgement.report)
+
+
+def _show_report(report: Report) -> None:
     for name, score in report.dimensions.items():
         mine = [p for p in report.probes if p.dimension == name]
         shown = "   -" if score is None else f"{score:.2f}"

@@ -59,6 +59,9 @@ class Probe:
     required: bool = False
     wrong: bool = False
     """A probe of a mistake found in the document (then never held): what it says is wrong."""
+    basis: str = ""
+    """The text whose key terms it is judged by, when not ``answer`` (a request without the
+    rules it states)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -120,7 +123,7 @@ class Report:
 
 def check_document(facts: Facts, document: str) -> Report:
     """The probes of ``facts`` against ``document``: what it holds, and what it gets wrong."""
-    held = _Terms(document)
+    held = Terms(document)
     probes = [*_task(facts, held), *_artifacts(facts, held), *_state(facts, held)]
     probes += _said(facts.rules, "rules", "a rule the user stated", held)
     probes += _said(_decisions(facts), "decisions", "a decision recorded earlier", held)
@@ -258,7 +261,7 @@ def key_terms(text: str) -> list[str]:
     return list(found)
 
 
-class _Terms:
+class Terms:
     """The terms a document holds: each token, and each part of a path or a dotted name (a
     ``<files>`` block names a file by its folder and its name)."""
 
@@ -290,14 +293,14 @@ class _Terms:
 # --- the probes ---------------------------------------------------------------------------------
 
 
-def _task(facts: Facts, held: _Terms) -> Iterator[Probe]:
+def _task(facts: Facts, held: Terms) -> Iterator[Probe]:
     task, latest = facts.original_task, facts.latest_request
     if task and key_terms(task):
-        kept = held.keeps(_without_rules(task, facts.rules))
-        yield Probe("task", "the original task", _short(task), kept, required=True)
+        basis = _without_rules(task, facts.rules)
+        yield Probe("task", "the original task", _short(task), held.keeps(basis), True, basis=basis)
     if latest and latest != task and key_terms(latest):
-        kept = held.keeps(_without_rules(latest, facts.rules))
-        yield Probe("task", "the latest request", _short(latest), kept)
+        basis = _without_rules(latest, facts.rules)
+        yield Probe("task", "the latest request", _short(latest), held.keeps(basis), basis=basis)
 
 
 def _without_rules(request: str, rules: Iterable[str]) -> str:
@@ -309,7 +312,7 @@ def _without_rules(request: str, rules: Iterable[str]) -> str:
     return rest if key_terms(rest) else request
 
 
-def _artifacts(facts: Facts, held: _Terms) -> Iterator[Probe]:
+def _artifacts(facts: Facts, held: Terms) -> Iterator[Probe]:
     for path in facts.modified_files:
         yield Probe("artifacts", "a file changed", path, held.holds(path), required=True)
 
@@ -320,7 +323,7 @@ def _last_failure(facts: Facts) -> Command | None:
     return failed[-1] if failed else None
 
 
-def _state(facts: Facts, held: _Terms) -> Iterator[Probe]:
+def _state(facts: Facts, held: Terms) -> Iterator[Probe]:
     command = _last_failure(facts)
     if command is not None and (command.resolved or not facts.open_error):  # else: the error
         how = "failed, then fixed" if command.resolved else "failed, still open"
@@ -328,7 +331,7 @@ def _state(facts: Facts, held: _Terms) -> Iterator[Probe]:
         yield Probe("state", "the last failing command", answer, held.keeps(command.text))
 
 
-def _said(texts: Iterable[str], dimension: str, question: str, held: _Terms) -> Iterator[Probe]:
+def _said(texts: Iterable[str], dimension: str, question: str, held: Terms) -> Iterator[Probe]:
     said = [(text, key_terms(text)[:MOST_TERMS]) for text in texts]
     counts = Counter(term for _, terms in said for term in set(terms))
     for text, terms in said:
@@ -348,7 +351,7 @@ def _decisions(facts: Facts) -> list[str]:
     return found
 
 
-def _errors(facts: Facts, held: _Terms, document: str) -> Iterator[Probe]:
+def _errors(facts: Facts, held: Terms, document: str) -> Iterator[Probe]:
     if facts.open_error:
         first = facts.open_error.partition("\n")[0]
         yield Probe("errors", "the open error", _short(first), held.keeps(first), required=True)
