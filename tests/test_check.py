@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ import pytest
 
 from handoff_cli.errors import HandoffError
 from handoff_cli.handoff.builtin import write_document
-from handoff_cli.handoff.check import REQUIRED_CAP, check_document, check_session
+from handoff_cli.handoff.check import REQUIRED_CAP, check_document, check_session, key_terms
 from handoff_cli.handoff.document import SECTIONS, files_block, with_files
 from handoff_cli.handoff.facts import Facts, facts_of
 from handoff_cli.handoff.judge import answers_of
@@ -463,3 +464,12 @@ def test_answers_are_read_by_their_numbers() -> None:
     text = "2) b\n1. a\nstill a\n**3.** c\n7. beyond"
     assert answers_of(text, 4) == ["a\nstill a", "b", "c", ""]
     assert answers_of("ok", 2) == ["", ""]  # no numbered answers: none held, no failure
+
+
+def test_a_long_text_is_read_no_further_than_its_key_terms_need() -> None:
+    assert key_terms("a " * 10_000 + "zebra") == []  # 16 terms' reach, and no further
+    big = ("word " * 20 + "src/mod.py ") * 100_000  # 11 MB that say little new
+    facts = Facts(original_task=big, latest_request=big + "!", rules=(big[:200],), last_answer=big)
+    started = time.process_time()
+    check_document(facts, "## Goal\nsrc/other.py")
+    assert time.process_time() - started < 1.0  # was 43 s: every term of every text stemmed

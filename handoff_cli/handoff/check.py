@@ -46,6 +46,8 @@ MOST_TERMS = 16
 """The key terms a probe is judged by: the first ones of its answer (a long request is cut in
 a document, and what it says first says what it is)."""
 ANSWER_CHARS = 300
+TERM_CHARS = 64
+"""How far into a text its key terms are looked for, for each one wanted."""
 
 
 @dataclass(frozen=True)
@@ -250,14 +252,17 @@ def _stem(word: str) -> str:
     return word
 
 
-def key_terms(text: str) -> list[str]:
-    """The distinct terms of ``text`` a paraphrase keeps, in order: names, paths, numbers and
-    content words, stemmed; not the little words."""
+def key_terms(text: str, most: int = MOST_TERMS) -> list[str]:
+    """The first ``most`` distinct terms of ``text`` a paraphrase keeps, in order: names,
+    paths, numbers and content words, stemmed; not the little words. Read no further than
+    ``TERM_CHARS`` a term: a request can be megabytes long, and say little new."""
     found: dict[str, None] = {}
-    for token in _TOKEN.findall(text):
-        term = _stem(token.strip("."))
+    for match in _TOKEN.finditer(text, 0, most * TERM_CHARS):
+        term = _stem(match.group().strip("."))
         if len(term) >= 2 and term not in _STOP and not (len(term) < 3 and term.isalpha()):
             found.setdefault(term, None)
+            if len(found) == most:
+                break
     return list(found)
 
 
@@ -283,7 +288,7 @@ class Terms:
 
     def share(self, text: str) -> float:
         """The share of the key terms of ``text`` held (1.0 when it has none)."""
-        terms = key_terms(text)[:MOST_TERMS]
+        terms = key_terms(text)
         return sum(map(self.holds, terms)) / len(terms) if terms else 1.0
 
     def keeps(self, text: str) -> bool:
@@ -295,21 +300,21 @@ class Terms:
 
 def _task(facts: Facts, held: Terms) -> Iterator[Probe]:
     task, latest = facts.original_task, facts.latest_request
-    if task and key_terms(task):
+    if task and key_terms(task, 1):
         basis = _without_rules(task, facts.rules)
         yield Probe("task", "the original task", _short(task), held.keeps(basis), True, basis=basis)
-    if latest and latest != task and key_terms(latest):
+    if latest and latest != task and key_terms(latest, 1):
         basis = _without_rules(latest, facts.rules)
         yield Probe("task", "the latest request", _short(latest), held.keeps(basis), basis=basis)
 
 
 def _without_rules(request: str, rules: Iterable[str]) -> str:
     """A request without the rules it states (as ``facts`` cut them out: white space folded),
-    unless nothing else is left."""
-    rest = " ".join(request.split())
+    unless nothing else is left. Only its start: its key terms are looked for there."""
+    rest = " ".join(request[: 4 * MOST_TERMS * TERM_CHARS].split())
     for rule in rules:
         rest = rest.replace(rule, " ")
-    return rest if key_terms(rest) else request
+    return rest if key_terms(rest, 1) else request
 
 
 def _artifacts(facts: Facts, held: Terms) -> Iterator[Probe]:
@@ -332,7 +337,7 @@ def _state(facts: Facts, held: Terms) -> Iterator[Probe]:
 
 
 def _said(texts: Iterable[str], dimension: str, question: str, held: Terms) -> Iterator[Probe]:
-    said = [(text, key_terms(text)[:MOST_TERMS]) for text in texts]
+    said = [(text, key_terms(text)) for text in texts]
     counts = Counter(term for _, terms in said for term in set(terms))
     for text, terms in said:
         own = [term for term in terms if counts[term] == 1]
@@ -465,9 +470,9 @@ def _finished_as_pending(facts: Facts, document: str) -> Iterator[Probe]:
         for item in items_of(body)
     ]
     for item in finished:
-        terms = key_terms(item)[:MOST_TERMS]
+        terms = key_terms(item)
         for listed in pending:
-            there = set(key_terms(listed))
+            there = set(key_terms(listed, len(listed)))
             if sum(t in there for t in terms) / len(terms) >= PENDING_SHARE:
                 answer = f"{_short(item)}: finished, and the document lists it as pending"
                 yield Probe("state", "finished work listed as pending", answer, False, wrong=True)
@@ -494,11 +499,13 @@ def _untouched_files(facts: Facts, document: str) -> Iterator[Probe]:
     """A file the document names that the session neither read nor changed, nor named
     anywhere the facts hold (a request, a command, an error, a summary)."""
     known = set(facts.read_set) | set(facts.modified_files)
-    for text in _fact_texts(facts):
-        known |= _named_files(text)
     names = {path.replace("\\", "/").rsplit("/", 1)[-1] for path in known}
     for path in sorted(_named_files(without_files(document))):
-        if path not in known and path.rsplit("/", 1)[-1] not in names:
+        name = path.rsplit("/", 1)[-1]
+        if path in known or name in names:
+            continue
+        # Looked for as text, only for a name not touched: a fact can be megabytes long.
+        if not any(name in text for text in _fact_texts(facts)):
             answer = f"`{path}` is named, but the session never read, changed or named it"
             yield Probe("artifacts", "a file the session never touched", answer, False, wrong=True)
 
