@@ -37,11 +37,11 @@ install: $(STAMP)  ## create .venv with the project (editable), its test and lin
 
 test: $(STAMP)  ## the test suite, quick sizes (-m "not slow"): 2 kills, 2 writers, 15-60 fuzz cases each
 	$(COMPILE)
-	$(BIN)/pytest -q -n $(JOBS) -m "not slow"
+	$(BIN)/pytest -q -n $(JOBS) --dist loadgroup -m "not slow"
 
 stress: $(STAMP)  ## the long safety runs (-m slow): 200 kills, 1,500 fuzz cases each, 6 writers
 	$(COMPILE)
-	$(BIN)/pytest -q -n $(JOBS) -rP -m slow
+	$(BIN)/pytest -q -n $(JOBS) --dist loadgroup -rP -m slow
 
 lint: $(STAMP)  ## ruff
 	$(BIN)/ruff check handoff_cli tests bench

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from handoff_cli.agents import load_session
 from handoff_cli.cli.output import Reporter
 from handoff_cli.errors import HandoffError
 from handoff_cli.handoff.check import DIMENSIONS, Report, check_session
@@ -30,7 +31,6 @@ from handoff_cli.handoff.document import SECTIONS
 from handoff_cli.handoff.pipeline import handoff
 from handoff_cli.handoff.prompt import FACTS_INTRO
 from handoff_cli.options import Options
-from handoff_cli.sessions.session import load_session
 from handoff_cli.sessions.tree import branch, leaf
 from tests.fakellm import FakeLLMServer, RecordedRequest, Reply
 

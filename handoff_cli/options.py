@@ -89,3 +89,6 @@ class Options:
     min_score: float | None = None
     """Refuse a document that the probes (``check``) score under this, after one repair;
     None: every document is scored, none refused."""
+    to: str | None = None
+    """The agent whose file the new session is, in that agent's folder for the session's cwd
+    (``--to``); None: the session's own agent, beside the old file."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import os
@@ -14,6 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import orjson
@@ -30,6 +32,7 @@ from handoff_cli.sessions.tree import branch, leaf
 
 from .fakellm import FakeLLMServer, Reply
 from .fakellm import llm_server as llm_server  # the loopback model server fixture
+from .helpers import zygote
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PROJECT = Path(__file__).parent.parent
@@ -279,15 +282,12 @@ def cancel_mid_stream(
 ) -> tuple[Result, float]:
     """Run the program with ``args`` against a slowly streaming model, send ``signum`` once its
     request is being answered: what it printed, and how long it took to stop. In a process of
-    its own: the signal is the process's."""
+    its own, the signal being the process's: forked from the zygote, since the signal comes
+    long after start-up (``tests/test_signals.py`` sends them from the first instruction on)."""
     server.script(Reply(DOCUMENT, delay=0.5))  # about 15 s of slow streaming
-    process = subprocess.Popen(
-        [sys.executable, "-m", "handoff_cli", *map(str, args), "--quiet"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, **model_env(server)},
-    )
+    zygote.ready()
+    folder = Path(os.environ["HANDOFF_SESSIONS_DIR"]).with_name("cancelled")
+    process = zygote.fork([*map(str, args), "--quiet"], folder, model_env(server))
     deadline = time.monotonic() + 60
     while not server.requests and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -295,8 +295,50 @@ def cancel_mid_stream(
     time.sleep(0.3)  # mid-stream
     sent = time.monotonic()
     process.send_signal(signum)
-    stdout, stderr = process.communicate(timeout=30)
-    return Result(process.returncode, stdout, stderr), time.monotonic() - sent
+    code = process.wait(timeout=30)
+    return Result(code, process.stdout, process.stderr), time.monotonic() - sent
+
+
+LITELLM = "litellm"
+"""The marker, and xdist group, of the tests that import LiteLLM in the test process: ``make
+test`` runs them on one worker (``--dist loadgroup``), so that the other never pays its import
+(some 4 s of CPU)."""
+
+
+@functools.cache
+def litellm() -> ModuleType:
+    """LiteLLM itself, for the tests that ask it directly: imported when first asked, offline as
+    the program imports it (imported at collection, it would cost every worker its import)."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker(LITELLM) is not None:
+            item.add_marker(pytest.mark.xdist_group(LITELLM))
+
+
+@pytest.fixture(autouse=True)
+def _litellm_in_its_group(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test without the marker that imports LiteLLM fails, saying so: else a worker would pay
+    the import unseen."""
+    imported = "litellm" in sys.modules
+    yield
+    if not imported and "litellm" in sys.modules:
+        assert request.node.get_closest_marker(LITELLM) is not None, (
+            f"imports LiteLLM: mark it @pytest.mark.{LITELLM} (tests/conftest.py)"
+        )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _zygote_stopped() -> Iterator[None]:
+    yield
+    zygote.stop()
 
 
 @pytest.fixture(autouse=True)

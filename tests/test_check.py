@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
+from handoff_cli.agents import load_session
 from handoff_cli.errors import HandoffError
 from handoff_cli.handoff.builtin import write_document
 from handoff_cli.handoff.check import REQUIRED_CAP, check_document, check_session, key_terms
@@ -19,7 +20,6 @@ from handoff_cli.handoff.facts import Facts, facts_of
 from handoff_cli.handoff.judge import answers_of
 from handoff_cli.handoff.prompt import facts_block
 from handoff_cli.options import DEFAULT_MIN_SCORE
-from handoff_cli.sessions.session import load_session
 from handoff_cli.sessions.tree import branch, leaf
 
 from .conftest import (
@@ -221,7 +221,7 @@ def test_the_built_in_writer_scores_at_least_095_on_the_corpus() -> None:
     for name, facts in found:
         written = with_files(write_document(facts), files_block(*_files(facts)))
         scores[name] = check_document(facts, written).overall
-    assert len(scores) >= 70
+    assert len(scores) >= 100  # Claude Code's sessions too
     assert sum(scores.values()) / len(scores) >= 0.95
     assert min(scores.values()) >= DEFAULT_MIN_SCORE, min(scores.items(), key=lambda i: i[1])
 
@@ -324,6 +324,7 @@ def _good(request: RecordedRequest) -> Reply:
     return Reply(write_document(facts_at(WEATHER)))
 
 
+@pytest.mark.litellm  # the model is asked in this process
 def test_a_document_under_min_score_is_repaired_once(
     weather: Path, llm_server: FakeLLMServer
 ) -> None:
@@ -335,6 +336,7 @@ def test_a_document_under_min_score_is_repaired_once(
     assert result.json()["usage"]["output_tokens"] > 10  # both answers counted
 
 
+@pytest.mark.litellm  # the model is asked in this process
 def test_a_document_still_under_min_score_fails_and_writes_nothing(
     weather: Path, llm_server: FakeLLMServer
 ) -> None:
@@ -408,6 +410,7 @@ runs in shell prompts).
 """
 
 
+@pytest.mark.litellm  # the model is asked in this process
 def test_probe_model_answers_from_the_document_alone(
     weather: Path, tmp_path: Path, llm_server: FakeLLMServer
 ) -> None:

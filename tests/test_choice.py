@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from handoff_cli.agents import OMP, PI
+from handoff_cli.agents import CLAUDE, OMP, PI, load_session
 from handoff_cli.agents.choice import choose_agent
 from handoff_cli.agents.places import agent_of, default_roots
 from handoff_cli.options import AUTO
-from handoff_cli.sessions.session import load_session
 
 from .conftest import FIXTURES, HEADER, Entries, run_cli, write_session
 
@@ -37,9 +37,15 @@ def test_auto_goes_by_the_folder_the_file_is_in(tmp_path: Path) -> None:
         for path in ALL_FIXTURES:
             shutil.copyfile(path, folder / f"{path.parent.name}-{path.name}")
     known = default_roots({}, home, tmp_path)
+    claudes = {  # what the real Claude Code wrote or read: no pi header on the first line
+        f"{p.parent.name}-{p.name}"
+        for p in (FIXTURES / "claude").rglob("*.jsonl")
+        if json.loads(p.read_bytes().split(b"\n", 1)[0]).get("type") != "session"
+    }
     for agent, folder in folders.items():
         for path in sorted(folder.iterdir()):
-            assert choose_agent(load_session(path), AUTO, agent_of(path, known)).agent == agent
+            own = CLAUDE if path.name in claudes else agent  # its format is only Claude Code's
+            assert choose_agent(load_session(path), AUTO, agent_of(path, known)).agent == own
 
     sample = "omp-sample-v3.jsonl"  # oh-my-pi's by its content (a title slot)
     shown = run_cli("show", folders[PI] / sample, env={"HOME": str(home)})

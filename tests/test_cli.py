@@ -105,9 +105,9 @@ def test_show_context_json_is_the_agents_context(name: str, agent: list[str], by
 
 
 def test_agent_option_takes_only_the_agents() -> None:
-    result = run_cli("show", FIXTURES / "omp/sample-v3.jsonl", "--agent", "claude")
+    result = run_cli("show", FIXTURES / "omp/sample-v3.jsonl", "--agent", "codex")
     assert result.code == 2
-    assert "'claude' is not one of 'omp', 'pi', 'auto'" in result.stderr
+    assert "'codex' is not one of 'omp', 'pi', 'claude', 'auto'" in result.stderr
 
 
 def test_show_context_human_and_leaf_option() -> None:

@@ -27,6 +27,8 @@ from .conftest import (
 )
 from .fakellm import Error, FakeLLMServer, Raw, Reply
 
+pytestmark = pytest.mark.litellm  # its handoffs call the model in this process
+
 SOURCE = next(EXAMPLES.glob("-home-dev-projects-weather-cli/*.jsonl"))
 
 

@@ -35,6 +35,7 @@ def session_id() -> object:
     return next(line for line in lines(SOURCE) if line["type"] == "session")["id"]
 
 
+@pytest.mark.litellm
 def test_one_compaction_entry_is_appended(session: Path, llm_server: FakeLLMServer) -> None:
     before = session.read_bytes()
     llm_server.script(Reply(DOCUMENT))
@@ -78,6 +79,7 @@ def test_one_compaction_entry_is_appended(session: Path, llm_server: FakeLLMServ
     assert again.code == 3 and again.stderr.strip() == "Nothing to hand off (already compacted)"
 
 
+@pytest.mark.litellm
 def test_stdout_is_the_sessions_own_id(session: Path, llm_server: FakeLLMServer) -> None:
     llm_server.script(Reply(DOCUMENT))
     result = run_cli(session, "--in-place", "--quiet", env=model_env(llm_server))

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 import pytest
 
-from handoff_cli.agents import NAMES, OMP, PI
+from handoff_cli.agents import OMP, PI, PI_FAMILY
 from handoff_cli.sessions.js import js_time
 from handoff_cli.sessions.jsonl import Verbatim, dumps
 from handoff_cli.sessions.session import load_session
@@ -376,7 +376,7 @@ def test_generated_sessions_build_consistently(tmp_path: Path, dialect: str) -> 
     for seed in range(40):
         path = tmp_path / f"{dialect}-{seed}.jsonl"
         path.write_bytes(sessiongen.generate(seed, dialect))
-        for agent in NAMES:
+        for agent in PI_FAMILY:
             context = context_of(path, agent=agent)
             messages = list(context.messages())
             assert orjson.loads(dumps(list(context.serialized()))) == messages

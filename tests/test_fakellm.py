@@ -4,28 +4,14 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import socket
 import threading
 import time
 from typing import Any
 
-import openai
 import pytest
 
-# Before litellm's import: it would otherwise fetch its model cost map from the network.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
-
-import litellm
-from litellm.exceptions import (
-    AuthenticationError,
-    ContextWindowExceededError,
-    InternalServerError,
-    RateLimitError,
-    Timeout,
-)
-
+from .conftest import litellm
 from .fakellm import (
     Drop,
     Error,
@@ -39,7 +25,7 @@ from .fakellm import (
 )
 from .fakellm import llm_server as llm_server  # the fixture, until conftest imports it
 
-litellm.suppress_debug_info = True
+pytestmark = pytest.mark.litellm  # every test here asks LiteLLM itself
 
 MESSAGES = [{"role": "user", "content": "Say hello."}]
 
@@ -49,7 +35,7 @@ def complete(server: FakeLLMServer, *, stream: bool = True, timeout: float = 5.0
     kw.setdefault("messages", MESSAGES)
     if stream:
         kw["stream_options"] = {"include_usage": True}
-    return litellm.completion(
+    return litellm().completion(
         model="openai/test-model",
         api_base=server.base_url,
         api_key="sk-test",
@@ -169,7 +155,7 @@ def test_a_step_can_be_chosen_from_the_request(llm_server: FakeLLMServer) -> Non
 
 
 def test_path_without_v1_is_accepted(llm_server: FakeLLMServer) -> None:
-    response = litellm.completion(
+    response = litellm().completion(
         model="openai/test-model",
         api_base=llm_server.base_url.removesuffix("/v1"),
         api_key="sk-test",
@@ -184,21 +170,23 @@ def test_path_without_v1_is_accepted(llm_server: FakeLLMServer) -> None:
 # --- failures through LiteLLM -------------------------------------------------------------------
 
 ERRORS = [
-    pytest.param(Error.auth(), AuthenticationError, 401, id="401"),
-    pytest.param(Error.rate_limit(), RateLimitError, 429, id="429"),
-    pytest.param(Error.server_error(), InternalServerError, 500, id="500"),
-    pytest.param(Error.context_length(8192, 9000), ContextWindowExceededError, 400, id="context"),
+    pytest.param(Error.auth(), "AuthenticationError", 401, id="401"),
+    pytest.param(Error.rate_limit(), "RateLimitError", 429, id="429"),
+    pytest.param(Error.server_error(), "InternalServerError", 500, id="500"),
+    pytest.param(Error.context_length(8192, 9000), "ContextWindowExceededError", 400, id="context"),
 ]
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "plain"])
 @pytest.mark.parametrize(("error", "expected", "status"), ERRORS)
 def test_errors_map_to_litellm_exceptions(
-    llm_server: FakeLLMServer, error: Error, expected: type[Exception], status: int, stream: bool
+    llm_server: FakeLLMServer, error: Error, expected: str, status: int, stream: bool
 ) -> None:
     llm_server.script(error)
-    with pytest.raises(expected) as caught:
+    with pytest.raises(getattr(litellm().exceptions, expected)) as caught:
         collect(complete(llm_server, stream=stream))
+    import openai  # as LiteLLM, when asked: its import is ~0.7 s
+
     assert isinstance(caught.value, openai.APIError)  # litellm.APIError is not their base
     assert getattr(caught.value, "status_code", None) == status
     assert error.message in str(caught.value)
@@ -209,7 +197,9 @@ def test_context_limit_answers_400_without_using_the_script(llm_server: FakeLLMS
     llm_server.max_context_tokens = 50
     llm_server.script(Reply("summary"))
     long = [{"role": "user", "content": "x" * 400}]
-    with pytest.raises(ContextWindowExceededError, match="maximum context length is 50"):
+    with pytest.raises(
+        litellm().exceptions.ContextWindowExceededError, match="maximum context length is 50"
+    ):
         complete(llm_server, messages=long)
     assert llm_server.pending == 1
     assert collect(complete(llm_server))[0] == "summary"
@@ -222,7 +212,7 @@ def test_hang_times_out_and_frees_the_server(
 ) -> None:
     llm_server.script(Hang(30, headers=headers))
     started = time.monotonic()
-    with pytest.raises(Timeout):
+    with pytest.raises(litellm().exceptions.Timeout):
         collect(complete(llm_server, stream=stream, timeout=0.3))
     assert time.monotonic() - started < 3
     # The handler noticed the client hang up instead of sleeping out its 30 s.
@@ -234,7 +224,7 @@ def test_drop_is_a_connection_error(llm_server: FakeLLMServer) -> None:
     llm_server.script(Drop(), Drop())
     # LiteLLM reports a dropped connection as a 500 InternalServerError, "Connection error."
     for stream in (True, False):
-        with pytest.raises(InternalServerError, match="Connection error"):
+        with pytest.raises(litellm().exceptions.InternalServerError, match="Connection error"):
             collect(complete(llm_server, stream=stream))
     assert len(llm_server.requests) == 2
 
@@ -242,7 +232,7 @@ def test_drop_is_a_connection_error(llm_server: FakeLLMServer) -> None:
 def test_stopped_server_is_a_connection_error() -> None:
     with FakeLLMServer() as server:
         pass
-    with pytest.raises(InternalServerError, match="Connection error"):
+    with pytest.raises(litellm().exceptions.InternalServerError, match="Connection error"):
         complete(server, stream=False)
 
 
@@ -372,6 +362,6 @@ def test_a_failing_step_is_recorded_not_swallowed() -> None:
 
     with FakeLLMServer() as server:
         server.script(broken)
-        with pytest.raises(InternalServerError, match="Connection error"):
+        with pytest.raises(litellm().exceptions.InternalServerError, match="Connection error"):
             complete(server, stream=False)
     assert [type(e) for e in server.errors] == [LookupError]  # llm_server re-raises this

@@ -11,8 +11,7 @@ import random
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from handoff_cli.handoff.document import SECTIONS
 
 from .conftest import HEADER, NODE, assert_strict_json, quick_and_stress, strict_json_lines
 from .fakellm import FakeLLMServer, Reply
+from .helpers.zygote import fork
 
 DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()}" for name in SECTIONS)
 
@@ -187,6 +187,7 @@ def test_show_json_prints_valid_json_with_the_agents_numbers(
             assert checked.returncode == 0, args
 
 
+@pytest.mark.litellm
 def test_a_model_handoff_of_such_numbers(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], llm_server: FakeLLMServer
 ) -> None:
@@ -210,6 +211,7 @@ def test_a_model_handoff_of_such_numbers(
     assert_strict_json(path, canonical=True)
 
 
+@pytest.mark.litellm
 def test_a_cut_emoji_reaches_the_model_as_a_replacement_character(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], llm_server: FakeLLMServer
 ) -> None:
@@ -336,6 +338,7 @@ def test_show_reads_values_as_deep_as_orjson_does(
         assert f'"nested":{deep(levels)}' in out
 
 
+@pytest.mark.litellm
 def test_handoffs_of_values_as_deep_as_orjson_reads(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], llm_server: FakeLLMServer
 ) -> None:
@@ -540,88 +543,23 @@ os._exit(code)
 """
 
 
-def peak_memory(args: list[str], report: Path, warm: Warm | None = None) -> int:
+def peak_memory(args: list[str], report: Path, forked: bool = False) -> int:
     """The peak resident memory (bytes) of the program run with ``args``, in a process of its
-    own (forked from ``warm``, when given); it must succeed."""
+    own (a child of the zygote, when ``forked``); it must succeed."""
     env = {**os.environ, "HANDOFF_AGENT": "omp"}
-    if warm is None:
-        done = subprocess.run(  # a process: its peak memory is the program's alone
-            [sys.executable, "-c", _MEASURED, str(report), *args],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            env=env,
-            timeout=600,
-        )
-        code, stderr = done.returncode, done.stderr.decode()
-    else:
-        code, stderr = warm.run(args, env, report)
-    assert code == 0, stderr
-    return int(report.read_text()) * 1024
-
-
-# A process with the program and LiteLLM imported (a dry run for a model outside LiteLLM's
-# table imports it, to ask), which forks a child for each run it is sent and answers with the
-# child's exit code; the child reports its peak as _MEASURED does.
-_WARM = """
-import contextlib, io, json, os, sys
-from handoff_cli.cli.app import run
-with contextlib.redirect_stdout(io.TextIOWrapper(io.BytesIO())):
-    run([sys.argv[1], "--dry-run", "--model", "openai/not-in-the-table", "--api-key", "k"])
-for request in sys.stdin:
-    report, errors, env, args = json.loads(request)
-    child = os.fork()
-    if child == 0:
-        os.environ.clear()
-        os.environ.update(env)
-        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
-        os.dup2(os.open(errors, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
-        code = run(args)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        with open("/proc/self/status") as status:
-            peak = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
-        with open(report, "w") as out:
-            out.write(peak)
-        os._exit(code)
-    print(os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]), flush=True)
-"""
-
-
-@dataclass(frozen=True)
-class Warm:
-    """The process ``_WARM`` runs."""
-
-    process: subprocess.Popen[str]
-
-    def run(self, args: list[str], env: dict[str, str], report: Path) -> tuple[int, str]:
-        """The exit code of the program run with ``args`` in a child, and its stderr."""
-        assert self.process.stdin is not None and self.process.stdout is not None
-        errors = report.with_suffix(".stderr")
-        request = [str(report), str(errors), env, args]
-        self.process.stdin.write(json.dumps(request) + "\n")
-        self.process.stdin.flush()
-        code = int(self.process.stdout.readline())
-        return code, errors.read_text(errors="replace")
-
-
-@pytest.fixture(scope="module")
-def warm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Warm]:
-    """A call's peak at the quick size: what a file adds is the difference of two runs, each
-    forked from a process that has LiteLLM imported already, which is the same for both; so
-    the import (seconds of CPU) is paid once, not twice a shape."""
-    tiny = shaped_session(tmp_path_factory.mktemp("warm") / "tiny.jsonl", "one huge line", 0.01)
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    process = subprocess.Popen(
-        [sys.executable, "-c", _WARM, str(tiny)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env={k: v for k, v in env.items() if not k.startswith("HANDOFF_")},
+    if forked:  # its peak counts the zygote's pages too: the same for every run
+        child = fork(args, report.with_suffix(".run"), env, peak=True)
+        assert child.wait(timeout=600) == 0, child.stderr
+        return child.peak
+    done = subprocess.run(  # a fresh process: its peak memory is the program's alone
+        [sys.executable, "-c", _MEASURED, str(report), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+        timeout=600,
     )
-    yield Warm(process)
-    assert process.stdin is not None
-    process.stdin.close()
-    assert process.wait(timeout=60) == 0
+    assert done.returncode == 0, done.stderr.decode()
+    return int(report.read_text()) * 1024
 
 
 def _fresh(path: Path, source: Path) -> Path:
@@ -634,7 +572,6 @@ def _fresh(path: Path, source: Path) -> Path:
 def test_peak_memory_is_within_twice_the_file(
     tmp_path: Path,
     llm_server: FakeLLMServer,
-    request: pytest.FixtureRequest,
     shape: str,
     megabytes: int,
 ) -> None:
@@ -651,7 +588,7 @@ def test_peak_memory_is_within_twice_the_file(
     for name, command in {**COMMANDS, CALLED: called(llm_server)}.items():
         if megabytes < 100 and (shape, name) == TOO_SLOW:
             continue
-        forked = request.getfixturevalue("warm") if name == CALLED and megabytes < 100 else None
+        forked = megabytes < 100  # growth between two sizes: the zygote's pages cancel
         peak = peak_memory(command(_fresh(run, big)), report, forked)
         if megabytes >= 100:
             floor = 0
@@ -686,11 +623,14 @@ def test_recording_into_an_old_version_stays_within_twice_the_file(
     )
     size, half = big.stat().st_size, small.stat().st_size
     command = COMMANDS["extractive handoff"]
-    peak = peak_memory(command(_fresh(tmp_path / "run.jsonl", big)), tmp_path / "peak")
+    forked = megabytes < 100  # growth between two sizes: the zygote's pages cancel
+    peak = peak_memory(command(_fresh(tmp_path / "run.jsonl", big)), tmp_path / "peak", forked)
     assert b'"version":3' in (tmp_path / "run.jsonl").read_bytes()[:200]  # rewritten
     if megabytes >= 100:
         assert peak <= 2 * size, f"{peak / size:.2f}x the file"
     else:
-        smaller = peak_memory(command(_fresh(tmp_path / "run.jsonl", small)), tmp_path / "peak")
+        smaller = peak_memory(
+            command(_fresh(tmp_path / "run.jsonl", small)), tmp_path / "peak", forked
+        )
         growth = (peak - smaller) / (size - half)
         assert growth <= 2, f"{growth:.2f} bytes of memory a byte of file"

@@ -18,15 +18,10 @@ from __future__ import annotations
 
 import collections
 import logging
-import os
 import random
 from typing import Any, NamedTuple
 
-# Before litellm's import, as handoff_cli sets them: the bundled table, nothing fetched.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
-
-import litellm
+import pytest
 
 from handoff_cli.errors import UsageError
 from handoff_cli.handoff.plan import DEFAULT_WINDOW
@@ -35,7 +30,10 @@ from handoff_cli.llm import table as model_table
 from handoff_cli.llm import tokens
 from handoff_cli.llm.model import Model, resolve_model
 
-litellm.suppress_debug_info = True
+from .conftest import litellm
+
+pytestmark = pytest.mark.litellm  # every test here asks LiteLLM itself
+
 logging.getLogger("LiteLLM").setLevel(logging.CRITICAL)
 
 SEED = 22
@@ -98,6 +96,7 @@ PNG = (
     "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
     "+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 )
+
 MESSAGES: list[ChatMessage] = [
     {"role": "system", "content": "You write handoff documents."},
     {"role": "user", "content": "Überprüfe die Ausgabe: 東京 → ✓ 🙂 «ok» e\u0301", "name": "dev"},
@@ -158,14 +157,14 @@ def sample() -> list[str]:
 
 def their_provider(name: str) -> str | None:
     try:
-        return str(litellm.get_llm_provider(name)[1])
+        return str(litellm().get_llm_provider(name)[1])
     except Exception:
         return None
 
 
 def their_window(name: str) -> tuple[Any, Any] | None:
     try:
-        info = litellm.get_model_info(name)
+        info = litellm().get_model_info(name)
     except Exception:
         return None
     return info.get("max_input_tokens"), info.get("max_output_tokens")
@@ -173,7 +172,7 @@ def their_window(name: str) -> tuple[Any, Any] | None:
 
 def their_costs(name: str, tokens_in: int, tokens_out: int) -> tuple[Any, Any]:
     try:
-        paid = litellm.cost_per_token(
+        paid = litellm().cost_per_token(
             model=name, prompt_tokens=tokens_in, completion_tokens=tokens_out
         )
     except Exception:
@@ -183,7 +182,7 @@ def their_costs(name: str, tokens_in: int, tokens_out: int) -> tuple[Any, Any]:
 
 def their_count(name: str, messages: list[ChatMessage]) -> int | str:
     try:
-        return int(litellm.token_counter(model=name, messages=messages))
+        return int(litellm().token_counter(model=name, messages=messages))
     except Exception as error:
         return type(error).__name__
 

@@ -35,6 +35,8 @@ from handoff_cli.options import Options
 
 from .fakellm import Error, FakeLLMServer, Reply
 
+pytestmark = pytest.mark.litellm  # its handoffs call the model in this process
+
 DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()}" for name in SECTIONS)
 MESSAGES = [
     {"role": "user", "content": "Make the retries configurable."},

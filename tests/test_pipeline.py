@@ -43,6 +43,8 @@ from handoff_cli.sessions.tree import branch, leaf
 from .conftest import EXAMPLES, FIXTURES, Entries, handoff_entry, tool_call, write_session
 from .fakellm import Drop, Error, FakeLLMServer, Hang, Reply
 
+pytestmark = pytest.mark.litellm  # its handoffs call the model in this process
+
 DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()} facts" for name in SECTIONS)
 OMP_EXAMPLE = next(EXAMPLES.glob("-home-dev-projects-weather-cli/*.jsonl"))
 WEATHER_FILES = "\n\n<files>\n# weather_cli/\ncli.py (RW)\nhttp.py (RW)\n</files>"

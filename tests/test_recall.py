@@ -21,6 +21,8 @@ from handoff_cli.options import Options
 from .conftest import EXAMPLES, FIXTURES, Entries, handoff_entry, write_session
 from .fakellm import FakeLLMServer, Reply
 
+pytestmark = pytest.mark.litellm  # its handoffs call the model in this process
+
 DOCUMENT = "\n\n".join(f"## {name}\n- as the model wrote it" for name in SECTIONS)
 OUR_PROMPT = (
     "Be concrete: keep paths",

@@ -97,6 +97,7 @@ def test_real_sessions_hold_nothing_to_mask() -> None:
         assert redactor.count == 0, path
 
 
+@pytest.mark.litellm
 def test_request_is_masked_including_the_focus(tmp_path: Path, entries: Entries) -> None:
     key = SECRETS["anthropic-key"]
     entries.user(f"use the key {key} for the client")

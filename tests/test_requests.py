@@ -25,6 +25,8 @@ from handoff_cli.handoff.document import SECTIONS
 from .conftest import FIXTURES, Entries, tool_call, write_session
 from .fakellm import FakeLLMServer, Reply
 
+pytestmark = pytest.mark.litellm  # its handoffs call the model in this process
+
 GOLDEN = FIXTURES / "golden" / "requests.json"
 UPDATE = bool(os.environ.get("UPDATE_GOLDEN"))
 MODEL = ["--model", "openai/gpt-4o", "--api-key", "sk-test"]

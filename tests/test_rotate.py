@@ -34,6 +34,8 @@ from handoff_cli.text import text_of
 
 from .conftest import FAKE_MODEL, HEADER, Entries, run_cli, write_session
 from .fakellm import FakeLLMServer, Reply
+from .helpers import zygote
+from .helpers.zygote import fork
 
 DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()} facts" for name in SECTIONS)
 HOUR_AGO = time.time() - 3600
@@ -140,16 +142,6 @@ def rotate_args(folder: Path, server: FakeLLMServer, *extra: str) -> list[str]:
     ]
 
 
-def rotate(folder: Path, server: FakeLLMServer, *extra: str) -> subprocess.Popen[str]:
-    """``rotate`` in a process of its own: for a signal, or for runs racing one another."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "handoff_cli", *rotate_args(folder, server, *extra)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
 def exchanges(path: Path, lines_before: int) -> int:
     """How many exchanges were recorded: each is whole lines, a handoff prompt first."""
     added = [orjson.loads(line) for line in path.read_bytes().splitlines()[lines_before:]]
@@ -162,6 +154,7 @@ def new_sessions(folder: Path, sources: list[Path]) -> list[Path]:
     return [p for p in folder.glob("*.jsonl") if p not in sources]
 
 
+@pytest.mark.litellm
 def test_rotation_hands_off_each_once_concurrently(
     tmp_path: Path, llm_server: FakeLLMServer
 ) -> None:
@@ -199,13 +192,14 @@ def test_two_runs_at_once_hand_off_each_session_once(
     sources = [make_session(tmp_path, f"s{n}", turns=8) for n in range(4)]
     lines = {p: len(p.read_bytes().splitlines()) for p in sources}
     llm_server.default = Reply(DOCUMENT, chunks=5, delay=0.1)
-    # Two processes: each takes the sessions' locks against the other.
-    runs = [rotate(tmp_path, llm_server, "--jobs", "4", "--json") for _ in range(2)]
+    # Two processes (forked from the zygote: their locks race, not their start-up): each takes
+    # the sessions' locks against the other.
+    args = rotate_args(tmp_path, llm_server, "--jobs", "4", "--json")
+    runs = [fork(args, tmp_path.parent / f"{tmp_path.name}-run-{n}") for n in range(2)]
     results = []
     for run in runs:
-        out, err = run.communicate(timeout=120)
-        assert run.returncode == 0, err
-        results += [orjson.loads(line) for line in out.splitlines()]
+        assert run.wait(timeout=120) == 0, run.stderr
+        results += [orjson.loads(line) for line in run.stdout.splitlines()]
     handed = [r["id"] for r in results if r["status"] == "handed_off"]
     assert sorted(handed) == sorted(set(handed)) and len(handed) == 4
     assert all(exchanges(p, lines[p]) == 1 for p in sources)
@@ -252,18 +246,21 @@ def test_ctrl_c_keeps_what_finished_and_writes_nothing_else(
     lines = {p: len(p.read_bytes().splitlines()) for p in sources}
     llm_server.script(Reply(DOCUMENT))  # one quick answer, then slow ones
     llm_server.default = Reply(DOCUMENT, chunks=40, delay=0.5)
-    process = rotate(tmp_path, llm_server, "--jobs", "2")  # a process: for its SIGINT
-    assert process.stdout is not None
-    first = process.stdout.readline()  # a handoff finished
+    # A process, for its SIGINT: forked from the zygote, the signal coming long after start-up.
+    zygote.ready()
+    args = rotate_args(tmp_path, llm_server, "--jobs", "2")
+    process = fork(args, tmp_path.with_name(f"{tmp_path.name}-run"))
+    deadline = time.monotonic() + 60
+    while "\n" not in process.stdout and time.monotonic() < deadline:  # a handoff finished
+        time.sleep(0.05)
     time.sleep(0.5)  # others are in flight
     process.send_signal(signal.SIGINT)
     sent = time.monotonic()
-    out, err = process.communicate(timeout=60)
-    assert process.returncode == 130, err
+    code = process.wait(timeout=60)
+    assert code == 130, process.stderr
     assert time.monotonic() - sent < 1.5
-    finished = [first, *out.splitlines()]
-    finished = [line for line in finished if line.strip()]
-    assert len(finished) >= 1 and "cancelled" in err
+    finished = [line for line in process.stdout.splitlines() if line.strip()]
+    assert len(finished) >= 1 and "cancelled" in process.stderr
     recorded = sum(exchanges(p, lines[p]) for p in sources)
     assert recorded == len(finished) == len(new_sessions(tmp_path, sources))
     assert not list(tmp_path.glob(".*.tmp"))
@@ -291,6 +288,7 @@ def test_each_session_is_measured_by_its_agents_rules(tmp_path: Path) -> None:
     assert measured(Root(tmp_path / "pi-folder", PI), OMP) == set()  # --agent omp
 
 
+@pytest.mark.litellm
 def test_each_chosen_session_is_read_and_prepared_once(
     tmp_path: Path,
     llm_server: FakeLLMServer,
@@ -424,6 +422,7 @@ def test_the_later_of_two_in_place_rotations_skips(tmp_path: Path) -> None:
         assert types.count("compaction") == 1
 
 
+@pytest.mark.litellm
 def test_a_handoff_newer_than_the_last_entry_counts_as_done(
     tmp_path: Path, llm_server: FakeLLMServer
 ) -> None:
@@ -484,6 +483,7 @@ def test_skips_are_rows_and_counted(tmp_path: Path) -> None:
 # --- a cap that can be checked ------------------------------------------------------------------
 
 
+@pytest.mark.litellm
 def test_a_cap_without_a_price_refuses_to_start(tmp_path: Path, llm_server: FakeLLMServer) -> None:
     sources = [make_session(tmp_path, f"s{n}", turns=8) for n in range(2)]
     unpriced = ("--model", "openai/no-such-model-anywhere", "--api-base", llm_server.base_url)
@@ -509,6 +509,7 @@ def test_a_cap_without_a_price_refuses_to_start(tmp_path: Path, llm_server: Fake
     assert one.code == 2 and "--price-in and --price-out go together" in one.stderr
 
 
+@pytest.mark.litellm
 def test_a_bug_in_one_handoff_is_that_sessions_failure(
     tmp_path: Path,
     llm_server: FakeLLMServer,

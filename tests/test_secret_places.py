@@ -19,6 +19,8 @@ from .conftest import Entries, write_session
 from .fakellm import FakeLLMServer, Reply
 from .secrets_corpus import positives
 
+pytestmark = pytest.mark.litellm  # its handoffs call the model in this process
+
 TEXTS = [p.text for p in positives()]
 SECRETS = sorted({s for p in positives() for s in p.secrets if len(s) >= 8})
 # Secrets known by their shape alone, with no name or context around them, of the shape a

@@ -8,22 +8,18 @@ answers for, as listed in the table and with their prefix added or taken away.
 from __future__ import annotations
 
 import logging
-import os
 from typing import Any
 
 import pytest
-
-# Before litellm's import, as handoff_cli sets them: the bundled table, nothing fetched.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
-
-import litellm
 
 from handoff_cli.llm import model as model_module
 from handoff_cli.llm import table as model_table
 from handoff_cli.llm.model import Model
 
-litellm.suppress_debug_info = True
+from .conftest import litellm
+
+pytestmark = pytest.mark.litellm  # every test here asks LiteLLM itself
+
 logging.getLogger("LiteLLM").setLevel(logging.CRITICAL)
 
 NAMES = [
@@ -87,14 +83,14 @@ NAMES = [
 
 def litellm_provider(name: str) -> str | None:
     try:
-        return str(litellm.get_llm_provider(name)[1])
+        return str(litellm().get_llm_provider(name)[1])
     except Exception:
         return None
 
 
 def litellm_window(name: str) -> tuple[Any, Any] | None:
     try:
-        info = litellm.get_model_info(name)
+        info = litellm().get_model_info(name)
     except Exception:
         return None
     return info.get("max_input_tokens"), info.get("max_output_tokens")
@@ -102,7 +98,7 @@ def litellm_window(name: str) -> tuple[Any, Any] | None:
 
 def litellm_price(name: str, input_tokens: int, output_tokens: int) -> float | None:
     try:
-        cost_in, cost_out = litellm.cost_per_token(
+        cost_in, cost_out = litellm().cost_per_token(
             model=name, prompt_tokens=input_tokens, completion_tokens=output_tokens
         )
     except Exception:
@@ -217,7 +213,7 @@ def test_missing_keys_are_litellms(monkeypatch: pytest.MonkeyPatch, variables: d
     for name in NAMES:
         if model_table.provider(name) is None:
             continue
-        found = litellm.validate_environment(model=name)
+        found = litellm().validate_environment(model=name)
         theirs = [] if found.get("keys_in_environment") else list(found.get("missing_keys") or [])
         assert model_module._missing_keys(name, None, None) == theirs, name
 
@@ -225,12 +221,13 @@ def test_missing_keys_are_litellms(monkeypatch: pytest.MonkeyPatch, variables: d
 def test_our_providers_are_litellms() -> None:
     for provider in model_table.KEYS:
         assert litellm_provider(f"{provider}/some-model") == provider
-        assert provider in litellm.provider_list
+        assert provider in litellm().provider_list
 
 
 def test_a_litellm_proxy_setting_sends_every_question_to_litellm(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+
     assert model_module._table_info("openai/gpt-4o") is not None
     monkeypatch.setenv("USE_LITELLM_PROXY", "True")
     assert model_module._table_info("openai/gpt-4o") is None

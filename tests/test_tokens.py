@@ -11,21 +11,17 @@ from __future__ import annotations
 import base64
 import collections
 import logging
-import os
 import struct
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
-
-# Before litellm's import, as handoff_cli sets them: the bundled table, nothing fetched.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
-
-import litellm
+import tiktoken
+import tiktoken.registry
 
 from handoff_cli.errors import NothingToHandOffError
 from handoff_cli.handoff.pipeline import dry_run, prepare
@@ -35,9 +31,10 @@ from handoff_cli.llm import tokens
 from handoff_cli.llm.model import Model, resolve_model
 from handoff_cli.options import Options
 
-from .conftest import EXAMPLES, FIXTURES
+from .conftest import EXAMPLES, FIXTURES, litellm
 
-litellm.suppress_debug_info = True
+pytestmark = pytest.mark.litellm  # every test here asks LiteLLM itself
+
 logging.getLogger("LiteLLM").setLevel(logging.CRITICAL)
 
 TIKTOKEN_MODELS = {
@@ -70,7 +67,7 @@ SESSIONS = sorted([*FIXTURES.rglob("*.jsonl"), *EXAMPLES.glob("*.jsonl")])
 
 def litellm_message(model: str) -> tokens.MessageCount:
     def count(message: ChatMessage) -> int:
-        return int(litellm.token_counter(model=model, messages=[message])) - tokens.REPLY_PRIMER
+        return int(litellm().token_counter(model=model, messages=[message])) - tokens.REPLY_PRIMER
 
     return count
 
@@ -91,7 +88,7 @@ def counter(model: str, fallbacks: list[ChatMessage] | None = None) -> tokens.Co
 
 
 def theirs(model: str, messages: Sequence[ChatMessage]) -> int:
-    return int(litellm.token_counter(model=model, messages=list(messages)))
+    return int(litellm().token_counter(model=model, messages=list(messages)))
 
 
 def requests_of(path: Path, model: str, window: int | None = None) -> list[list[ChatMessage]]:
@@ -182,7 +179,7 @@ def test_many_messages_are_counted_at_once_alike() -> None:
     (request,) = requests_of(FIXTURES / "generated" / "omp-000.jsonl", model)
     tiktoken = tokens.Tiktoken("o200k_base", litellm_message(model))
     many = request * 3  # more than a share each
-    ahead = tiktoken.ahead(many)
+    ahead = tiktoken.ahead(many)()
     assert any(isinstance(m["content"], list) for m in many)  # images, counted on the threads
     assert ahead == [tiktoken(m) for m in many]
     assert tokens.Counter(tiktoken, tiktoken.ahead)(many) == theirs(model, many)
@@ -205,6 +202,59 @@ def test_each_message_is_counted_once(monkeypatch: pytest.MonkeyPatch) -> None:
     planned = dry_run(path, options)
     assert planned.strategy == "chunked" and len(planned.requests) > 10
     assert all(counted[m] == n for m, n in conversation.items())
+
+
+def test_batches_are_counted_while_the_next_are_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The counting threads count a batch while the conversation's next batches are built and
+    masked: its counts are taken only once a later batch is started."""
+    events: list[tuple[str, int]] = []
+    ahead = tokens.Tiktoken.ahead
+
+    def recording(self: tokens.Tiktoken, messages: list[ChatMessage]) -> tokens.Counted:
+        batch = sum(1 for kind, _ in events if kind == "started")
+        events.append(("started", batch))
+        counted = ahead(self, messages)
+
+        def taken() -> list[int | None]:
+            events.append(("taken", batch))
+            return counted()
+
+        return taken
+
+    monkeypatch.setattr(tokens.Tiktoken, "ahead", recording)
+    path = FIXTURES / "pi" / "large-session.jsonl"
+    options = Options(model="openai/gpt-4o", api_key="sk-test", context_window=8_000)
+    prepare(path, options)
+    started = [batch for kind, batch in events if kind == "started"]
+    assert len(started) > 2
+    assert events.index(("started", 1)) < events.index(("taken", 0))
+    assert sorted(batch for kind, batch in events if kind == "taken") == started
+
+
+def tiktoken_constructor(name: str) -> Callable[[], dict[str, Any]]:
+    tiktoken.list_encoding_names()  # finds the constructors of tiktoken's plugins
+    assert tiktoken.registry.ENCODING_CONSTRUCTORS is not None
+    return tiktoken.registry.ENCODING_CONSTRUCTORS[name]
+
+
+@pytest.mark.parametrize("name", tokens.ENCODINGS)
+def test_the_encoding_is_built_as_tiktoken_builds_it(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read from LiteLLM's copy of its rank file without tiktoken's parse, the encoding is the
+    one tiktoken makes of that file: the same ranks, pattern and special tokens; and it is the
+    one tiktoken's registry gives LiteLLM."""
+    folder = model_table.package_dir()
+    assert folder is not None
+    tokenizers = folder / "litellm_core_utils" / "tokenizers"
+    built = tokens._built(name, tokenizers)
+    assert built is not None
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tokenizers))  # read there, never fetched
+    theirs = tiktoken_constructor(name)()  # tiktoken's own reading of the file
+    assert built._pat_str == theirs["pat_str"]
+    assert built._special_tokens == theirs["special_tokens"]
+    assert built._mergeable_ranks == theirs["mergeable_ranks"]
+    assert tokens.encoding(name) is tiktoken.get_encoding(name)
 
 
 EDGE_TEXTS = {
@@ -478,6 +528,7 @@ IMAGE_PROBE = """
 import sys
 from pathlib import Path
 from handoff_cli.cli.app import run
+
 
 code = run([sys.argv[1], "--dry-run", "--model", "openai/gpt-4o", "--api-key", "sk-test",
             "--context-window", "8000", "--json"])

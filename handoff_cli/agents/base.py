@@ -46,6 +46,9 @@ class Agent(Protocol):
     def sessions_folders(self, env: Mapping[str, str], home: Path, cwd: Path) -> list[Path]:
         """The folders it keeps sessions in, by the environment it would see."""
 
+    def project_folder(self, env: Mapping[str, str], home: Path, cwd: str) -> Path | None:
+        """The folder it starts a new session of ``cwd`` in (None: none it would name)."""
+
     def wrote_header(self, session: Session) -> bool:
         """Whether only this agent writes ``session``'s header (or title slot) as it is."""
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from handoff_cli.agents import DEFAULT, REGISTERED
+from handoff_cli.agents import CLAUDE, DEFAULT, REGISTERED
+from handoff_cli.errors import UsageError
 from handoff_cli.options import AUTO
 from handoff_cli.sessions.session import Record, Session
 
@@ -28,12 +29,32 @@ class Choice(NamedTuple):
 
 def choose_agent(session: Session, asked: str = AUTO, folder: str | None = None) -> Choice:
     """The agent whose rules read ``session``: ``asked`` if it names one, else ``folder`` (the
-    agent whose sessions folder holds the file), else the content's."""
+    agent whose sessions folder holds the file), else the content's. A file in the format of
+    one agent only (Claude Code's) is that agent's: asked for another, a ``UsageError``."""
+    own = session.agent
+    if own is not None or asked == CLAUDE or folder == CLAUDE:
+        return _one_format(session, asked, folder)
     if asked in REGISTERED:
         return Choice(asked, "--agent")
     if folder in REGISTERED:
         return Choice(folder, "its folder")
     return _by_content(session)
+
+
+def _one_format(session: Session, asked: str, folder: str | None) -> Choice:
+    """The agent of a format only it writes, or, for a file in the pi family's format, the
+    agent its content points to (wherever it lies)."""
+    own = session.agent
+    if asked in REGISTERED and asked != own:
+        title = REGISTERED[own].title if own is not None else "the pi family"
+        raise UsageError(
+            f"{session.path} is a session in {title}'s format: --agent {asked} cannot read it"
+        )
+    if own is None:
+        return _by_content(session)
+    if asked == own:
+        return Choice(own, "--agent")
+    return Choice(own, "its folder" if folder == own else "its content")
 
 
 def _by_content(session: Session) -> Choice:

@@ -64,6 +64,9 @@ class Context:
     its last change names none, which JSON leaves out)."""
     model: str | None
     """"provider/model" in force at the leaf, if known."""
+    sent: tuple[Message, ...] | None = None
+    """The messages in the agent's own wire shape, where that is not the shared one the
+    records are read in (Claude Code's: Anthropic's, its records joined): what JSON shows."""
 
     def __len__(self) -> int:
         return len(self.records) + len(self.head)
@@ -96,6 +99,9 @@ class Context:
     def serialized(self) -> Iterator[Message | Verbatim]:
         """The same messages for JSON output: a message sent as it was loaded is passed on in
         the JSON it was loaded as, never parsed again (docs/session-format.md §8.2)."""
+        if self.sent is not None:
+            yield from self.sent
+            return
         yield from self.head
         changes = self.changes
         for record in self.records:

@@ -35,7 +35,7 @@ import re
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
 
 from handoff_cli.agents.base import Message
@@ -47,6 +47,7 @@ from handoff_cli.agents.context import (
     kept_from,
     last_index,
 )
+from handoff_cli.agents.pi import separated
 from handoff_cli.handoff.document import HANDOFF_TYPE, files_block, js_order, with_files
 from handoff_cli.sessions.files import replace_file
 from handoff_cli.sessions.js import UNPAIRABLE, js_string, js_time, js_truthy
@@ -96,6 +97,9 @@ class OhMyPi:
 
     def sessions_folders(self, env: Mapping[str, str], home: Path, cwd: Path) -> list[Path]:
         return [sessions_folder(env, home)]
+
+    def project_folder(self, env: Mapping[str, str], home: Path, cwd: str) -> Path | None:
+        return sessions_folder(env, home) / project_folder_name(cwd, home, env.get("TMPDIR"))
 
     def wrote_header(self, session: Session) -> bool:
         return session.title_slot is not None or not _HEADER_KEYS.isdisjoint(session.header)
@@ -174,6 +178,19 @@ AGENT = OhMyPi()
 def sessions_folder(env: Mapping[str, str], home: Path, platform: str = sys.platform) -> Path:
     """oh-my-pi's sessions folder."""
     return _agent_part(env, home, "XDG_DATA_HOME", platform) / "sessions"
+
+
+def project_folder_name(cwd: str, home: Path, temporary: str | None) -> str:
+    """The name of oh-my-pi's folder for a cwd's sessions (``getDefaultSessionDirName``): under
+    the home, ``-`` and the path from it; under the temporary folder, ``-tmp-`` and the path
+    from it (the folder itself: ``-``, ``-tmp``); else pi's name, ``--<the path>--``."""
+    path = PurePosixPath(cwd)
+    for root, prefix in ((PurePosixPath(home), "-"), (PurePosixPath(temporary or "/tmp"), "-tmp-")):
+        if path == root:
+            return prefix.rstrip("-") or "-"
+        if path.is_relative_to(root):
+            return prefix + separated(str(path.relative_to(root)))
+    return f"--{separated(cwd.removeprefix('/'))}--"
 
 
 def terminal_sessions(env: Mapping[str, str], home: Path, platform: str = sys.platform) -> Path:

@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,12 @@ class Pi:
 
     def sessions_folders(self, env: Mapping[str, str], home: Path, cwd: Path) -> list[Path]:
         return sessions_folders(env, home, cwd)
+
+    def project_folder(self, env: Mapping[str, str], home: Path, cwd: str) -> Path | None:
+        folders = sessions_folders(env, home, Path(cwd))
+        if len(folders) > 1:
+            return folders[1]  # a flat folder its settings name holds every new session
+        return folders[0] / f"--{separated(cwd.removeprefix('/'))}--"
 
     def wrote_header(self, session: Session) -> bool:
         return not _HEADER_KEYS.isdisjoint(session.header)
@@ -122,6 +129,11 @@ def sessions_folders(env: Mapping[str, str], home: Path, cwd: Path) -> list[Path
     if named:
         folders.append(_expand_from(named, home))
     return folders
+
+
+def separated(path: str) -> str:
+    """A path's separators (and a drive's colon) as '-', as pi and oh-my-pi name a folder."""
+    return re.sub(r"[/\\:]", "-", path)
 
 
 def _expand_from(value: str, home: Path) -> Path:

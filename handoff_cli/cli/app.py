@@ -25,7 +25,7 @@ from click_default_group import DefaultGroup
 from typer.core import TyperGroup
 
 from handoff_cli import __version__
-from handoff_cli.agents import NAMES, omp
+from handoff_cli.agents import NAMES, get, load_session, omp
 from handoff_cli.agents.choice import Choice, choose_agent
 from handoff_cli.agents.places import Root, agent_of, expand, roots
 from handoff_cli.cli.output import (
@@ -70,7 +70,7 @@ from handoff_cli.sessions.catalog import (
     resolve_session,
     same_folder,
 )
-from handoff_cli.sessions.session import Record, Session, load_session
+from handoff_cli.sessions.session import Record, Session
 from handoff_cli.sessions.tree import branch, leaf
 
 if TYPE_CHECKING:
@@ -150,8 +150,8 @@ AgentOpt = Annotated[
         "--agent",
         envvar="HANDOFF_AGENT",
         click_type=click.Choice([*NAMES, AUTO]),
-        help="Whose rules read the session: pi's, oh-my-pi's (omp), or auto: the agent whose "
-        "folder holds it, else the one its content points to.",
+        help="Whose rules read the session: pi's, oh-my-pi's (omp), Claude Code's (claude), or "
+        "auto: the agent whose folder holds it, else the one its content points to.",
     ),
 ]
 
@@ -203,7 +203,7 @@ def _root(
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print version.")
     ] = False,
 ) -> None:
-    """Hand a pi / oh-my-pi coding-agent session over to a fresh one."""
+    """Hand a pi / oh-my-pi / Claude Code coding-agent session over to a fresh one."""
 
 
 def _roots(named: list[Path] | None) -> list[Root]:
@@ -353,6 +353,7 @@ def _options(
     price_in: float | None,
     price_out: float | None,
     min_score: float | None = None,
+    to: str | None = None,
     leaf_id: str | None = None,
     no_record: bool = False,
     out_dir: Path | None = None,
@@ -378,6 +379,7 @@ def _options(
         in_place=in_place,
         prices=_prices(price_in, price_out),
         min_score=min_score,
+        to=to,
     )
 
 
@@ -403,6 +405,23 @@ InPlaceOpt = Annotated[
         "the same session, keeping the most recent messages; no new session.",
     ),
 ]
+
+
+ToOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--to",
+        click_type=click.Choice(list(NAMES)),
+        help="Start the new session as this agent's file, in its folder for the session's cwd "
+        "[default: the session's own agent, beside it].",
+        show_default=False,
+    ),
+]
+
+
+def _project_folder(agent: str, cwd: str) -> Path | None:
+    """The folder ``agent`` starts a session of ``cwd`` in, on this machine (``--to``)."""
+    return get(agent).project_folder(os.environ, Path.home(), cwd)
 
 
 def _folder_agent(path: Path, sessions_dirs: list[Path] | None) -> str | None:
@@ -444,6 +463,7 @@ def handoff_command(
     no_redact: NoRedactOpt = False,
     agent: AgentOpt = AUTO,
     in_place: InPlaceOpt = False,
+    to: ToOpt = None,
     price_in: PriceInOpt = None,
     price_out: PriceOutOpt = None,
     min_score: MinScoreOpt = None,
@@ -457,8 +477,10 @@ def handoff_command(
     from handoff_cli.handoff.pipeline import Target, handoff, on_signal
     from handoff_cli.handoff.pipeline import dry_run as plan_only
 
-    if in_place and (no_record or out_dir is not None):
-        raise UsageError("--in-place writes to the session itself: no --no-record, no --out-dir")
+    if in_place and (no_record or out_dir is not None or to is not None):
+        raise UsageError(
+            "--in-place writes to the session itself: no --no-record, no --out-dir, no --to"
+        )
     options = _options(**ctx.params)
     terminals = _terminal_sessions()
     try:
@@ -466,7 +488,9 @@ def handoff_command(
         take(on_signal)
         path = _find(session, sessions_dirs)
         folder = _folder_agent(path, sessions_dirs) if agent == AUTO else None
-        target = Target(folder_agent=folder, terminal_sessions=terminals)
+        target = Target(
+            folder_agent=folder, terminal_sessions=terminals, project_folder=_project_folder
+        )
         if dry_run:
             planned = plan_only(path, options, Reporter(), target=target)
             with reader_may_leave():  # each request streamed, built as it is written

@@ -157,6 +157,8 @@ def describe_entry(entry: Entry) -> tuple[str, str]:
         return "name", _shown(entry.get("name"), "")
     if kind == "custom":
         return "custom", _shown(entry.get("customType"), "")
+    if isinstance(entry.get("message"), dict):  # a record of Claude Code's: its message says
+        return describe_message(entry["message"])
     return kind, ""
 
 

@@ -27,10 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from handoff_cli.agents import load_session
 from handoff_cli.errors import HandoffError, NoDocumentHeldError, NothingToCheckError
 from handoff_cli.handoff.document import SECTION_LIST, Sections, sections_of, without_files
 from handoff_cli.handoff.facts import Command, Facts, facts_of
-from handoff_cli.sessions.session import Record, Session, load_session, parent_session
+from handoff_cli.sessions.session import Record, Session, parent_session
 from handoff_cli.sessions.tree import branch
 from handoff_cli.text import one_line, text_of
 

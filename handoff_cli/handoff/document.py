@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeGuard
 
 from handoff_cli.text import URL_SCHEME
 
@@ -52,6 +52,16 @@ def is_handoff_start(entry: Any) -> bool:
         isinstance(entry, dict)
         and entry.get("type") == "custom_message"
         and entry.get("customType") == HANDOFF_TYPE
+    )
+
+
+def is_handoff_start_message(message: Any) -> TypeGuard[dict[str, Any]]:
+    """Whether ``message`` is a handoff document as a message of the shared shape (a Claude
+    Code session's first prompt, read as the pi family's handoff entry): it was handed off to."""
+    return (
+        isinstance(message, dict)
+        and message.get("role") == "custom"
+        and message.get("customType") == HANDOFF_TYPE
     )
 
 

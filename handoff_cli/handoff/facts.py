@@ -25,6 +25,7 @@ from handoff_cli.handoff.document import (
     Sections,
     is_handoff_prompt,
     is_handoff_start,
+    is_handoff_start_message,
     js_order,
     opens_session,
     sections_of,
@@ -497,8 +498,11 @@ class _Reader:
         if entry is None:
             return
         kind = entry.get("type")
-        if kind == "message" and isinstance(entry.get("message"), dict):
-            self.message(index, record.id, entry["message"])
+        message = entry.get("message")
+        if opening and kind == "message" and is_handoff_start_message(message):
+            self._anchor(index, unwrap_document(text_of(message.get("content"), "\n")))
+        elif kind == "message" and isinstance(message, dict):
+            self.message(index, record.id, message)
         elif kind == "compaction":
             self._compaction(index, entry)
         elif kind == "branch_summary":

@@ -25,7 +25,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from handoff_cli.agents import DEFAULT, build_context, get
+from handoff_cli.agents import CLAUDE, DEFAULT, PI_FAMILY, build_context, claude, get, load_session
 from handoff_cli.agents.choice import choose_agent
 from handoff_cli.agents.context import Context
 from handoff_cli.agents.omp import Cut, compaction_entry, cut, move_pointers, with_tokens_after
@@ -48,6 +48,7 @@ from handoff_cli.errors import (
     SessionChangedError,
     SessionFileError,
     UnderScoreError,
+    UsageError,
     WriteError,
     os_reason,
 )
@@ -77,7 +78,7 @@ from handoff_cli.sessions.files import (
     write_new_session,
 )
 from handoff_cli.sessions.js import js_time
-from handoff_cli.sessions.session import CURRENT_VERSION, Entry, Record, Session, load_session
+from handoff_cli.sessions.session import CURRENT_VERSION, Entry, Record, Session
 from handoff_cli.sessions.tree import branch, leaf
 
 # The API that our OpenAI-format requests amount to, in the agents' own vocabulary.
@@ -99,6 +100,9 @@ class Target:
     exclusive: bool = False
     """Record only if the session is still as it was read, else take the new session back
     (``SessionChangedError``): rotation's guard against handing one session off twice."""
+    project_folder: Callable[[str, str], Path | None] | None = None
+    """With ``--to``: the folder an agent starts a session of a cwd in (``Agent.project_folder``
+    in the environment the CLI sees); None: such a handoff cannot be placed."""
 
 
 DEFAULT_TARGET = Target()
@@ -392,9 +396,10 @@ def guard(records: list[Record], agent: str, in_place: bool) -> Cut | None:
     if not in_place:
         return None
     if not get(agent).compacts_in_place:
+        anyway = " (--agent omp to hand it off in place anyway)" if agent in PI_FAMILY else ""
         raise InPlaceRefusedError(
             "--in-place writes oh-my-pi's compaction entry; this session is read by "
-            f"{get(agent).title}'s rules (--agent omp to hand it off in place anyway)"
+            f"{get(agent).title}'s rules{anyway}"
         )
     where = cut(records)
     if where is None:
@@ -537,6 +542,8 @@ async def ahandoff_request(
     try:
         if target.exclusive and _handed_off_since(source.session):
             raise HandedOffError()
+        if options.to is not None and options.out_dir is None:
+            _folder_of(request, options.to, target, path.resolve())  # refused before it is written
         latest = source.session.records[-1].id
         if (options.record or options.in_place) and source.leaf_id != latest:
             written = "compaction is appended" if options.in_place else "exchange is recorded"
@@ -625,12 +632,22 @@ def _commit(
     the agents are turned to the new session (``resume``): it is dated after the old one, and
     a terminal of oh-my-pi's that remembered the old one remembers the new one."""
     old = source.resolve()  # written through a symlink only once resolved
-    recorded = _exchange(request, answer) if options.record else []
+    to = options.to or request.source.agent
+    folder = options.out_dir or _folder_of(request, to, target, old)
+    recorded: list[Entry] = []
+    if options.record:
+        recorded = _claude_exchange(request, answer) if request.source.agent == CLAUDE else (
+            _exchange(request, answer)
+        )  # fmt: skip
     # Dated after the exchange, the new session is the newer one in every agent's order.
-    new_id, created = uuid7(), iso_timestamp()
-    folder = options.out_dir or old.parent
-    new_file = folder / session_file_name(created, new_id)
-    data = _new_session(request, answer, new_id, created, old)
+    if to == CLAUDE:
+        new_id, created = claude.new_uuid(), iso_timestamp()
+        new_file = folder / claude.file_name(new_id)
+        data = _claude_session(request, answer, new_id, created, old)
+    else:
+        new_id, created = uuid7(), iso_timestamp()
+        new_file = folder / session_file_name(created, new_id)
+        data = _new_session(request, answer, new_id, created, old, to)
     if not options.record:
         new_path = _write_new(new_file, data)
     else:
@@ -645,10 +662,45 @@ def _commit(
     return new_id, new_path
 
 
-def _new_session(request: Request, answer: Answer, new_id: str, created: str, old: Path) -> bytes:
-    """The new session, as the agent writes a session it starts: its model and thinking
-    level, the handoff document, and its name, the old session's continued."""
-    session, agent = request.source.session, request.source.agent
+def _folder_of(request: Request, to: str, target: Target, old: Path) -> Path:
+    """Where the new session goes: beside the old one, or, ``--to`` another agent, in that
+    agent's folder for the session's cwd."""
+    if to == request.source.agent:
+        return old.parent
+    cwd = str(request.source.session.header.get("cwd", ""))
+    folder = target.project_folder(to, cwd) if target.project_folder and cwd else None
+    if folder is None:
+        raise UsageError(f"--to {to}: no folder of {get(to).title}'s for the cwd {cwd!r}")
+    return folder
+
+
+def _claude_exchange(request: Request, answer: Answer) -> list[Entry]:
+    """The exchange in a Claude Code session, in its shapes (``claude.exchange``)."""
+    source = request.source
+    usage = claude.Usage(answer.input_tokens, answer.output_tokens)
+    asked_at, answered_at = iso_timestamp(), iso_timestamp()
+    prompt = request.prompt["content"]
+    return claude.exchange(
+        source.session, source.leaf_id, source.session_model, prompt, answer.text, usage,
+        asked_at, answered_at,
+    )  # fmt: skip
+
+
+def _claude_session(
+    request: Request, answer: Answer, new_id: str, created: str, old: Path
+) -> bytes:
+    """The new session as a Claude Code session (``claude.new_session``)."""
+    source = request.source
+    wrapped = wrap_document(answer.text)
+    return claude.new_session(source.session, new_id, old, source.session_model, wrapped, created)
+
+
+def _new_session(
+    request: Request, answer: Answer, new_id: str, created: str, old: Path, agent: str
+) -> bytes:
+    """The new session, as ``agent`` (of the pi family) writes a session it starts: its model
+    and thinking level, the handoff document, and its name, the old session's continued."""
+    session = request.source.session
     header: Entry = {
         "type": "session",
         "version": CURRENT_VERSION,

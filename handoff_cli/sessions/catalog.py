@@ -22,6 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
+from handoff_cli.agents import claude
 from handoff_cli.agents.places import Root, expand
 from handoff_cli.errors import SessionFileError, UsageError, os_reason
 from handoff_cli.handoff.document import (
@@ -112,6 +113,8 @@ def _summarize(
             scan = _scan(file, status, known, now_ns)
     except OSError as error:
         raise SessionFileError(path, os_reason(error)) from None
+    if claude.owns_head(scan.head):
+        return _claude_summary(path, key, status), scan.known
     chunks = list(io.BytesIO(scan.head))  # split at "\n" only, as loading does
     if status.st_size > len(scan.head) and chunks:
         chunks.pop()  # the last line is cut off by the read
@@ -158,6 +161,31 @@ def _summarize(
         key=key,
     )
     return summary, scan.known
+
+
+def _claude_summary(path: Path, key: str, status: os.stat_result) -> SessionSummary:
+    """A Claude Code session's summary: its records say all of it (no header), read whole."""
+    session = claude.load(path)
+    header = session.header
+    starts = claude.starts_from_handoff(session)
+    first_request = session.title
+    tail = [session.entry(r) for r in session.records[-2:]]
+    return SessionSummary(
+        id=session.id,
+        path=path,
+        timestamp=str(header.get("timestamp", "")),
+        cwd=str(header.get("cwd", "")),
+        title=None if starts else first_request,
+        parent_session=parent_session(header),
+        size=status.st_size,
+        modified=status.st_mtime,
+        starts_from_handoff=starts,
+        ends_with_handoff=claude.ends_with_exchange(tail),
+        agent=claude.NAME,  # its format is only Claude Code's, wherever the file lies
+        first_request=first_request,
+        entries=len(session.records),
+        key=key,
+    )
 
 
 class _Scan(NamedTuple):
@@ -290,6 +318,8 @@ def ends_with_handoff(tail: bytes) -> bool:
         return False
     if not entries or not all(isinstance(e, dict) for e in entries):
         return False
+    if any(isinstance(e.get("uuid"), str) for e in entries):
+        return claude.ends_with_exchange(entries)
     if len(entries) == 3 and entries[-1].get("type") == "model_change":
         entries.pop()  # the session's own model named again after the answer
     entries = entries[-2:]
@@ -323,7 +353,11 @@ def session_files(directory: Path) -> Iterator[tuple[Path, str]]:
             try:
                 if entry.is_dir(follow_symlinks=False):
                     folders.append((entry.path, os.path.join(real, entry.name)))
-                elif entry.name.endswith(".jsonl") and entry.is_file():
+                elif (
+                    entry.name.endswith(".jsonl")
+                    and entry.is_file()
+                    and not claude.is_subagent_transcript(Path(entry.path))
+                ):
                     linked = entry.is_symlink()
                     key = os.path.realpath(entry.path) if linked else os.path.join(real, entry.name)
                     yield Path(entry.path), key

@@ -282,6 +282,11 @@ class Session:
     agents' index."""
     read_as: os.stat_result | None = field(default=None, repr=False)
     """The file as it was when read to its end: a rewrite checks that nothing changed since."""
+    agent: str | None = None
+    """The agent whose own format the file is in, when only one agent writes that format
+    (Claude Code's, read by ``agents.claude``): the file has no header of ours then."""
+    leaf_id: str | None = None
+    """The leaf that agent resumes, when it is not the last entry (Claude Code's rule)."""
 
     @property
     def id(self) -> str:

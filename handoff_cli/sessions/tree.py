@@ -25,9 +25,12 @@ def find_entry(session: Session, entry_id: str) -> Record:
 
 
 def leaf(session: Session, leaf_id: str | None = None) -> Record | None:
-    """The chosen leaf: ``leaf_id`` if given, else the last entry; None for an empty session."""
+    """The chosen leaf: ``leaf_id`` if given, else the one its agent resumes (the last entry,
+    unless the agent's loader chose another); None for an empty session."""
     if leaf_id is not None:
         return find_entry(session, leaf_id)
+    if session.leaf_id is not None:
+        return session.by_id[session.leaf_id]
     return session.records[-1] if session.records else None
 
 

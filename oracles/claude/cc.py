@@ -2,8 +2,8 @@
 """Claude Code 2.1.332 whole, in print mode, against a loopback Anthropic Messages server.
 
     cc.py run --config C --cwd D [--script S.json] [--strace] -- ARG ...  one run: what was sent
-    cc.py make-fixtures [--out claude/sessions/made]      sessions the CLI makes itself
-    cc.py hand [--out claude/sessions/hand]               the hand-written sessions
+    cc.py make-fixtures [--out tests/fixtures/claude/made]    sessions the CLI makes itself
+    cc.py hand [--out tests/fixtures/claude/hand]             the hand-written sessions
     cc.py context FILE.jsonl ...                          the context oracle (below)
     cc.py candidates [--out claude/sessions/candidates]   new-session files and exchanges
     cc.py fold-check                                      the project folder rule

@@ -1,7 +1,7 @@
 """The session files for the Claude Code oracle: made by the CLI itself, or written by hand.
 
 ``make_fixtures`` drives ``claude -p`` turn by turn in cc.PROJECT, the loopback model scripted
-to call tools, and keeps what the CLI wrote (oracles/claude/sessions/made/<name>.jsonl, and
+to call tools, and keeps what the CLI wrote (tests/fixtures/claude/made/<name>.jsonl, and
 <name>/subagents/ beside it when it made some). Ids are fixed (``--session-id``), so a rerun
 makes the same files but for timestamps, message ids and tool ids.
 """
@@ -18,7 +18,7 @@ from typing import Any
 
 import cc
 
-MADE = cc.HERE / "sessions/made"
+MADE = cc.REPO / "tests/fixtures/claude/made"
 NOTES = "one\ntwo\nthree\n"
 TOOLS = ["--allowedTools", "Read,Bash"]
 
@@ -163,7 +163,7 @@ def make_fixtures(out: Path | None) -> None:
 
 # --- hand-written sessions ---------------------------------------------------------------------
 
-HAND = cc.HERE / "sessions/hand"
+HAND = cc.REPO / "tests/fixtures/claude/hand"
 MODEL = "claude-sonnet-4-6"  # not the CLI's default (claude-opus-5-5): a request shows which wins
 
 

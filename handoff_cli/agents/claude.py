@@ -1,0 +1,728 @@
+"""Claude Code (2.1.332): every rule of its own (docs/claude-code.md).
+
+Claude Code does not write the pi family's format: a session is a file of records with no
+header, ``${CLAUDE_CONFIG_DIR:-~/.claude}/projects/<folded cwd>/<session id>.jsonl``, each
+record a line, those with a ``uuid`` making the tree by ``parentUuid``. This module reads such
+a file into the shared ``Session`` (``load``), and holds how Claude Code itself reads it back
+when it resumes (checked against the real CLI; each rule's fixture is named in the docs):
+
+- The tree: every record with a ``uuid``; what has none (``last-prompt``, ``queue-operation``,
+  ``file-history-snapshot``, ``summary``, the request snapshots...) is outside it, and lines
+  that are not JSON objects are skipped. A compaction's boundary has no parent, so the branch
+  starts there; the segment it preserved is linked in after its summary, as the CLI does.
+- The leaf: the last message in file order that is not a sidechain's; the last
+  ``last-prompt``'s ``leafUuid`` overrides it only when it names a record off that branch.
+- The context (``context``): the branch's user and assistant records, sidechains left out;
+  an answer's records (one per content block) joined by ``message.id``; adjacent user records
+  joined into one message of text blocks, each but the last ending in "\\n"; a queued prompt
+  (a ``queued_command`` attachment) sent as a ``<system-reminder>`` before the prompt it
+  follows; the thinking of an answer from another model than the session's dropped; a branch
+  ending on a user message answered by "No response requested.".
+- The model: the last answer's ``message.model`` on the branch, as ``anthropic/<model>``.
+
+Each user or assistant record is also read as one message in the shared shape (pi's roles and
+blocks; Claude Code's file tools under the names the ``<files>`` rule knows), which is what the
+facts, the conversation sent to the writer and the views read; the context's JSON is Claude
+Code's own messages (``Context.sent``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, NamedTuple, TypeGuard
+
+import orjson
+
+from handoff_cli.agents.base import Message
+from handoff_cli.agents.context import Context
+from handoff_cli.errors import SessionFileError, os_reason
+from handoff_cli.handoff.document import HANDOFF_TYPE, WRAPPER_OPEN, is_handoff_prompt
+from handoff_cli.sessions.js import UNDEFINED, js_truthy
+from handoff_cli.sessions.jsonl import dumps, dumps_line, parse_line
+from handoff_cli.sessions.session import (
+    BOM,
+    CURRENT_VERSION,
+    Entry,
+    MessageFacts,
+    Record,
+    Session,
+    Source,
+    is_header,
+    is_title_slot,
+    message_facts,
+    numbered,
+    open_regular,
+    spanning,
+)
+from handoff_cli.text import text_of
+
+NAME = "claude"
+PROVIDER = "anthropic"
+"""LiteLLM's name for the provider of the models Claude Code names."""
+SYNTHETIC_MODEL = "<synthetic>"
+"""The model of the answers Claude Code writes itself ("No response requested.")."""
+NO_RESPONSE = "No response requested."
+OWNS_BYTES = 1 << 20
+"""How far into a file its first record with a ``uuid`` or ``sessionId`` is looked for."""
+FOLDED_LIMIT = 200
+"""A project folder's name longer than this is cut and given a hash (function not known)."""
+
+_QUEUED = (
+    "<system-reminder>\nThe user sent a new message while you were working:\n{}\n\n"
+    "This is how Claude Code surfaces messages the user sends mid-turn \u2014 within the running "
+    "turn, often alongside the next tool result, rather than as a separate conversation turn. "
+    "Address the message above as you continue this turn.\n</system-reminder>"
+)
+_THINKING = frozenset({"thinking", "redacted_thinking"})
+_SHARED_TOOLS = {
+    "Read": "read",
+    "Write": "write",
+    "Edit": "edit",
+    "MultiEdit": "edit",
+    "NotebookEdit": "edit",
+    "Bash": "bash",
+}
+"""Claude Code's tools under the names the shared rules know (the ``<files>`` block's, the
+shell's): its ``file_path`` is their ``path``."""
+_PATH_ARGUMENTS = ("file_path", "notebook_path")
+_STOP_REASONS = {"tool_use": "toolUse", "max_tokens": "length", "refusal": "error"}
+LINEAGE_TYPE = "handoff-cli"
+"""Our record, outside the tree (Claude Code skips a type it does not know), naming the session
+a new one was handed off from (``parentSession``: its path), as the pi family's header does."""
+
+
+class Claude:
+    """Claude Code's rules, as the ``Agent`` protocol asks them."""
+
+    name = NAME
+    title = "Claude Code"
+    compacts_in_place = False
+    title_slot = False
+
+    def sessions_folders(self, env: Mapping[str, str], home: Path, cwd: Path) -> list[Path]:
+        return [config_folder(env, home) / "projects"]
+
+    def project_folder(self, env: Mapping[str, str], home: Path, cwd: str) -> Path | None:
+        name = project_folder_name(cwd)
+        return config_folder(env, home) / "projects" / name if name is not None else None
+
+    def wrote_header(self, session: Session) -> bool:
+        return session.agent == NAME
+
+    def wrote(self, record: Record) -> bool:
+        return False  # its records are never in a file of the pi family's format
+
+    def context(self, branch: list[Record]) -> Context:
+        return _context(branch)
+
+    def loaded(self, message: Message, facts: MessageFacts) -> Message:
+        return message  # read into the shared shape once, when loaded
+
+    def custom(self, entry: Entry) -> Message:
+        return {"role": "custom", "content": entry.get("content")}
+
+    def model_change(self, entry: Entry, model: str, switched: bool) -> Entry:
+        raise NotImplementedError("Claude Code names its model in each answer")
+
+    def thinking_change(self, entry: Entry, thinking: Entry) -> Entry:
+        raise NotImplementedError("Claude Code keeps no thinking level in its sessions")
+
+    def naming(self, entry: Entry, title: str) -> Entry:
+        raise NotImplementedError("Claude Code's sessions are named by their first prompt")
+
+    def handoff_message(self, content: str, entry_id: str, parent: str | None, at: str) -> Entry:
+        raise NotImplementedError("a Claude Code session is started by ``new_session``")
+
+    def header_title(self, title: str) -> Entry:
+        return {}
+
+    def loses_model(self, branch: list[Record]) -> bool:
+        return True  # the last answer's model is the session's
+
+
+AGENT = Claude()
+
+
+# --- where its sessions are, and how a file is known as its ---------------------------------
+
+
+def config_folder(env: Mapping[str, str], home: Path) -> Path:
+    """Claude Code's configuration folder: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
+    named = env.get("CLAUDE_CONFIG_DIR")
+    return Path(named).expanduser() if named else home / ".claude"
+
+
+def project_folder_name(cwd: str) -> str | None:
+    """The name of the folder Claude Code keeps a cwd's sessions in: every character but
+    ``[A-Za-z0-9]`` as '-'; None past ``FOLDED_LIMIT``, where it adds a hash we do not know."""
+    folded = re.sub(r"[^A-Za-z0-9]", "-", cwd)
+    return folded if len(folded) <= FOLDED_LIMIT else None
+
+
+def is_subagent_transcript(path: Path) -> bool:
+    """A subagent's transcript (``<session id>/subagents/agent-<id>.jsonl``): part of its
+    session, not a session of its own."""
+    return path.parent.name == "subagents" and path.name.startswith("agent-")
+
+
+def owns(path: Path) -> bool:
+    """Whether the file at ``path`` is in Claude Code's format (``owns_head`` of its start);
+    False for anything unreadable (the shared loader then says why)."""
+    try:
+        with open_regular(path) as file:
+            head = file.read(OWNS_BYTES)
+    except (OSError, SessionFileError):
+        return False
+    return owns_head(head)
+
+
+def owns_head(head: bytes) -> bool:
+    """Whether a file starting with ``head`` is Claude Code's: its first object is no header of
+    the pi family's (nor omp's title slot), and an object with a ``uuid`` or a ``sessionId``
+    comes before any other kind of file would have one."""
+    first = True
+    for raw in head.removeprefix(BOM).split(b"\n"):
+        try:
+            value = parse_line(raw)
+        except ValueError:
+            continue
+        if not isinstance(value, dict):
+            continue
+        if first and (is_header(value) or is_title_slot(value)):
+            return False
+        first = False
+        if isinstance(value.get("uuid"), str) or isinstance(value.get("sessionId"), str):
+            return True
+    return False
+
+
+# --- loading ----------------------------------------------------------------------------------
+
+
+class _Line(NamedTuple):
+    number: int
+    offset: int
+    length: int
+    value: Any
+
+
+def load(path: Path) -> Session:
+    """Read a Claude Code session file into a ``Session``: its records with a ``uuid`` as
+    the tree's entries (user and assistant records as messages in the shared shape), a header
+    made of what the records say (the id is the file's name, as for Claude Code), and the leaf
+    Claude Code resumes. Lines that are not JSON objects are listed in ``skipped_lines``."""
+    try:
+        with open_regular(path) as file:
+            source = Source(path, os.dup(file.fileno()))
+            lines, skipped = _read_lines(file)
+            read_as = os.fstat(file.fileno())
+    except OSError as error:
+        raise SessionFileError(path, os_reason(error)) from None
+    records: list[Record] = []
+    by_id: dict[str, Record] = {}
+    duplicates: list[str] = []
+    tool_names: dict[str, str] = {}
+    named_leaf: str | None = None
+    header: Entry = {"type": "session", "version": CURRENT_VERSION, "id": path.stem}
+    for line in lines:
+        value = line.value
+        for key in ("timestamp", "cwd"):
+            if key not in header and isinstance(value.get(key), str):
+                header[key] = value[key]
+        if value.get("type") == "last-prompt":
+            leaf = value.get("leafUuid")
+            named_leaf = leaf if isinstance(leaf, str) else None
+        elif value.get("type") == LINEAGE_TYPE and isinstance(value.get("parentSession"), str):
+            header["parentSession"] = value["parentSession"]
+        record = _record(line, source, tool_names)
+        if record is None:
+            continue  # outside the tree
+        if record.id in by_id:
+            duplicates.append(record.id)
+        records.append(record)
+        by_id[record.id] = record
+    records = _relinked(records, by_id)
+    by_id = {record.id: record for record in records}
+    return Session(
+        path=path,
+        header=header,
+        records=records,
+        skipped_lines=tuple(skipped),
+        duplicate_ids=tuple(dict.fromkeys(duplicates)),
+        by_id=by_id,
+        read_as=read_as,
+        agent=NAME,
+        leaf_id=_leaf(records, by_id, named_leaf),
+    )
+
+
+def _read_lines(file: Any) -> tuple[list[_Line], list[int]]:
+    lines: list[_Line] = []
+    skipped: list[int] = []
+    for number, offset, raw in numbered(file):
+        text = raw.removeprefix(BOM) if number == 1 else raw
+        try:
+            value = parse_line(text)
+        except ValueError:
+            if raw.strip():
+                skipped.append(number)
+            continue
+        if isinstance(value, dict):
+            lines.append(_Line(number, offset, len(raw), value))
+        else:
+            skipped.append(number)
+    return lines, skipped
+
+
+def _record(line: _Line, source: Source, tool_names: dict[str, str]) -> Record | None:
+    """A record of the tree (one with a ``uuid``); None for one outside it."""
+    value = line.value
+    uuid = value.get("uuid")
+    if not isinstance(uuid, str) or not uuid:
+        return None
+    parent = value.get("parentUuid")
+    kind = value.get("type")
+    shared = _shared(value, tool_names) if kind == "user" or kind == "assistant" else None
+    return Record(
+        id=uuid,
+        parent_id=parent if isinstance(parent, str) else None,
+        type="message" if shared is not None else kind if isinstance(kind, str) else "",
+        span=spanning(line.offset, line.length),
+        entry=None if shared is not None else value,
+        facts=message_facts(shared) if shared is not None else None,
+        written_stamp=value.get("timestamp"),
+        kept=_kept(shared) if shared is not None else None,
+        source=source,
+    )
+
+
+def _kept(shared: Message) -> bytes:
+    """A shared message's JSON, read back by us alone: orjson's, unless it holds what orjson
+    cannot write (an integer past 64 bits, a lone surrogate: the slow parse's)."""
+    try:
+        return orjson.dumps(shared)
+    except orjson.JSONEncodeError:
+        return dumps(shared)
+
+
+def _relinked(records: list[Record], by_id: dict[str, Record]) -> list[Record]:
+    """The records with each compaction's preserved segment linked in after its summary (the
+    ``anchorUuid``): its head hangs from the summary, and what hung from the summary from its
+    tail, as Claude Code relinks them when it reads the file (``made/compact``)."""
+    parents: dict[str, str] = {}
+    for record in records:
+        entry = record.entry
+        if record.type != "system" or entry is None or entry.get("subtype") != "compact_boundary":
+            continue
+        metadata = entry.get("compactMetadata")
+        segment = metadata.get("preservedSegment") if isinstance(metadata, dict) else None
+        if not isinstance(segment, dict):
+            continue
+        head, anchor, tail = (segment.get(k) for k in ("headUuid", "anchorUuid", "tailUuid"))
+        if not (_known(head, by_id) and _known(anchor, by_id) and _known(tail, by_id)):
+            continue
+        for other in records:
+            if other.parent_id == anchor and other.id != head:
+                parents[other.id] = tail
+        parents[head] = anchor
+    if not parents:
+        return records
+    return [r._replace(parent_id=parents[r.id]) if r.id in parents else r for r in records]
+
+
+def _known(uuid: Any, by_id: dict[str, Record]) -> TypeGuard[str]:
+    return isinstance(uuid, str) and uuid in by_id
+
+
+def _leaf(records: list[Record], by_id: dict[str, Record], named: str | None) -> str | None:
+    """The leaf Claude Code resumes: the last message in file order that is no sidechain's,
+    unless the last ``last-prompt`` names a record off that message's branch."""
+    messages = (r for r in reversed(records) if r.type == "message" and not _sidechain(r))
+    leaf: Record | None = next(messages, None)
+    if leaf is None:
+        return None
+    on_branch: set[str] = set()
+    node: Record | None = leaf
+    while node is not None and node.id not in on_branch:
+        on_branch.add(node.id)
+        node = by_id.get(node.parent_id) if node.parent_id is not None else None
+    if named is not None and named in by_id and named not in on_branch:
+        return by_id[named].id
+    return leaf.id
+
+
+def _sidechain(record: Record) -> bool:
+    return js_truthy(_raw(record).get("isSidechain"))
+
+
+def _raw(record: Record) -> Entry:
+    """The record as written in the file."""
+    if record.entry is not None:
+        return record.entry
+    assert record.source is not None, "a message record is read from its file"
+    value = parse_line(record.source.read(record.offset, record.length))
+    if not isinstance(value, dict):
+        raise SessionFileError(record.source.path, "changed while being read", record.line)
+    return value
+
+
+def starts_from_handoff(session: Session) -> bool:
+    """Whether the session's first message is a handoff document: it was handed off to."""
+    first = next((r for r in session.records if r.type == "message" and r.has_message), None)
+    return first is not None and first.facts is not None and first.facts.custom_type == HANDOFF_TYPE
+
+
+def ends_with_exchange(values: list[Any]) -> bool:
+    """Whether the last records of the tree among ``values`` (the file's last objects, in
+    order) are a recorded handoff: our prompt, then the document answering it."""
+    tree = [v for v in values if isinstance(v, dict) and isinstance(v.get("uuid"), str)][-2:]
+    if len(tree) < 2 or tree[1].get("parentUuid") != tree[0].get("uuid"):
+        return False
+    asked, answered = (v.get("message") for v in tree)
+    if not (isinstance(asked, dict) and isinstance(answered, dict)):
+        return False
+    roles = (tree[0].get("type"), tree[1].get("type"))
+    return roles == ("user", "assistant") and is_handoff_prompt(text_of(asked.get("content")))
+
+
+# --- the shared shape -------------------------------------------------------------------------
+
+
+def _shared(value: Entry, tool_names: dict[str, str]) -> Message | None:
+    """A user or assistant record as one message in the shared shape; None when it holds no
+    message. ``tool_names`` (the calls' tool names by id, in file order) names a result's
+    tool."""
+    message = value.get("message")
+    if not isinstance(message, dict):
+        return None
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else []
+    if value.get("type") == "assistant":
+        shared = (
+            [_shared_block(b) for b in blocks]
+            if blocks or not isinstance(content, str)
+            else [{"type": "text", "text": content}]
+        )
+        for block in blocks:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                tool_names[str(block.get("id"))] = str(block.get("name"))
+        stop = message.get("stop_reason")
+        return {
+            "role": "assistant",
+            "content": shared,
+            "api": "anthropic-messages",
+            "provider": PROVIDER,
+            "model": message.get("model"),
+            "stopReason": _STOP_REASONS.get(stop, "stop") if isinstance(stop, str) else "stop",
+        }
+    if (
+        value.get("parentUuid") is None
+        and isinstance(content, str)
+        and content.startswith(WRAPPER_OPEN)
+    ):  # the document a session we handed off to starts with, as the pi family holds one
+        return {"role": "custom", "customType": HANDOFF_TYPE, "content": content,
+                "display": True}  # fmt: skip
+    if js_truthy(value.get("isCompactSummary")):
+        return {"role": "compactionSummary", "summary": text_of(content, "\n")}
+    if js_truthy(value.get("isMeta")):
+        return {"role": "custom", "customType": "claude-meta", "content": content,
+                "display": False}  # fmt: skip
+    results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+    if len(results) == 1 and len(blocks) == 1:
+        result = results[0]
+        call = str(result.get("tool_use_id"))
+        return {
+            "role": "toolResult",
+            "toolCallId": call,
+            "toolName": _SHARED_TOOLS.get(tool_names.get(call, ""), tool_names.get(call, "")),
+            "content": _result_content(result.get("content")),
+            "isError": js_truthy(result.get("is_error")),
+        }
+    if isinstance(content, list):
+        content = [b for result in (_user_block(b) for b in blocks) for b in result]
+    return {"role": "user", "content": content}
+
+
+def _shared_block(block: Any) -> Any:
+    if not isinstance(block, dict):
+        return block
+    kind = block.get("type")
+    if kind == "thinking":
+        return {"type": "thinking", "thinking": block.get("thinking"),
+                "thinkingSignature": block.get("signature")}  # fmt: skip
+    if kind == "redacted_thinking":
+        return {"type": "redactedThinking", "data": block.get("data")}
+    if kind == "tool_use":
+        name = block.get("name")
+        arguments = block.get("input")
+        if isinstance(arguments, dict):
+            arguments = {("path" if k in _PATH_ARGUMENTS else k): v for k, v in arguments.items()}
+        shared = _SHARED_TOOLS.get(name, name) if isinstance(name, str) else name
+        return {"type": "toolCall", "id": block.get("id"), "name": shared, "arguments": arguments}
+    return block
+
+
+def _result_content(content: Any) -> list[Any]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return list(content) if isinstance(content, list) else []
+
+
+def _user_block(block: Any) -> list[Any]:
+    """A user block in the shared shape: a tool result among other blocks becomes its text."""
+    if isinstance(block, dict) and block.get("type") == "tool_result":
+        return [b for b in _result_content(block.get("content")) if isinstance(b, dict)]
+    return [block]
+
+
+# --- its context ------------------------------------------------------------------------------
+
+
+class _Turn(NamedTuple):
+    """One record of the branch as Claude Code sends it, before records are joined."""
+
+    role: str
+    content: Any
+    message_id: Any = None
+    model: Any = None
+    stops_reminders: bool = True
+    """A queued prompt is sent before the user messages it follows, up to this turn."""
+    reminder: bool = False
+    record: Record | None = None
+    """The message record it is (a queued prompt's attachment is none)."""
+
+
+def _context(branch: list[Record]) -> Context:
+    turns = list(_turns(branch))
+    models = [t.model for t in turns if t.role == "assistant" and t.model != SYNTHETIC_MODEL]
+    model = models[-1] if models and isinstance(models[-1], str) else None
+    messages = _joined(_reminders_first(turns), model)
+    if messages and messages[-1]["role"] == "user":
+        messages.append({"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]})
+    records = [t.record for t in turns if t.record is not None and t.record.has_message]
+    return Context(
+        AGENT,
+        head=(),
+        records=records,
+        changes={},
+        thinking_level=UNDEFINED,
+        model=f"{PROVIDER}/{model}" if model else None,
+        sent=tuple(messages),
+    )
+
+
+def _turns(branch: list[Record]) -> Iterator[_Turn]:
+    for record in branch:
+        if record.type not in ("message", "attachment"):
+            continue
+        value = _raw(record)
+        if js_truthy(value.get("isSidechain")):
+            continue
+        if record.type == "attachment":
+            attachment = value.get("attachment")
+            if isinstance(attachment, dict) and attachment.get("type") == "queued_command":
+                prompt = text_of(attachment.get("prompt"), "\n")
+                text = {"type": "text", "text": _QUEUED.format(prompt)}
+                yield _Turn("user", [text], reminder=True)
+            continue
+        message = value["message"]
+        content = message.get("content")
+        if value.get("type") == "assistant":
+            yield _Turn(
+                "assistant", content, message.get("id"), message.get("model"), record=record
+            )
+        else:
+            results = isinstance(content, list) and any(
+                isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+            )
+            yield _Turn("user", content, stops_reminders=results, record=record)
+
+
+def _reminders_first(turns: list[_Turn]) -> list[_Turn]:
+    """The turns with each queued prompt moved up before the user messages it follows, to
+    the answer or tool result before them (``attachments``)."""
+    ordered: list[_Turn] = []  # built from the end
+    pending: list[_Turn] = []
+    for turn in reversed(turns):
+        if turn.reminder:
+            pending.append(turn)
+            continue
+        if turn.stops_reminders:
+            ordered += pending
+            pending = []
+        ordered.append(turn)
+    ordered += pending
+    ordered.reverse()
+    return ordered
+
+
+def _joined(turns: list[_Turn], model: str | None) -> list[Message]:
+    """The messages: an answer's records joined by ``message.id``, adjacent user records joined
+    into one message; an answer's thinking dropped where its model is not the session's."""
+    messages: list[Message] = []
+    last_id: Any = None
+    for turn in turns:
+        previous = messages[-1] if messages else None
+        if turn.role == "assistant":
+            blocks = _blocks(turn.content)
+            if turn.model != model:
+                blocks = [b for b in blocks if not _is_thinking(b)]
+            if (
+                previous is not None
+                and previous["role"] == "assistant"
+                and turn.message_id == last_id
+            ):
+                previous["content"] = [*previous["content"], *blocks]
+            elif blocks:
+                messages.append({"role": "assistant", "content": blocks})
+            last_id = turn.message_id
+            continue
+        if previous is not None and previous["role"] == "user":
+            joined = _blocks(previous["content"])
+            if joined and isinstance(joined[-1], dict) and joined[-1].get("type") == "text":
+                joined[-1] = {**joined[-1], "text": f"{joined[-1].get('text')}\n"}
+            previous["content"] = [*joined, *_blocks(turn.content)]
+        else:
+            messages.append({"role": "user", "content": turn.content})
+        last_id = None
+    return messages
+
+
+def _is_thinking(block: Any) -> bool:
+    kind = block.get("type") if isinstance(block, dict) else None
+    return isinstance(kind, str) and kind in _THINKING
+
+
+def _blocks(content: Any) -> list[Any]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return list(content) if isinstance(content, list) else []
+
+
+# --- what it writes: a new session holding a handoff, and the exchange in the old one -------
+
+ACKNOWLEDGEMENT = "Understood. I will continue the work from this handoff document."
+"""The answer the new session's document gets: a session whose last record is a user message
+is resumed on Claude Code's default model, answered by "No response requested."; an answer in
+the old session's model keeps that model (``candidates/new-user-assistant``)."""
+VERSION = "2.1.332"
+"""The version of Claude Code whose shapes we write, where the session names none."""
+_TAIL_KEYS = ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch")
+_TAIL_DEFAULTS = {"userType": "external", "entrypoint": "cli", "version": VERSION}
+
+
+class Usage(NamedTuple):
+    """The tokens an answer took, as its record says them."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+def file_name(session_id: str) -> str:
+    """A session's file: its id (Claude Code's session ids are random UUIDs)."""
+    return f"{session_id}.jsonl"
+
+
+def new_uuid() -> str:
+    """A session's id, or a record's: a random UUID, as the CLI makes them."""
+    return str(uuid.uuid4())
+
+
+def session_model(model: str | None) -> str:
+    """The model an answer we write names: the session's own (``anthropic/`` taken off, as the
+    context adds it); with none, or another provider's (a session of another agent handed off
+    to Claude Code), Claude Code's mark for the answers it makes itself."""
+    provider, _, name = (model or "").partition("/")
+    return name if provider == PROVIDER and name else SYNTHETIC_MODEL
+
+
+def new_session(
+    old: Session, new_id: str, parent: Path, model: str | None, wrapped: str, at: str
+) -> bytes:
+    """The new session's file: our lineage record (``LINEAGE_TYPE``), the handoff document as
+    the user's first prompt, an acknowledgement in the old session's model, and the
+    ``last-prompt`` naming it, in the CLI's shapes and key order (``new-user-assistant``)."""
+    tail = _tail(old, new_id)
+    lineage = {"type": LINEAGE_TYPE, "parentSession": str(parent), "sessionId": new_id}
+    document = _user(wrapped, None, new_uuid(), at, tail)
+    answer = _assistant(
+        ACKNOWLEDGEMENT, session_model(model), Usage(), document["uuid"], new_uuid(), at, tail
+    )
+    records = [lineage | {"timestamp": at}, document, answer, _last_prompt(wrapped, answer, tail)]
+    return b"".join(dumps_line(r) for r in records)
+
+
+def exchange(
+    old: Session,
+    leaf_id: str,
+    model: str | None,
+    prompt: str,
+    document: str,
+    usage: Usage,
+    asked_at: str,
+    answered_at: str,
+) -> list[Entry]:
+    """The handoff as Claude Code records a turn: the prompt as a user record hanging from the
+    leaf, the document as the answer in the session's own model (another model would become
+    the session's, and drop its thinking: ``exchange-other-model``), and the ``last-prompt``
+    naming it, which the CLI writes each turn and whose leaf would otherwise win."""
+    tail = _tail(old, old.id)
+    asked = _user(prompt, leaf_id, new_uuid(), asked_at, tail)
+    answered = _assistant(
+        document, session_model(model), usage, asked["uuid"], new_uuid(), answered_at, tail
+    )
+    return [asked, answered, _last_prompt(prompt, answered, tail)]
+
+
+def _tail(old: Session, session_id: str) -> Entry:
+    """The keys every record of the CLI's ends with, as the old session's last record says
+    them (its cwd, version and branch), for ``session_id``."""
+    last: Entry = next((_raw(r) for r in reversed(old.records)), {})
+    tail: Entry = {}
+    for key in _TAIL_KEYS:
+        value = last.get(key)
+        if key == "sessionId":
+            tail[key] = session_id
+        elif key == "cwd":
+            tail[key] = value if isinstance(value, str) else old.header.get("cwd", "")
+        elif isinstance(value, str):
+            tail[key] = value
+        elif key in _TAIL_DEFAULTS:
+            tail[key] = _TAIL_DEFAULTS[key]
+    return tail
+
+
+def _user(content: str, parent: str | None, uuid_: str, at: str, tail: Entry) -> Entry:
+    head = {"parentUuid": parent, "isSidechain": False, "type": "user"}
+    message = {"role": "user", "content": content}
+    return head | {"message": message, "uuid": uuid_, "timestamp": at} | tail
+
+
+def _assistant(
+    text: str, model: str, usage: Usage, parent: str, uuid_: str, at: str, tail: Entry
+) -> Entry:
+    message = {
+        "id": f"msg_{uuid.uuid4().hex[:24]}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+    }
+    head = {"parentUuid": parent, "isSidechain": False, "message": message}
+    return head | {"type": "assistant", "uuid": uuid_, "timestamp": at} | tail
+
+
+def _last_prompt(prompt: str, leaf: Entry, tail: Entry) -> Entry:
+    return {
+        "type": "last-prompt",
+        "lastPrompt": prompt,
+        "leafUuid": leaf["uuid"],
+        "sessionId": tail["sessionId"],
+    }

@@ -1,0 +1,399 @@
+"""Claude Code sessions: read as Claude Code 2.1.332 reads them (tests/fixtures/claude/, the
+contexts the real CLI sent when it resumed each one: oracles/claude/cc.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from handoff_cli.agents import CLAUDE, claude, load_session
+from handoff_cli.agents.places import default_roots
+from handoff_cli.errors import ExitCode
+from handoff_cli.handoff.document import WRAPPER_OPEN, is_handoff_prompt
+
+from .conftest import DOCUMENT, FIXTURES, key_orders, model_env, run_cli
+from .fakellm import FakeLLMServer, Reply
+
+CLAUDE_FIXTURES = FIXTURES / "claude"
+SESSIONS = sorted(
+    p for p in CLAUDE_FIXTURES.glob("*/*.jsonl") if p.with_suffix(".claude-context.json").exists()
+)
+MADE = CLAUDE_FIXTURES / "made"
+HAND = CLAUDE_FIXTURES / "hand"
+HANDED = CLAUDE_FIXTURES / "handoff"
+"""Our handoffs of ``made/tools`` and ``hand/thinking``, each file resumed by the real CLI
+(``oracles/claude/handoffs.py``): ``<name>-new`` the session written, ``<name>-old`` the old
+one with the exchange recorded; ``from-pi-new``, pi's example ``--to claude``; ``to-pi-new``,
+``made/tools`` ``--to pi``, with the real pi's context of it (``*.pi-context.json``)."""
+
+
+def oracle(path: Path) -> Any:
+    return json.loads(path.with_suffix(".claude-context.json").read_text(encoding="utf-8"))
+
+
+def shown_context(path: Path, *args: str) -> Any:
+    result = run_cli("show", path, "--context", "--json", *args)
+    assert result.code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_every_oracle_session_is_here() -> None:
+    assert len(SESSIONS) == 25 + 5  # the oracle's 25, and the Claude Code files our handoffs wrote
+
+
+@pytest.mark.parametrize("path", SESSIONS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_context_is_what_claude_code_sends(path: Path) -> None:
+    """``show --context --json`` is the ``messages`` the real CLI sent resuming the session,
+    minus its own additions and the prompt: every value and every key in its order."""
+    printed = shown_context(path)
+    want = oracle(path)
+    assert printed["messages"] == want
+    assert key_orders(printed["messages"]) == key_orders(want)
+    assert "thinkingLevel" not in printed  # Claude Code keeps none in the file
+
+
+@pytest.mark.parametrize(
+    ("name", "model"),
+    [
+        ("hand/model", "anthropic/claude-sonnet-4-6"),  # haiku, then sonnet: the last answer's
+        ("made/tools", "anthropic/claude-opus-5-5"),
+        ("hand/single-user", None),  # no answer: Claude Code's own default, unknown here
+    ],
+)
+def test_the_model_is_the_last_answers(name: str, model: str | None) -> None:
+    assert shown_context(CLAUDE_FIXTURES / f"{name}.jsonl")["model"] == model
+
+
+def test_a_file_is_known_by_its_content_and_its_folder(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    folder = home / ".claude/projects/-tmp-handoff-oracle-claude-my-proj-v2"
+    folder.mkdir(parents=True)
+    copy = folder / "8904eaea-1111-4222-8333-444455556666.jsonl"
+    shutil.copyfile(MADE / "tools.jsonl", copy)
+    env = {"HOME": str(home)}
+    by_folder = run_cli("show", copy, env=env)
+    assert by_folder.code == 0, by_folder.stderr
+    assert "\nagent    Claude Code (its folder)\n" in by_folder.stdout
+    by_content = run_cli("show", HAND / "tool-result.jsonl", env=env)
+    assert "\nagent    Claude Code (its content)\n" in by_content.stdout
+    assert run_cli("show", copy, "--agent", "claude").code == 0
+    assert load_session(copy).id == copy.stem  # the id is the file's name, as for the CLI
+
+
+def test_claude_codes_folder_is_searched_with_nothing_configured(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    folder = home / ".claude/projects/-tmp-x"
+    (folder / "8904eaea-1111-4222-8333-444455556666").mkdir(parents=True)
+    shutil.copyfile(MADE / "tools.jsonl", folder / "8904eaea-1111-4222-8333-444455556666.jsonl")
+    shutil.copytree(MADE / "subagent", folder / "8904eaea-1111-4222-8333-444455556666/x")
+    assert [r.agent for r in default_roots({}, home, tmp_path)] == [CLAUDE]
+    env = {"HOME": str(home), "HANDOFF_SESSIONS_DIR": ""}
+    listed = run_cli("list", "--json", env=env, cwd=tmp_path)
+    assert listed.code == 0, listed.stderr
+    rows = json.loads(listed.stdout)
+    # The subagent's transcript is part of its session, not one of its own.
+    assert [(row["id"], row["agent"]) for row in rows] == [
+        ("8904eaea-1111-4222-8333-444455556666", CLAUDE)
+    ]
+    assert rows[0]["title"] == "Read notes.txt and tell me what it says."
+    shown = run_cli("show", "8904eaea", env=env, cwd=tmp_path)
+    assert shown.code == 0, shown.stderr
+    elsewhere = {"HOME": str(tmp_path), "CLAUDE_CONFIG_DIR": str(home / ".claude")}
+    assert [r.path for r in default_roots(elsewhere, tmp_path, tmp_path)] == [
+        home / ".claude/projects"
+    ]
+
+
+def test_the_project_folder_rule() -> None:
+    assert claude.project_folder_name("/tmp/handoff-oracle-claude/my_proj.v2") == (
+        "-tmp-handoff-oracle-claude-my-proj-v2"
+    )
+    assert claude.project_folder_name("/a b_é.c~d") == "-a-b---c-d"
+    assert claude.project_folder_name("/" + "x" * 230) is None  # cut and hashed by the CLI
+
+
+def test_list_and_every_view_work_on_them() -> None:
+    listed = run_cli("list", "--json", CLAUDE_FIXTURES)
+    assert listed.code == 0, listed.stderr
+    rows = json.loads(listed.stdout)
+    ids = sorted(row["id"] for row in rows if row["agent"] == CLAUDE)
+    assert ids == sorted(p.stem for p in SESSIONS)
+    assert len(rows) == len(SESSIONS) + 1  # and handoff/to-pi-new, a pi session
+    tree = run_cli("list", "--tree", CLAUDE_FIXTURES)
+    assert tree.code == 0 and "Remember the word lantern." in tree.stdout
+    for path in SESSIONS:
+        for view in ([], ["--tree"], ["--json"], ["--context"]):
+            result = run_cli("show", path, *view)
+            assert result.code == 0, (path, view, result.stderr)
+            assert "Traceback" not in result.stderr
+
+
+def test_show_names_the_leaf_claude_code_resumes() -> None:
+    """The last ``last-prompt`` names a record off the last message's branch: it is the leaf,
+    even an inner user message (then answered by "No response requested.")."""
+    shown = json.loads(run_cli("show", HAND / "last-prompt-inner.jsonl", "--json").stdout)
+    assert shown["leaf"] == "994bbac9-81df-5e74-af18-3b3c583cf45a"
+    assert shown["branch"][-1]["message"] == {"role": "user", "content": "Arm A."}
+    assert shown["header"]["id"] == "last-prompt-inner"
+
+
+def test_records_outside_the_tree_and_bad_lines_never_crash() -> None:
+    result = run_cli("show", HAND / "records.jsonl", "--context", "--json")
+    assert result.code == 0
+    assert result.stderr.startswith("warning: ") and "line 11, 12" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"type": ["user"], "uuid": "u2", "parentUuid": "u1"},
+        {"type": "user", "uuid": "u2", "parentUuid": 7, "message": "text"},
+        {"type": "user", "uuid": "u2", "parentUuid": "u1", "message": {"content": 3}},
+        {"type": "assistant", "uuid": "u2", "parentUuid": "u1", "message": {"content": [1, None]}},
+        {"type": "assistant", "uuid": "u2", "parentUuid": "u1", "message": {"id": [], "model": {}}},
+        {"type": "attachment", "uuid": "u2", "parentUuid": "u1", "attachment": {"type": []}},
+        {"type": "attachment", "uuid": "u2", "parentUuid": "u1",
+         "attachment": {"type": "queued_command", "prompt": [{"type": "text", "text": "q"}]}},
+        {"type": "system", "uuid": "u2", "parentUuid": None, "subtype": "compact_boundary",
+         "compactMetadata": {"preservedSegment": {"headUuid": "u1", "anchorUuid": "zz"}}},
+        {"type": "user", "uuid": "u2", "parentUuid": "u1", "isMeta": True,
+         "message": {"role": "user", "content": [{"type": "tool_result", "content": 5}]}},
+        {"type": "last-prompt", "leafUuid": ["u1"]},
+        {"type": "wibble", "uuid": "u2", "parentUuid": "u2"},
+    ],
+)  # fmt: skip
+def test_odd_records_are_read_without_a_crash(tmp_path: Path, record: dict[str, Any]) -> None:
+    first = {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s",
+             "message": {"role": "user", "content": "Hello."}}  # fmt: skip
+    path = tmp_path / "odd.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in (first, record)), encoding="utf-8")
+    for view in (["--context", "--json"], ["--json"], ["--tree"], []):
+        result = run_cli("show", path, *view)
+        assert result.code == 0, (view, result.stderr)
+    assert load_session(path).agent == CLAUDE
+
+
+def test_agents_of_another_format_are_refused_in_one_line() -> None:
+    other = run_cli("show", MADE / "tools.jsonl", "--agent", "pi")
+    assert other.code == ExitCode.USAGE
+    assert "Claude Code's format: --agent pi cannot read it" in other.stderr
+    assert len(other.stderr.strip().splitlines()) == 1
+    pi_file = run_cli("show", FIXTURES / "omp/sample-v3.jsonl", "--agent", "claude")
+    assert pi_file.code == ExitCode.USAGE
+    assert "the pi family's format: --agent claude cannot read it" in pi_file.stderr
+
+
+# --- the handoff ---------------------------------------------------------------------------
+
+
+def lines_of(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def shapes(records: list[dict[str, Any]]) -> list[Any]:
+    """Each record's keys in order, and its message's: what must be as the CLI accepted."""
+    return [(list(r), list(r.get("message") or {})) for r in records]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """``made/tools`` in Claude Code's folder for its cwd, under its own id."""
+    folder = tmp_path / "home/.claude/projects/-tmp-handoff-oracle-claude-my-proj-v2"
+    folder.mkdir(parents=True)
+    old = folder / "c8e5e286-ae88-52dd-9175-7a7482e56fde.jsonl"
+    shutil.copyfile(MADE / "tools.jsonl", old)
+    return old
+
+
+@pytest.mark.litellm
+def test_a_handoff_writes_a_session_claude_code_resumes(
+    project: Path, llm_server: FakeLLMServer
+) -> None:
+    """The new session is ``<id>.jsonl`` beside the old one, in the shapes the real CLI resumed
+    with the document as its first message and the old session's model kept; the old session
+    ends with the exchange in Claude Code's shapes, its own model again."""
+    llm_server.script(Reply(DOCUMENT))
+    before = project.read_bytes()
+    leaf = load_session(project).leaf_id
+    env = {**model_env(llm_server), "HOME": str(project.parents[3]), "HANDOFF_SESSIONS_DIR": ""}
+    result = run_cli("handoff", project.stem, env=env, cwd=project.parents[3])
+    assert result.code == 0, result.stderr
+    new_id = result.stdout.strip()
+    assert result.stdout == new_id + "\n"
+    new = project.with_name(f"{new_id}.jsonl")
+    written = lines_of(new)
+    assert shapes(written) == shapes(lines_of(HANDED / "tools-new.jsonl"))
+    lineage, document, answer, last = written
+    assert lineage == {**lineage, "type": "handoff-cli", "parentSession": str(project)}
+    assert document["message"]["content"].startswith(WRAPPER_OPEN)
+    assert DOCUMENT in document["message"]["content"]
+    assert answer["parentUuid"] == document["uuid"] and last["leafUuid"] == answer["uuid"]
+    assert answer["message"]["model"] == "claude-opus-5-5"  # the old session's, not the writer's
+    assert {r["sessionId"] for r in written} == {new_id}
+    assert {r.get("cwd") for r in written[1:3]} == {"/tmp/handoff-oracle-claude/my_proj.v2"}
+
+    after = project.read_bytes()
+    assert after.startswith(before)  # appended to, never rewritten
+    recorded = [json.loads(line) for line in after[len(before) :].splitlines()]
+    assert shapes(recorded) == shapes(lines_of(HANDED / "tools-old.jsonl")[-3:])
+    asked, answered, pointer = recorded
+    assert asked["parentUuid"] == leaf and is_handoff_prompt(asked["message"]["content"])
+    assert answered["parentUuid"] == asked["uuid"] and pointer["leafUuid"] == answered["uuid"]
+    assert answered["message"]["model"] == "claude-opus-5-5"
+    assert answered["message"]["content"][0]["text"].startswith(DOCUMENT)
+
+    context = shown_context(new)
+    assert [m["role"] for m in context["messages"]] == ["user", "assistant"]
+    assert context["model"] == "anthropic/claude-opus-5-5"
+    old_context = shown_context(project)
+    assert old_context["messages"][:-2] == oracle(MADE / "tools.jsonl")
+    assert old_context["model"] == "anthropic/claude-opus-5-5"
+
+    listed = {row["id"]: row for row in json.loads(run_cli("list", "--json", env=env).stdout)}
+    assert listed[new_id]["parent"]["id"] == project.stem
+    assert listed[new_id]["title"] == "↳ Read notes.txt and tell me what it says."
+    assert listed[project.stem]["handed_off"] is True
+
+
+def test_our_written_files_are_read_as_the_real_cli_read_them() -> None:
+    """What the real CLI sent resuming the files our handoffs wrote (beside them) is our context
+    of them: the document first in the new session, the exchange last in the old one."""
+    for name in ("tools", "thinking"):
+        new = oracle(HANDED / f"{name}-new.jsonl")
+        assert new[0]["content"].startswith(WRAPPER_OPEN) and new[1]["role"] == "assistant"
+        old = oracle(HANDED / f"{name}-old.jsonl")
+        assert old[:-2] == oracle((MADE if name == "tools" else HAND) / f"{name}.jsonl")
+        assert is_handoff_prompt(old[-2]["content"])
+        for kind in ("new", "old"):
+            assert shown_context(HANDED / f"{name}-{kind}.jsonl")["messages"] == oracle(
+                HANDED / f"{name}-{kind}.jsonl"
+            )
+
+
+def test_the_default_model_is_the_sessions_through_litellm(project: Path) -> None:
+    env = {"ANTHROPIC_API_KEY": "sk-ant-test"}
+    result = run_cli("handoff", project, "--dry-run", env=env)
+    assert result.code == 0, result.stderr
+    assert json.loads(result.stdout)["model"] == "anthropic/claude-opus-5-5"
+
+
+def test_in_place_is_refused_in_one_line(project: Path) -> None:
+    before = project.read_bytes()
+    result = run_cli("handoff", project, "--in-place", "--model", "extractive")
+    assert result.code == ExitCode.USAGE
+    assert result.stderr.strip().endswith("this session is read by Claude Code's rules")
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert project.read_bytes() == before
+    assert sorted(p.name for p in project.parent.iterdir()) == [project.name]
+
+
+def test_no_record_and_out_dir(project: Path, tmp_path: Path) -> None:
+    before = project.read_bytes()
+    out = tmp_path / "elsewhere"
+    args = ("--model", "extractive", "--no-record", "--out-dir", out, "-q")
+    result = run_cli("handoff", project, *args)
+    assert result.code == 0, result.stderr
+    assert project.read_bytes() == before
+    assert [p.name for p in out.iterdir()] == [f"{result.stdout.strip()}.jsonl"]
+
+
+def test_a_session_handed_off_to_starts_from_its_document() -> None:
+    """The new session's first prompt is the pi family's handoff message in the shared shape:
+    ``show --document`` finds it, and its next handoff updates that document."""
+    new = HANDED / "tools-new.jsonl"
+    shown = run_cli("show", new, "--document")
+    assert shown.code == 0 and shown.stdout.startswith("## Goal")
+    planned = run_cli("handoff", new, "--dry-run", "--model", "extractive")
+    assert planned.code == 0, planned.stderr
+    prompt = json.loads(planned.stdout)["messages"][-1]["content"]
+    assert prompt.startswith("Update the handoff document of this coding session.")
+
+
+def test_rotate_hands_each_claude_code_session_off_once(project: Path) -> None:
+    old = project.stat().st_mtime - 3 * 86400
+    os.utime(project, (old, old))
+    args = ("rotate", project.parent, "--model", "extractive", "--over-tokens", "10")
+    first = run_cli(*args)
+    assert first.code == 0, first.stderr
+    (line,) = first.stdout.splitlines()
+    assert line.split()[0] == project.stem
+    again = run_cli(*args)
+    assert again.code == 0, again.stderr
+    assert project.stem not in again.stdout  # handed off already: its leaf says so
+
+
+# --- --to: the new session as another agent's ------------------------------------------------
+
+PI_EXAMPLE = next((FIXTURES.parent.parent / "sessions").glob("--home-dev-projects-notes-app--/*"))
+
+
+def test_to_pi_writes_a_pi_session_in_pis_folder(project: Path) -> None:
+    """A Claude Code session continued in pi: a pi session in pi's folder for the same cwd,
+    naming the old one, on the old session's model; the old one records the exchange in its own
+    shapes. (The real pi reads such a file as we do: ``handoff/to-pi-new.pi-context.json``,
+    held by the pi context tests.)"""
+    home = project.parents[3]
+    before = project.read_bytes()
+    env = {"HOME": str(home), "HANDOFF_SESSIONS_DIR": ""}
+    result = run_cli("handoff", project, "--to", "pi", "--model", "extractive", env=env)
+    assert result.code == 0, result.stderr
+    new_id = result.stdout.strip()
+    folder = home / ".pi/agent/sessions/--tmp-handoff-oracle-claude-my_proj.v2--"
+    (new,) = folder.glob(f"*_{new_id}.jsonl")
+    header, model, document, *_ = lines_of(new)
+    assert header["parentSession"] == str(project) and "version" in header
+    assert model == {**model, "type": "model_change", "provider": "anthropic"}
+    assert model["modelId"] == "claude-opus-5-5"
+    assert document["customType"] == "handoff"
+    assert shown_context(new, "--agent", "pi")["model"] == "anthropic/claude-opus-5-5"
+    recorded = project.read_bytes()[len(before) :].splitlines()
+    assert [json.loads(line)["type"] for line in recorded] == ["user", "assistant", "last-prompt"]
+    listed = {row["id"]: row for row in json.loads(run_cli("list", "--json", env=env).stdout)}
+    assert listed[new_id]["parent"]["id"] == project.stem
+    assert listed[project.stem]["handed_off"] is True
+
+
+def test_to_claude_writes_a_session_claude_code_resumes(tmp_path: Path) -> None:
+    """A pi session continued in Claude Code: ``<id>.jsonl`` in Claude Code's folder for the
+    cwd, in the shapes the real CLI resumed (``handoff/from-pi-new``); the answer to the
+    document names no model of Claude Code's (the session's is another provider's)."""
+    home = tmp_path / "home"
+    source = tmp_path / "sessions" / PI_EXAMPLE.name
+    source.parent.mkdir()
+    shutil.copyfile(PI_EXAMPLE, source)
+    result = run_cli(
+        "handoff", source, "--to", "claude", "--model", "extractive", env={"HOME": str(home)}
+    )
+    assert result.code == 0, result.stderr
+    new_id = result.stdout.strip()
+    new = home / f".claude/projects/-home-dev-projects-notes-app/{new_id}.jsonl"
+    written = lines_of(new)
+    assert shapes(written) == shapes(lines_of(HANDED / "from-pi-new.jsonl"))
+    assert written[0]["parentSession"] == str(source)
+    assert written[2]["message"]["model"] == "<synthetic>"
+    assert written[1]["cwd"] == "/home/dev/projects/notes-app"
+    assert load_session(new).agent == CLAUDE
+    last = [e["message"] for e in lines_of(source) if e.get("type") == "message"][-2:]
+    assert [m["role"] for m in last] == ["user", "assistant"]  # pi's own exchange
+    assert is_handoff_prompt(last[0]["content"][0]["text"])
+
+
+def test_to_a_folder_that_cannot_be_named_is_refused_before_the_writer(tmp_path: Path) -> None:
+    source = tmp_path / "sessions" / "long.jsonl"
+    source.parent.mkdir()
+    lines = PI_EXAMPLE.read_text(encoding="utf-8").splitlines(keepends=True)
+    header = json.loads(lines[0]) | {"cwd": "/" + "x" * 230}
+    source.write_text(json.dumps(header) + "\n" + "".join(lines[1:]), encoding="utf-8")
+    before = source.read_bytes()
+    args = ("--to", "claude", "--model", "extractive")
+    result = run_cli("handoff", source, *args, env={"HOME": str(tmp_path / "home")})
+    assert result.code == ExitCode.USAGE
+    assert "--to claude: no folder of Claude Code's for the cwd" in result.stderr
+    assert source.read_bytes() == before and not (tmp_path / "home").exists()
+    both = run_cli("handoff", source, "--to", "pi", "--in-place")
+    assert both.code == ExitCode.USAGE and "no --to" in both.stderr
