@@ -270,7 +270,7 @@ def test_every_float_option_refuses_what_is_not_a_finite_number(
     )
     session = tmp_path / "s.jsonl"  # a copy: were the value taken, the handoff would write
     shutil.copyfile(SAMPLE, session)
-    target = {"handoff": str(session), "rotate": str(tmp_path)}
+    target = {"handoff": str(session), "rotate": str(tmp_path), "check": str(session)}
     for command, flag in options:
         code, out, err = run_in_process(capsys, command, target[command], flag, value)
         assert (code, out) == (ExitCode.USAGE, ""), (command, flag, err)

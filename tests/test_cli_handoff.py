@@ -84,6 +84,8 @@ def test_json_result_by_id_prefix_and_quiet(session: Path, llm_server: FakeLLMSe
         "usage",
         "cost_usd",
         "missing_sections",
+        "score",
+        "missing_probes",
         "duration_s",
         "requests",
         "strategy",

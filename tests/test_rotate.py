@@ -176,6 +176,8 @@ def test_rotation_hands_off_each_once_concurrently(
         "tokens",
         "cost_usd",
         "duration_s",
+        "score",
+        "missing_probes",
     }
     assert 2 <= llm_server.most_in_flight <= 3  # concurrent, and never more than --jobs
     assert all(exchanges(p, lines[p]) == 1 for p in sources)

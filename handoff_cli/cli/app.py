@@ -47,12 +47,14 @@ from handoff_cli.errors import (
     NoDocumentHeldError,
     UsageError,
     exit_codes_help,
+    os_reason,
 )
 from handoff_cli.options import (
     AUTO,
     DEFAULT_DOCUMENT_TOKENS,
     DEFAULT_IDLE,
     DEFAULT_JOBS,
+    DEFAULT_MIN_SCORE,
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT_S,
     MIN_CONTEXT_WINDOW,
@@ -74,6 +76,8 @@ from handoff_cli.sessions.tree import branch, leaf
 
 if TYPE_CHECKING:
     from handoff_cli.cli.render import RotateProgress
+    from handoff_cli.handoff.check import Checked
+    from handoff_cli.handoff.judge import Judgement
     from handoff_cli.handoff.pipeline import HandoffResult
     from handoff_cli.handoff.rotate import Outcome, RotateOptions, Rotation
 
@@ -317,6 +321,19 @@ PriceInOpt = Annotated[
         "--price-out) [default: LiteLLM's price table].",
     ),
 ]
+MinScoreOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--min-score",
+        envvar="HANDOFF_MIN_SCORE",
+        min=0,
+        max=1,
+        callback=_finite,
+        help="Refuse (exit 5, nothing written) a document the probes score under this, after "
+        f"one repair request (handoff check; {DEFAULT_MIN_SCORE} advised) [default: none refused].",
+        show_default=False,
+    ),
+]
 PriceOutOpt = Annotated[
     float | None,
     typer.Option(
@@ -345,6 +362,7 @@ def _options(
     in_place: bool,
     price_in: float | None,
     price_out: float | None,
+    min_score: float | None = None,
     to: str | None = None,
     leaf_id: str | None = None,
     no_record: bool = False,
@@ -371,6 +389,7 @@ def _options(
         agent=agent,
         in_place=in_place,
         prices=_prices(price_in, price_out),
+        min_score=min_score,
         to=to,
         dry_run=dry_run,
     )
@@ -468,6 +487,7 @@ def handoff_command(
     to: ToOpt = None,
     price_in: PriceInOpt = None,
     price_out: PriceOutOpt = None,
+    min_score: MinScoreOpt = None,
     sessions_dirs: SessionsDirs = None,
 ) -> None:
     """Write a handoff document for SESSION and start a new session holding only it.
@@ -600,6 +620,107 @@ def _show_document(loaded: Session, path: list[Record], json_out: bool) -> None:
         from handoff_cli.cli.render import show_markdown
 
         show_markdown(text)
+
+
+@app.command()
+def check(
+    session: SessionArg,
+    document: Annotated[
+        Path | None,
+        typer.Option(
+            "--document",
+            help="Check this file (- for stdin) against the branch's facts, instead of the "
+            "latest document the session holds.",
+        ),
+    ] = None,
+    leaf_id: LeafOpt = None,
+    min_score: Annotated[
+        float,
+        typer.Option(
+            "--min-score",
+            min=0,
+            max=1,
+            callback=_finite,
+            help="Exit 5 when the document scores under this.",
+        ),
+    ] = DEFAULT_MIN_SCORE,
+    probe_model: Annotated[
+        str | None,
+        typer.Option(
+            "--probe-model",
+            callback=_text,
+            help="Also have this LiteLLM model answer the probes from the document alone, its "
+            "answers compared with the facts (the gate stays the deterministic score).",
+        ),
+    ] = None,
+    api_key: ApiKeyOpt = None,
+    api_base: ApiBaseOpt = None,
+    timeout: TimeoutOpt = DEFAULT_TIMEOUT_S,
+    retries: RetriesOpt = DEFAULT_RETRIES,
+    json_out: JsonOpt = False,
+    sessions_dirs: SessionsDirs = None,
+) -> int:
+    """Probe a handoff document: what the session's facts say it must hold, and what it gets
+    wrong. Prints the score (--json: every probe); exit 5 when it is under --min-score."""
+    take(interrupt)
+    from handoff_cli.handoff.check import check_session
+
+    text = _read_document(document) if document is not None else None
+    loaded = _open(session, sessions_dirs)
+    checked = check_session(loaded, branch(loaded, leaf(loaded, leaf_id)), text)
+    report = checked.report
+    judgement = None
+    if probe_model is not None:
+        judgement = _judge(checked, probe_model, api_key, api_base, timeout, retries)
+    with reader_may_leave():
+        if json_out:
+            fields = {"id": loaded.id, "source": checked.source, "min_score": min_score}
+            found = {**fields, "passed": report.passes(min_score), **report.to_json()}
+            if judgement is not None:
+                found["probe_model"] = judgement.to_json()
+            write_json_value(found)
+        else:
+            write_line(f"{report.overall:.3f}")
+    if not json_out:
+        from handoff_cli.cli.quality import show_check
+
+        show_check(checked, min_score, judgement)
+    return ExitCode.OK if report.passes(min_score) else ExitCode.NO_DOCUMENT
+
+
+def _judge(
+    checked: Checked,
+    name: str,
+    api_key: str | None,
+    api_base: str | None,
+    timeout: float,
+    retries: int,
+) -> Judgement:
+    """The probes answered by the model ``name`` from the document alone."""
+    from handoff_cli.errors import ModelError
+    from handoff_cli.handoff.judge import ajudge
+    from handoff_cli.llm.model import Model, resolve_model, run_on_loop
+
+    model = resolve_model(name, None, api_key=api_key, api_base=api_base, warn=notice)
+    if not isinstance(model, Model):
+        raise UsageError("--probe-model takes a model reached through LiteLLM, not extractive")
+    if model.missing_keys:
+        keys = " or ".join(model.missing_keys)
+        raise ModelError(f"{model.name}: no credentials: set {keys}, or pass --api-key")
+    notice(f"asking {model.name} the probes…")
+    judged = ajudge(checked.report, checked.document, model, timeout=timeout, retries=retries)
+    return run_on_loop(judged)
+
+
+def _read_document(path: Path) -> str:
+    """The text of ``--document``: a file, or stdin for ``-``; UTF-8."""
+    try:
+        data = sys.stdin.buffer.read() if str(path) == "-" else expand(path).read_bytes()
+        return data.decode()
+    except OSError as error:
+        raise UsageError(f"--document {path}: {os_reason(error)}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"--document {path}: not UTF-8 text") from None
 
 
 @app.command("list")
@@ -759,6 +880,7 @@ def rotate(
     in_place: InPlaceOpt = False,
     price_in: PriceInOpt = None,
     price_out: PriceOutOpt = None,
+    min_score: MinScoreOpt = None,
     sessions_dirs: SessionsDirs = None,
 ) -> int | None:
     """Hand off every long, idle session under the folders, each exactly once: for CI and cron.

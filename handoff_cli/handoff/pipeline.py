@@ -57,12 +57,14 @@ from handoff_cli.errors import (
     NothingToHandOffError,
     SessionChangedError,
     SessionFileError,
+    UnderScoreError,
     UsageError,
     WriteError,
     os_reason,
 )
+from handoff_cli.handoff.check import Report, check_document, repair_prompt
 from handoff_cli.handoff.conversation import Conversation
-from handoff_cli.handoff.document import files_block, with_files, wrap_document
+from handoff_cli.handoff.document import files_block, missing_sections, with_files, wrap_document
 from handoff_cli.handoff.facts import Facts, facts_of
 from handoff_cli.handoff.plan import Plan, Sized
 from handoff_cli.handoff.prompt import ChatMessage, handoff_prompt
@@ -194,6 +196,10 @@ class HandoffResult:
     cost_usd: float | None
     missing_sections: list[str]
     duration_s: float
+    score: float | None = None
+    """The probes' score of the document written (``check``)."""
+    missing_probes: list[str] = field(default_factory=list)
+    """The probes it does not hold, missing then wrong, each as ``question: answer``."""
     requests: int = 1
     strategy: str = "single"
     redacted: int = 0
@@ -219,6 +225,8 @@ class HandoffResult:
             "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens},
             "cost_usd": self.cost_usd,
             "missing_sections": self.missing_sections,
+            "score": self.score,
+            "missing_probes": self.missing_probes,
             "duration_s": round(self.duration_s, 3),
             "requests": self.requests,
             "strategy": self.strategy,
@@ -569,9 +577,8 @@ async def ahandoff_request(
                 f"the {written} on that branch, so the agent will resume there"
             )
         answer, missing, plan = await request.writer.write(request, options, reporter)
-        answer = _with_files(answer, request.facts)
-        if request.redactor is not None:  # the model may quote a secret the session holds
-            answer = replace(answer, text=request.redactor.text(answer.text))
+        answer = _as_written(request, answer)
+        answer, missing, report = await _gated(request, answer, missing, options, reporter)
         reporter.stage("writing")
         _allow_cancel(False)
         done: InPlace | None = None
@@ -593,6 +600,8 @@ async def ahandoff_request(
         cost_usd=answer.cost_usd,
         missing_sections=missing,
         duration_s=time.monotonic() - started,
+        score=report.overall,
+        missing_probes=[str(p) for p in report.missing],
         requests=plan.requests,
         strategy=plan.strategy,
         redacted=request.redactor.count if request.redactor else request.redacted,
@@ -605,6 +614,38 @@ async def ahandoff_request(
 def _resume(agent: str, session_id: str, path: Path, target: Target) -> tuple[str, ...]:
     own = agent_of(path, list(target.agent_folders)) == agent
     return tuple(get(agent).resume_command(session_id, path, own))
+
+
+def _as_written(request: Request, answer: Answer) -> Answer:
+    """The answer as the document is written: its ``<files>`` block, its secrets masked (the
+    model may quote one the session holds)."""
+    answer = _with_files(answer, request.facts)
+    if request.redactor is not None:
+        answer = replace(answer, text=request.redactor.text(answer.text))
+    return answer
+
+
+async def _gated(
+    request: Request, answer: Answer, missing: list[str], options: Options, reporter: Reporter
+) -> tuple[Answer, list[str], Report]:
+    """The document's probes (``check``), and with ``--min-score`` the gate: a document under
+    it is asked for once more, naming what it misses (kept if it scores higher, and lacks no
+    more sections), and refused if it is still under."""
+    report = check_document(request.facts, answer.text)
+    floor = options.min_score
+    if floor is None or report.passes(floor):
+        return answer, missing, report
+    revised = await request.writer.revise(repair_prompt(answer.text, report), options, reporter)
+    if revised is not None:
+        text = _as_written(request, revised).text
+        again, lacks = check_document(request.facts, text), missing_sections(text)
+        kept = again.overall > report.overall and len(lacks) <= len(missing)
+        answer = answer.then(replace(revised, text=text if kept else answer.text))
+        if kept:
+            missing, report = lacks, again
+    if not report.passes(floor):
+        raise UnderScoreError(report.overall, floor, [str(p) for p in report.missing])
+    return answer, missing, report
 
 
 def _with_files(answer: Answer, facts: Facts) -> Answer:

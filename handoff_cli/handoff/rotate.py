@@ -39,6 +39,7 @@ from handoff_cli.errors import (
     NothingToHandOffError,
     OverBudgetError,
     SessionChangedError,
+    UnderScoreError,
     UsageError,
 )
 from handoff_cli.handoff.pipeline import (
@@ -150,6 +151,9 @@ class Outcome:
     duration_s: float = 0.0
     entry_id: str | None = None
     """In place: the compaction entry appended (``new_id`` is then the session's own id)."""
+    score: float | None = None
+    """The probes' score of its document (``check``), when one was written or refused."""
+    missing_probes: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -163,6 +167,8 @@ class Outcome:
             "tokens": self.tokens,
             "cost_usd": self.cost_usd,
             "duration_s": round(self.duration_s, 3),
+            "score": self.score,
+            "missing_probes": list(self.missing_probes),
         }
 
 
@@ -480,6 +486,7 @@ async def _hand_off(
     except NothingToHandOffError as error:
         return Outcome(summary.id, summary.path, SKIPPED, str(error), tokens=candidate.tokens)
     except HandoffError as error:
+        under = error if isinstance(error, UnderScoreError) else None  # its score told too
         return Outcome(
             summary.id,
             summary.path,
@@ -487,6 +494,8 @@ async def _hand_off(
             str(error),
             tokens=candidate.tokens,
             duration_s=time.monotonic() - began,
+            score=under.score if under else None,
+            missing_probes=tuple(under.missing) if under else (),
         )
     finally:
         candidate.source.session.release()  # kept in the rotation: no descriptor from now on
@@ -500,6 +509,8 @@ async def _hand_off(
         cost_usd=result.cost_usd,
         duration_s=time.monotonic() - began,
         entry_id=result.in_place.entry_id if result.in_place else None,
+        score=result.score,
+        missing_probes=tuple(result.missing_probes),
     )
 
 

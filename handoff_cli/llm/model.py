@@ -280,6 +280,13 @@ class Model:
             reporter.warn(f"warning: {message}")
         return Written(answer, missing, plan)
 
+    async def revise(self, request: str, options: Options, reporter: Reporter) -> Answer | None:
+        """One follow-up request, as the section repair is: the model has the document and
+        what it misses, not the conversation again."""
+        reporter.stage("asking for what the document misses")
+        answer = await self._asker(options, reporter)([{"role": "user", "content": request}])
+        return replace(answer, text=answer.text.strip()) if answer.text.strip() else None
+
     def _asker(self, options: Options, reporter: Reporter) -> Ask:
         """One request of the handoff: its answer read up to a bound (``_answer_bound``), and
         kept, cut there, only if it holds every section by then."""
