@@ -32,7 +32,7 @@ import os
 import re
 import sys
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple, TypeGuard
 
@@ -59,6 +59,7 @@ from handoff_cli.sessions.session import (
     is_title_slot,
     message_facts,
     open_regular,
+    session_title,
     spanning,
 )
 from handoff_cli.text import text_of
@@ -440,10 +441,45 @@ def _raw(record: Record) -> Entry:
     return value
 
 
-def starts_from_handoff(session: Session) -> bool:
-    """Whether the session's first message is a handoff document: it was handed off to."""
-    first = next((r for r in session.records if r.type == "message" and r.has_message), None)
-    return first is not None and first.facts is not None and first.facts.custom_type == HANDOFF_TYPE
+class Opening(NamedTuple):
+    """What a Claude Code session's first records tell ``list``."""
+
+    header: Entry
+    """The header ``load`` makes of them: the id, the first time and cwd, our lineage."""
+    first_request: str | None
+    """The first user request, on one line (``Session.title``'s rule)."""
+    starts_from_handoff: bool
+    """Its first message is a handoff document: it was handed off to."""
+
+
+def opening(session_id: str, values: Iterable[Any]) -> Opening:
+    """What the values of a file's first lines (``values``, in order) say of its session,
+    read up to its first user request, as ``load`` would read them."""
+    header: Entry = {"type": "session", "version": CURRENT_VERSION, "id": session_id}
+    first_message: Message | None = None
+    request: str | None = None
+    for value in values:
+        if not isinstance(value, dict):
+            continue
+        for key in ("timestamp", "cwd"):
+            if key not in header and isinstance(value.get(key), str):
+                header[key] = value[key]
+        if value.get("type") == LINEAGE_TYPE and isinstance(value.get("parentSession"), str):
+            header["parentSession"] = value["parentSession"]
+        uuid = value.get("uuid")
+        kind = value.get("type")
+        if not (isinstance(uuid, str) and uuid and kind in ("user", "assistant")):
+            continue
+        shared = _shared(value, lambda _call: "")
+        if shared is None:
+            continue
+        first_message = first_message or shared
+        if shared["role"] == "user" and (text := text_of(shared.get("content")).strip()):
+            request = text
+            break
+    starts = first_message is not None and first_message.get("customType") == HANDOFF_TYPE
+    title = session_title(None, header, None, request)
+    return Opening(header, title, starts)
 
 
 def ends_with_exchange(values: list[Any]) -> bool:
