@@ -689,9 +689,13 @@ def iso_name_stamp(ms: int) -> str:
 
 
 def _handoff_head(path: Path) -> str | None:
-    """The parent a session names, if it starts from a handoff document; else None."""
+    """The parent a session names, if it starts from a handoff document; else None: in a
+    pi-family header, or in a Claude Code file our lineage record."""
     with open_regular(path) as file:
         head = file.read(HEAD_BYTES)
+    if claude.owns_head(head):
+        opening = claude.opening(path.stem, _values(io.BytesIO(head.removeprefix(BOM))))
+        return parent_session(opening.header) if opening.starts_from_handoff else None
     lines = numbered(io.BytesIO(head))
     found = read_head(path, lines)
     for _, _, raw in lines:
