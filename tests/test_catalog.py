@@ -40,6 +40,7 @@ from .conftest import (
     run_cli,
     write_session,
 )
+from .test_limits import claude_session
 
 WEATHER = "2026-11-27T09-14-03-512Z_019ac4d2-7f31-7a0e-9b6c-3e1f5a2d8c40.jsonl"
 
@@ -645,3 +646,68 @@ def test_each_id_has_its_shortest_unique_prefix() -> None:
         "short": "short",  # another id starts with it: given whole
         "short-and-longer": "short-an",
     }
+
+
+# --- Claude Code's sessions, listed from their heads and tails too ----------------------------
+
+
+def claude_folder(root: Path, sessions: int = 3, megabytes: float = 1.5) -> list[Path]:
+    """Claude Code sessions of ``megabytes`` each (``test_limits.CLAUDE_SHAPE``), quiet."""
+    paths = []
+    for index in range(sessions):
+        folder = root / f"-home-u-p{index}"
+        folder.mkdir(parents=True)
+        path = claude_session(folder / f"c8e5e286-ae88-42dd-9175-{index:012d}.jsonl", megabytes)
+        os.utime(path, ns=(HOUR_AGO_NS, HOUR_AGO_NS))
+        paths.append(path)
+    return paths
+
+
+def _hand_off_claude(path: Path) -> None:
+    """Handed off: the exchange recorded in it, a new session beside it."""
+    handoff(path, Options(model="extractive"))
+
+
+def _append_claude_prompt(path: Path) -> None:
+    last = orjson.loads(path.read_bytes().rsplit(b"\n", 2)[-2])
+    record = {**last, "parentUuid": last["uuid"], "type": "user", "uuid": "late-1"}
+    with path.open("ab") as file:
+        file.write(line({**record, "message": {"role": "user", "content": "one more"}}))
+
+
+def _retitle_claude_in_place(path: Path) -> None:
+    """The first prompt changed in place, the size and mtime as they were."""
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b"step 0: fix the parser", b"step 0: FIX THE PARSER", 1))
+    os.utime(path, ns=(HOUR_AGO_NS, HOUR_AGO_NS))
+
+
+def _truncate_claude(path: Path) -> None:
+    data = path.read_bytes()
+    with path.open("r+b") as file:
+        file.truncate(data.index(b"\n", len(data) // 2) + 1)
+
+
+@pytest.mark.parametrize(
+    "change", [_hand_off_claude, _append_claude_prompt, _retitle_claude_in_place, _truncate_claude]
+)
+def test_a_warm_list_of_claude_code_sessions_reads_heads_and_tails(
+    tmp_path: Path, change: Callable[[Path], None]
+) -> None:
+    """Listed as the others are: the cache's line count, the head up to the first request,
+    the tail for our exchange; and after any change, as a first run lists them."""
+    root, cache = tmp_path / "projects", tmp_path / "cache"
+    paths = claude_folder(root)
+
+    def bytes_read() -> int:
+        with open("/proc/self/io") as io_counts:
+            return int(next(f for f in io_counts if f.startswith("rchar")).split()[1])
+
+    cold = listings(root, cache)
+    start = bytes_read()
+    warm = listings(root, cache)
+    assert bytes_read() - start < 3 * 3 * 200_000  # three lists, a head and a tail a file
+    assert warm == cold == uncached(root, tmp_path / "fresh")
+    change(paths[1])
+    after = listings(root, cache)
+    assert after == uncached(root, tmp_path / "fresh") and after != cold

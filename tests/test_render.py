@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from handoff_cli.agents import OMP, build_context
+from handoff_cli.agents import OMP, build_context, get
+from handoff_cli.agents import load_session as load_any
 from handoff_cli.cli.output import Reporter
 from handoff_cli.cli.render import (
     HandoffProgress,
@@ -618,7 +619,7 @@ def _name(path: Path) -> str:
 
 @pytest.mark.parametrize("path", REAL_SESSIONS, ids=_name)
 def test_every_view_of_real_sessions(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    session = load_session(path)
+    session = load_any(path)  # the examples hold a Claude Code session too
     path_records, tip = current(session)
     show_branch(session, path_records, tip)
     lines = printed(capsys)
@@ -628,10 +629,11 @@ def test_every_view_of_real_sessions(path: Path, capsys: pytest.CaptureFixture[s
     lines = printed(capsys)
     assert len([line for line in lines[8:] if line.startswith("* ")]) == len(path_records)
     assert len(lines) >= 8 + len(path_records)
-    built = build_context(path_records, OMP)
+    agent = session.agent or OMP
+    built = build_context(path_records, agent)
     show_context(built)
     lines = printed(capsys)
-    assert lines[0].startswith("agent oh-my-pi  model ")
+    assert lines[0].startswith(f"agent {get(agent).title}  model ")
     assert lines[0].endswith(f"  messages {len(built)}")
     assert len(lines) == 1 + len(built)
 

@@ -36,6 +36,7 @@ from .conftest import FAKE_MODEL, HEADER, Entries, run_cli, write_session
 from .fakellm import FakeLLMServer, Reply
 from .helpers import zygote
 from .helpers.zygote import fork
+from .test_limits import claude_session
 
 DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()} facts" for name in SECTIONS)
 HOUR_AGO = time.time() - 3600
@@ -52,6 +53,14 @@ def make_session(folder: Path, name: str, turns: int, idle: bool = True) -> Path
     path = write_session(folder / f"{name}.jsonl", entries.items, header)
     if idle:
         os.utime(path, (HOUR_AGO, HOUR_AGO))
+    return path
+
+
+def make_claude_session(folder: Path, name: str) -> Path:
+    """A Claude Code session of some 40,000 tokens (``test_limits.CLAUDE_SHAPE``), idle."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = claude_session(folder / f"{name}.jsonl", 0.02)
+    os.utime(path, (HOUR_AGO, HOUR_AGO))
     return path
 
 
@@ -143,9 +152,12 @@ def rotate_args(folder: Path, server: FakeLLMServer, *extra: str) -> list[str]:
 
 
 def exchanges(path: Path, lines_before: int) -> int:
-    """How many exchanges were recorded: each is whole lines, a handoff prompt first."""
+    """How many exchanges were recorded: each is whole lines, a handoff prompt first (a
+    message entry of the pi family's, a user record of Claude Code's)."""
     added = [orjson.loads(line) for line in path.read_bytes().splitlines()[lines_before:]]
-    asked = [e for e in added if e.get("type") == "message" and e["message"]["role"] == "user"]
+    asked = [
+        e for e in added if e.get("type") in ("message", "user") and e["message"]["role"] == "user"
+    ]
     assert all(is_handoff_prompt(text_of(e["message"]["content"])) for e in asked)
     return len(asked)
 
@@ -205,6 +217,30 @@ def test_two_runs_at_once_hand_off_each_session_once(
     assert all(exchanges(p, lines[p]) == 1 for p in sources)
     assert len(new_sessions(tmp_path, sources)) == 4  # the late ones took theirs back
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_two_rotations_of_claude_code_sessions_hand_each_off_once(
+    tmp_path: Path, llm_server: FakeLLMServer
+) -> None:
+    """As for the pi family's: each session handed off by one run, its new session (a Claude
+    Code file naming it in its lineage record) the only one, the other run skipping it."""
+    sources = [make_claude_session(tmp_path, f"c{n}") for n in range(4)]
+    lines = {p: len(p.read_bytes().splitlines()) for p in sources}
+    llm_server.default = Reply(DOCUMENT, chunks=5, delay=0.1)
+    args = rotate_args(tmp_path, llm_server, "--jobs", "4", "--json")
+    runs = [fork(args, tmp_path.parent / f"{tmp_path.name}-run-{n}") for n in range(2)]
+    rows = []
+    for run in runs:
+        assert run.wait(timeout=120) == 0, run.stderr
+        rows += [orjson.loads(line) for line in run.stdout.splitlines()]
+    handed = [r["id"] for r in rows if r["status"] == "handed_off"]
+    assert sorted(handed) == sorted(set(handed)) and len(handed) == 4
+    assert {r["reason"] for r in rows if r["status"] != "handed_off"} <= {
+        "handed off by another run"
+    }
+    assert all(exchanges(p, lines[p]) == 1 for p in sources)
+    made = new_sessions(tmp_path, sources)
+    assert len(made) == 4 and all(b'"type":"handoff-cli"' in p.read_bytes() for p in made)
 
 
 def test_a_dry_run_estimates_and_writes_nothing(tmp_path: Path, llm_server: FakeLLMServer) -> None:
@@ -423,13 +459,18 @@ def test_the_later_of_two_in_place_rotations_skips(tmp_path: Path) -> None:
 
 
 @pytest.mark.litellm
+@pytest.mark.parametrize("agent", ["omp", "claude"])
 def test_a_handoff_newer_than_the_last_entry_counts_as_done(
-    tmp_path: Path, llm_server: FakeLLMServer
+    tmp_path: Path, llm_server: FakeLLMServer, agent: str
 ) -> None:
     """Another run wrote its new session and recorded nothing (``--no-record``, or killed
     between its writes) while ours was asking the model: the session is handed off, and a
-    rotation deciding under the lock leaves it alone."""
-    path = make_session(tmp_path, "s", turns=8)
+    rotation deciding under the lock leaves it alone. Its new session names it in a header,
+    or (Claude Code's) in our lineage record."""
+    if agent == "claude":
+        path = make_claude_session(tmp_path, "c8e5e286-ae88-42dd-9175-7a7482e56fde")
+    else:
+        path = make_session(tmp_path, "s", turns=8)
     before = path.read_bytes()
 
     def the_other_run(request: Any) -> Reply:

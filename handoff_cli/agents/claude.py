@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple, TypeGuard
 
@@ -46,16 +47,19 @@ from handoff_cli.sessions.jsonl import dumps, dumps_line, parse_line
 from handoff_cli.sessions.session import (
     BOM,
     CURRENT_VERSION,
+    READ_BUFFER,
     Entry,
     MessageFacts,
     Record,
     Session,
     Source,
+    _gc_paused,
+    _lines,
     is_header,
     is_title_slot,
     message_facts,
-    numbered,
     open_regular,
+    session_title,
     spanning,
 )
 from handoff_cli.text import text_of
@@ -208,50 +212,57 @@ def owns_head(head: bytes) -> bool:
 # --- loading ----------------------------------------------------------------------------------
 
 
-class _Line(NamedTuple):
-    number: int
-    offset: int
-    length: int
-    value: Any
-
-
 def load(path: Path) -> Session:
     """Read a Claude Code session file into a ``Session``: its records with a ``uuid`` as
     the tree's entries (user and assistant records as messages in the shared shape), a header
     made of what the records say (the id is the file's name, as for Claude Code), and the leaf
-    Claude Code resumes. Lines that are not JSON objects are listed in ``skipped_lines``."""
+    Claude Code resumes. Lines that are not JSON objects are listed in ``skipped_lines``.
+
+    Each line is parsed once, as it is read, and dropped: a message record keeps its shared
+    message's JSON and where its line is (read again for Claude Code's own context), never the
+    parsed record, which is some six times the size of its line."""
+    records: list[Record] = []
+    by_id: dict[str, Record] = {}
+    skipped: list[int] = []
+    duplicates: list[str] = []
+    read = _Read(by_id, {}, {})
+    named_leaf: str | None = None
+    header: Entry = {"type": "session", "version": CURRENT_VERSION, "id": path.stem}
     try:
-        with open_regular(path) as file:
-            source = Source(path, os.dup(file.fileno()))
-            lines, skipped = _read_lines(file)
+        with open_regular(path, READ_BUFFER) as file, _gc_paused():
+            source = _File(path, os.dup(file.fileno()))
+            for number, offset, raw in _lines(file, path):
+                try:
+                    value = parse_line(raw.removeprefix(BOM) if number == 1 else raw)
+                except ValueError:
+                    if raw.strip():
+                        skipped.append(number)
+                    continue
+                if not isinstance(value, dict):
+                    skipped.append(number)
+                    continue
+                for key in ("timestamp", "cwd"):
+                    if key not in header and isinstance(value.get(key), str):
+                        header[key] = value[key]
+                kind = value.get("type")
+                if kind == "last-prompt":
+                    leaf = value.get("leafUuid")
+                    named_leaf = leaf if isinstance(leaf, str) else None
+                elif kind == LINEAGE_TYPE and isinstance(value.get("parentSession"), str):
+                    header["parentSession"] = value["parentSession"]
+                record = _record(value, offset, len(raw), source, read)
+                if record is None:
+                    continue  # outside the tree
+                if record.id in by_id:
+                    duplicates.append(record.id)
+                records.append(record)
+                by_id[record.id] = record
             read_as = os.fstat(file.fileno())
     except OSError as error:
         raise SessionFileError(path, os_reason(error)) from None
-    records: list[Record] = []
-    by_id: dict[str, Record] = {}
-    duplicates: list[str] = []
-    tool_names: dict[str, str] = {}
-    named_leaf: str | None = None
-    header: Entry = {"type": "session", "version": CURRENT_VERSION, "id": path.stem}
-    for line in lines:
-        value = line.value
-        for key in ("timestamp", "cwd"):
-            if key not in header and isinstance(value.get(key), str):
-                header[key] = value[key]
-        if value.get("type") == "last-prompt":
-            leaf = value.get("leafUuid")
-            named_leaf = leaf if isinstance(leaf, str) else None
-        elif value.get("type") == LINEAGE_TYPE and isinstance(value.get("parentSession"), str):
-            header["parentSession"] = value["parentSession"]
-        record = _record(line, source, tool_names)
-        if record is None:
-            continue  # outside the tree
-        if record.id in by_id:
-            duplicates.append(record.id)
-        records.append(record)
-        by_id[record.id] = record
-    records = _relinked(records, by_id)
-    by_id = {record.id: record for record in records}
+    relinked = _relinked(records, by_id)
+    if relinked is not records:
+        records, by_id = relinked, {record.id: record for record in relinked}
     return Session(
         path=path,
         header=header,
@@ -265,47 +276,109 @@ def load(path: Path) -> Session:
     )
 
 
-def _read_lines(file: Any) -> tuple[list[_Line], list[int]]:
-    lines: list[_Line] = []
-    skipped: list[int] = []
-    for number, offset, raw in numbered(file):
-        text = raw.removeprefix(BOM) if number == 1 else raw
-        try:
-            value = parse_line(text)
-        except ValueError:
-            if raw.strip():
-                skipped.append(number)
-            continue
-        if isinstance(value, dict):
-            lines.append(_Line(number, offset, len(raw), value))
-        else:
-            skipped.append(number)
-    return lines, skipped
+class _File(Source):
+    """A Claude Code file, read again by byte range; with what its records are read for that
+    is not kept in them, by their lines' offsets: the tool a result answers (named by its call,
+    in another record), and which records are a sidechain's (few: none in most files)."""
+
+    __slots__ = ("result_tools", "sidechains")
+
+    def __init__(self, path: Path, fd: int) -> None:
+        super().__init__(path, fd)
+        self.result_tools: dict[int, str] = {}
+        self.sidechains: set[int] = set()
 
 
-def _record(line: _Line, source: Source, tool_names: dict[str, str]) -> Record | None:
-    """A record of the tree (one with a ``uuid``); None for one outside it."""
-    value = line.value
+class _Message(Record):
+    """A user or assistant record. Its message in the shared shape is not held: it is made
+    again from the record's line each time it is read (its JSON's size, the span's ``size``,
+    measured when it was loaded), as a pi file's message is read again from its line; so is
+    its timestamp (seldom read: a sixth of what its record would hold)."""
+
+    __slots__ = ()
+
+    @property
+    def stamp(self) -> Any:
+        return _raw(self).get("timestamp")
+
+    def message_json(self) -> bytes:
+        source = self.source
+        assert isinstance(source, _File), "a Claude Code message is read from its file"
+        tool = source.result_tools.get(self.offset, "")
+        shared = _shared(_raw(self), lambda _call: tool)
+        if shared is None:
+            raise SessionFileError(source.path, "changed while being read", self.line)
+        return _json(shared)
+
+
+class _Read(NamedTuple):
+    """What the records read so far tell the next one."""
+
+    by_id: dict[str, Record]
+    tool_names: dict[str, str]
+    """The calls' tool names by id, in file order: a result's tool."""
+    alike: dict[MessageFacts, MessageFacts]
+    """Equal facts, held once (most answers without a tool call have the same)."""
+
+    def tool_of(self, call: str) -> str:
+        return self.tool_names.get(call, "")
+
+
+def _record(value: Entry, offset: int, length: int, source: _File, read: _Read) -> Record | None:
+    """A record of the tree (one with a ``uuid``); None for one outside it. A parent already
+    read is named by its own id, and facts alike are one tuple: for a file of many short
+    records, what its records hold is most of the memory a command takes."""
     uuid = value.get("uuid")
     if not isinstance(uuid, str) or not uuid:
         return None
     parent = value.get("parentUuid")
+    if isinstance(parent, str):
+        known = read.by_id.get(parent)
+        parent = known.id if known is not None else parent
+    else:
+        parent = None
     kind = value.get("type")
-    shared = _shared(value, tool_names) if kind == "user" or kind == "assistant" else None
-    return Record(
+    if js_truthy(value.get("isSidechain")):
+        source.sidechains.add(offset)
+    shared = _shared(value, read.tool_of) if kind in ("user", "assistant") else None
+    if shared is None:
+        return Record(
+            id=uuid,
+            parent_id=parent,
+            type=kind if isinstance(kind, str) else "",
+            span=spanning(offset, length),
+            entry=value,
+            loaded_facts=None,
+            written_stamp=value.get("timestamp"),
+            source=source,
+        )
+    if kind == "assistant":
+        _note_calls(value["message"], read.tool_names)
+    elif shared["role"] == "toolResult" and (tool := read.tool_of(shared["toolCallId"])):
+        source.result_tools[offset] = tool
+    facts = message_facts(shared)
+    if not facts.tool_call_ids and facts.answers is None:
+        facts = read.alike.setdefault(facts, facts)
+    return _Message(
         id=uuid,
-        parent_id=parent if isinstance(parent, str) else None,
-        type="message" if shared is not None else kind if isinstance(kind, str) else "",
-        span=spanning(line.offset, line.length),
-        entry=None if shared is not None else value,
-        loaded_facts=message_facts(shared) if shared is not None else None,
-        written_stamp=value.get("timestamp"),
-        kept=_kept(shared) if shared is not None else None,
+        parent_id=parent,
+        type="message",
+        span=spanning(offset, length, 0, len(_json(shared))),
+        entry=None,
+        loaded_facts=facts,
         source=source,
     )
 
 
-def _kept(shared: Message) -> bytes:
+def _note_calls(message: Entry, tool_names: dict[str, str]) -> None:
+    """An answer's tool calls, by id, for the results that answer them."""
+    content = message.get("content")
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, dict) and block.get("type") == "tool_use":
+            tool_names[str(block.get("id"))] = sys.intern(str(block.get("name")))
+
+
+def _json(shared: Message) -> bytes:
     """A shared message's JSON, read back by us alone: orjson's, unless it holds what orjson
     cannot write (an integer past 64 bits, a lone surrogate: the slow parse's)."""
     try:
@@ -361,7 +434,9 @@ def _leaf(records: list[Record], by_id: dict[str, Record], named: str | None) ->
 
 
 def _sidechain(record: Record) -> bool:
-    return js_truthy(_raw(record).get("isSidechain"))
+    source = record.source
+    assert isinstance(source, _File), "a Claude Code record is read from its file"
+    return record.offset in source.sidechains
 
 
 def _raw(record: Record) -> Entry:
@@ -375,10 +450,45 @@ def _raw(record: Record) -> Entry:
     return value
 
 
-def starts_from_handoff(session: Session) -> bool:
-    """Whether the session's first message is a handoff document: it was handed off to."""
-    first = next((r for r in session.records if r.type == "message" and r.has_message), None)
-    return first is not None and first.facts is not None and first.facts.custom_type == HANDOFF_TYPE
+class Opening(NamedTuple):
+    """What a Claude Code session's first records tell ``list``."""
+
+    header: Entry
+    """The header ``load`` makes of them: the id, the first time and cwd, our lineage."""
+    first_request: str | None
+    """The first user request, on one line (``Session.title``'s rule)."""
+    starts_from_handoff: bool
+    """Its first message is a handoff document: it was handed off to."""
+
+
+def opening(session_id: str, values: Iterable[Any]) -> Opening:
+    """What the values of a file's first lines (``values``, in order) say of its session,
+    read up to its first user request, as ``load`` would read them."""
+    header: Entry = {"type": "session", "version": CURRENT_VERSION, "id": session_id}
+    first_message: Message | None = None
+    request: str | None = None
+    for value in values:
+        if not isinstance(value, dict):
+            continue
+        for key in ("timestamp", "cwd"):
+            if key not in header and isinstance(value.get(key), str):
+                header[key] = value[key]
+        if value.get("type") == LINEAGE_TYPE and isinstance(value.get("parentSession"), str):
+            header["parentSession"] = value["parentSession"]
+        uuid = value.get("uuid")
+        kind = value.get("type")
+        if not (isinstance(uuid, str) and uuid and kind in ("user", "assistant")):
+            continue
+        shared = _shared(value, lambda _call: "")
+        if shared is None:
+            continue
+        first_message = first_message or shared
+        if shared["role"] == "user" and (text := text_of(shared.get("content")).strip()):
+            request = text
+            break
+    starts = first_message is not None and first_message.get("customType") == HANDOFF_TYPE
+    title = session_title(None, header, None, request)
+    return Opening(header, title, starts)
 
 
 def ends_with_exchange(values: list[Any]) -> bool:
@@ -397,10 +507,9 @@ def ends_with_exchange(values: list[Any]) -> bool:
 # --- the shared shape -------------------------------------------------------------------------
 
 
-def _shared(value: Entry, tool_names: dict[str, str]) -> Message | None:
+def _shared(value: Entry, tool_of: Callable[[str], str]) -> Message | None:
     """A user or assistant record as one message in the shared shape; None when it holds no
-    message. ``tool_names`` (the calls' tool names by id, in file order) names a result's
-    tool."""
+    message. ``tool_of`` names the tool of a result's call (by its id)."""
     message = value.get("message")
     if not isinstance(message, dict):
         return None
@@ -412,9 +521,6 @@ def _shared(value: Entry, tool_names: dict[str, str]) -> Message | None:
             if blocks or not isinstance(content, str)
             else [{"type": "text", "text": content}]
         )
-        for block in blocks:
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                tool_names[str(block.get("id"))] = str(block.get("name"))
         stop = message.get("stop_reason")
         return {
             "role": "assistant",
@@ -443,7 +549,7 @@ def _shared(value: Entry, tool_names: dict[str, str]) -> Message | None:
         return {
             "role": "toolResult",
             "toolCallId": call,
-            "toolName": _SHARED_TOOLS.get(tool_names.get(call, ""), tool_names.get(call, "")),
+            "toolName": _SHARED_TOOLS.get(tool_of(call), tool_of(call)),
             "content": _result_content(result.get("content")),
             "isError": js_truthy(result.get("is_error")),
         }
@@ -488,10 +594,12 @@ def _user_block(block: Any) -> list[Any]:
 
 
 class _Turn(NamedTuple):
-    """One record of the branch as Claude Code sends it, before records are joined."""
+    """One record of the branch as Claude Code sends it, before records are joined; what it
+    sends of a record is read from its line when it is sent."""
 
     role: str
-    content: Any
+    content: Any = None
+    """A queued prompt's (a message record's is read when sent)."""
     message_id: Any = None
     model: Any = None
     stops_reminders: bool = True
@@ -502,13 +610,8 @@ class _Turn(NamedTuple):
 
 
 def _context(branch: list[Record]) -> Context:
-    turns = list(_turns(branch))
-    models = [t.model for t in turns if t.role == "assistant" and t.model != SYNTHETIC_MODEL]
-    model = models[-1] if models and isinstance(models[-1], str) else None
-    messages = _joined(_reminders_first(turns), model)
-    if messages and messages[-1]["role"] == "user":
-        messages.append({"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]})
-    records = [t.record for t in turns if t.record is not None and t.record.has_message]
+    records = [r for r in branch if r.type == "message" and not _sidechain(r)]
+    model = _model(records)
     return Context(
         AGENT,
         head=(),
@@ -516,17 +619,25 @@ def _context(branch: list[Record]) -> Context:
         changes={},
         thinking_level=UNDEFINED,
         model=f"{PROVIDER}/{model}" if model else None,
-        sent=tuple(messages),
+        sent=lambda: _joined(_reminders_first(list(_turns(branch))), model),
     )
+
+
+def _model(records: list[Record]) -> str | None:
+    """The last answer's model (Claude Code's own answers aside), read from the end."""
+    for record in reversed(records):
+        if record.facts is not None and record.facts.role == "assistant":
+            model = _message(_raw(record), record).get("model")
+            if model != SYNTHETIC_MODEL:
+                return model if isinstance(model, str) else None
+    return None
 
 
 def _turns(branch: list[Record]) -> Iterator[_Turn]:
     for record in branch:
-        if record.type not in ("message", "attachment"):
+        if record.type not in ("message", "attachment") or _sidechain(record):
             continue
         value = _raw(record)
-        if js_truthy(value.get("isSidechain")):
-            continue
         if record.type == "attachment":
             attachment = value.get("attachment")
             if isinstance(attachment, dict) and attachment.get("type") == "queued_command":
@@ -534,17 +645,32 @@ def _turns(branch: list[Record]) -> Iterator[_Turn]:
                 text = {"type": "text", "text": _QUEUED.format(prompt)}
                 yield _Turn("user", [text], reminder=True)
             continue
-        message = value["message"]
-        content = message.get("content")
+        message = _message(value, record)
         if value.get("type") == "assistant":
-            yield _Turn(
-                "assistant", content, message.get("id"), message.get("model"), record=record
-            )
+            model = message.get("model")
+            yield _Turn("assistant", None, message.get("id"), model, record=record)
         else:
+            content = message.get("content")
             results = isinstance(content, list) and any(
                 isinstance(b, dict) and b.get("type") == "tool_result" for b in content
             )
-            yield _Turn("user", content, stops_reminders=results, record=record)
+            yield _Turn("user", stops_reminders=results, record=record)
+
+
+def _content(turn: _Turn) -> Any:
+    """What a turn sends: its record's ``message.content``, read from its line again."""
+    if turn.record is None:
+        return turn.content
+    return _message(_raw(turn.record), turn.record).get("content")
+
+
+def _message(value: Entry, record: Record) -> Entry:
+    """The ``message`` of a message record's line, read again (``value``)."""
+    message = value.get("message")
+    if not isinstance(message, dict):
+        assert record.source is not None, "a message record is read from its file"
+        raise SessionFileError(record.source.path, "changed while being read", record.line)
+    return message
 
 
 def _reminders_first(turns: list[_Turn]) -> list[_Turn]:
@@ -565,15 +691,16 @@ def _reminders_first(turns: list[_Turn]) -> list[_Turn]:
     return ordered
 
 
-def _joined(turns: list[_Turn], model: str | None) -> list[Message]:
-    """The messages: an answer's records joined by ``message.id``, adjacent user records joined
-    into one message; an answer's thinking dropped where its model is not the session's."""
-    messages: list[Message] = []
+def _joined(turns: list[_Turn], model: str | None) -> Iterator[Message]:
+    """The messages, each read from the file when the one before it is done: an answer's
+    records joined by ``message.id``, adjacent user records joined into one message; an
+    answer's thinking dropped where its model is not the session's; a branch ending on a user
+    message answered by "No response requested."."""
+    previous: Message | None = None
     last_id: Any = None
     for turn in turns:
-        previous = messages[-1] if messages else None
         if turn.role == "assistant":
-            blocks = _blocks(turn.content)
+            blocks = _blocks(_content(turn))
             if turn.model != model:
                 blocks = [b for b in blocks if not _is_thinking(b)]
             if (
@@ -583,18 +710,25 @@ def _joined(turns: list[_Turn], model: str | None) -> list[Message]:
             ):
                 previous["content"] = [*previous["content"], *blocks]
             elif blocks:
-                messages.append({"role": "assistant", "content": blocks})
+                if previous is not None:
+                    yield previous
+                previous = {"role": "assistant", "content": blocks}
             last_id = turn.message_id
             continue
         if previous is not None and previous["role"] == "user":
             joined = _blocks(previous["content"])
             if joined and isinstance(joined[-1], dict) and joined[-1].get("type") == "text":
                 joined[-1] = {**joined[-1], "text": f"{joined[-1].get('text')}\n"}
-            previous["content"] = [*joined, *_blocks(turn.content)]
+            previous["content"] = [*joined, *_blocks(_content(turn))]
         else:
-            messages.append({"role": "user", "content": turn.content})
+            if previous is not None:
+                yield previous
+            previous = {"role": "user", "content": _content(turn)}
         last_id = None
-    return messages
+    if previous is not None:
+        yield previous
+        if previous["role"] == "user":
+            yield {"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]}
 
 
 def _is_thinking(block: Any) -> bool:

@@ -15,7 +15,7 @@ of entries; message payloads are touched only when emitted.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any, NamedTuple
@@ -66,9 +66,10 @@ class Context:
     its last change names none, which JSON leaves out)."""
     model: str | None
     """"provider/model" in force at the leaf, if known."""
-    sent: tuple[Message, ...] | None = None
+    sent: Callable[[], Iterator[Message]] | None = None
     """The messages in the agent's own wire shape, where that is not the shared one the
-    records are read in (Claude Code's: Anthropic's, its records joined): what JSON shows."""
+    records are read in (Claude Code's: Anthropic's, its records joined): what JSON shows,
+    each built when reached."""
 
     def __len__(self) -> int:
         return len(self.records) + len(self.head)
@@ -102,7 +103,7 @@ class Context:
         """The same messages for JSON output: a message sent as it was loaded is passed on in
         the JSON it was loaded as, never parsed again (docs/session-format.md §8.2)."""
         if self.sent is not None:
-            yield from self.sent
+            yield from self.sent()
             return
         yield from self.head
         changes = self.changes

@@ -12,6 +12,7 @@ parent; the children of a session are those that name it.
 from __future__ import annotations
 
 import io
+import itertools
 import os
 import re
 import time
@@ -35,6 +36,7 @@ from handoff_cli.sessions import listcache
 from handoff_cli.sessions.jsonl import parse_line
 from handoff_cli.sessions.listcache import DIGEST_BYTES, RACY_NS, Known, digest
 from handoff_cli.sessions.session import (
+    BOM,
     numbered,
     open_regular,
     parent_session,
@@ -114,7 +116,7 @@ def _summarize(
     except OSError as error:
         raise SessionFileError(path, os_reason(error)) from None
     if claude.owns_head(scan.head):
-        return _claude_summary(path, key, status), scan.known
+        return _claude_summary(path, key, status, scan), scan.known
     chunks = list(io.BytesIO(scan.head))  # split at "\n" only, as loading does
     if status.st_size > len(scan.head) and chunks:
         chunks.pop()  # the last line is cut off by the read
@@ -163,29 +165,46 @@ def _summarize(
     return summary, scan.known
 
 
-def _claude_summary(path: Path, key: str, status: os.stat_result) -> SessionSummary:
-    """A Claude Code session's summary: its records say all of it (no header), read whole."""
-    session = claude.load(path)
-    header = session.header
-    starts = claude.starts_from_handoff(session)
-    first_request = session.title
-    tail = [session.entry(r) for r in session.records[-2:]]
+def _claude_summary(path: Path, key: str, status: os.stat_result, scan: _Scan) -> SessionSummary:
+    """A Claude Code session's summary, from the head and the tail of its file as for the
+    others (its lines counted by the scan, which the cache keeps): the head says who it is,
+    up to its first user request (the rest of the file is read only where the head holds
+    none), the tail whether it ends with our exchange. It has no header: its entries are all
+    of its lines."""
+    size = status.st_size
+    # A line cut by the head's end is no JSON object (it does not end with its brace).
+    head = claude.opening(path.stem, _values(io.BytesIO(scan.head.removeprefix(BOM))))
+    if head.first_request is None and len(scan.head) < size:
+        with open_regular(path) as file:
+            first = file.readline().removeprefix(BOM)
+            head = claude.opening(path.stem, _values(itertools.chain([first], file)))
+    tail = io.BytesIO(scan.tail).readlines()
+    values = list(_values(tail if len(scan.tail) == size else tail[1:]))  # the first is cut
     return SessionSummary(
-        id=session.id,
+        id=head.header["id"],
         path=path,
-        timestamp=str(header.get("timestamp", "")),
-        cwd=str(header.get("cwd", "")),
-        title=None if starts else first_request,
-        parent_session=parent_session(header),
-        size=status.st_size,
+        timestamp=str(head.header.get("timestamp", "")),
+        cwd=str(head.header.get("cwd", "")),
+        title=None if head.starts_from_handoff else head.first_request,
+        parent_session=parent_session(head.header),
+        size=size,
         modified=status.st_mtime,
-        starts_from_handoff=starts,
-        ends_with_handoff=claude.ends_with_exchange(tail),
+        starts_from_handoff=head.starts_from_handoff,
+        ends_with_handoff=claude.ends_with_exchange(values),
         agent=claude.NAME,  # its format is only Claude Code's, wherever the file lies
-        first_request=first_request,
-        entries=len(session.records),
+        first_request=head.first_request,
+        entries=scan.known.newlines,
         key=key,
     )
+
+
+def _values(lines: Iterable[bytes]) -> Iterator[Any]:
+    """The values of the lines that parse."""
+    for raw in lines:
+        try:
+            yield parse_line(raw)
+        except ValueError:
+            continue
 
 
 class _Scan(NamedTuple):
@@ -704,9 +723,13 @@ def iso_name_stamp(ms: int) -> str:
 
 
 def _handoff_head(path: Path) -> str | None:
-    """The parent a session names, if it starts from a handoff document; else None."""
+    """The parent a session names, if it starts from a handoff document; else None: in a
+    pi-family header, or in a Claude Code file our lineage record."""
     with open_regular(path) as file:
         head = file.read(HEAD_BYTES)
+    if claude.owns_head(head):
+        opening = claude.opening(path.stem, _values(io.BytesIO(head.removeprefix(BOM))))
+        return parent_session(opening.header) if opening.starts_from_handoff else None
     lines = numbered(io.BytesIO(head))
     found = read_head(path, lines)
     for _, _, raw in lines:
