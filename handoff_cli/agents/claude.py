@@ -37,7 +37,7 @@ from typing import Any, NamedTuple, TypeGuard
 
 import orjson
 
-from handoff_cli.agents.base import Message
+from handoff_cli.agents.base import LINEAGE_TYPE, Message, Usage
 from handoff_cli.agents.context import Context
 from handoff_cli.errors import SessionFileError, os_reason
 from handoff_cli.handoff.document import HANDOFF_TYPE, WRAPPER_OPEN, is_handoff_prompt
@@ -90,9 +90,6 @@ _SHARED_TOOLS = {
 shell's): its ``file_path`` is their ``path``."""
 _PATH_ARGUMENTS = ("file_path", "notebook_path")
 _STOP_REASONS = {"tool_use": "toolUse", "max_tokens": "length", "refusal": "error"}
-LINEAGE_TYPE = "handoff-cli"
-"""Our record, outside the tree (Claude Code skips a type it does not know), naming the session
-a new one was handed off from (``parentSession``: its path), as the pi family's header does."""
 
 
 class Claude:
@@ -615,16 +612,14 @@ _TAIL_KEYS = ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBranc
 _TAIL_DEFAULTS = {"userType": "external", "entrypoint": "cli", "version": VERSION}
 
 
-class Usage(NamedTuple):
-    """The tokens an answer took, as its record says them."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-
 def file_name(session_id: str) -> str:
     """A session's file: its id (Claude Code's session ids are random UUIDs)."""
     return f"{session_id}.jsonl"
+
+
+def new_path(folder: Path, session_id: str) -> Path:
+    """Where a session started in ``folder`` is written."""
+    return folder / file_name(session_id)
 
 
 def new_uuid() -> str:

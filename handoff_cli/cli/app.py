@@ -25,7 +25,7 @@ from click_default_group import DefaultGroup
 from typer.core import TyperGroup
 
 from handoff_cli import __version__
-from handoff_cli.agents import NAMES, get, load_session, omp
+from handoff_cli.agents import NAMES, codex, get, load_session, omp
 from handoff_cli.agents.choice import Choice, choose_agent
 from handoff_cli.agents.places import Root, agent_of, expand, roots
 from handoff_cli.cli.output import (
@@ -146,8 +146,9 @@ AgentOpt = Annotated[
         "--agent",
         envvar="HANDOFF_AGENT",
         click_type=click.Choice([*NAMES, AUTO]),
-        help="Whose rules read the session: pi's, oh-my-pi's (omp), Claude Code's (claude), or "
-        "auto: the agent whose folder holds it, else the one its content points to.",
+        help="Whose rules read the session: pi's, oh-my-pi's (omp), Claude Code's (claude), "
+        "Codex's (codex), or auto: the agent whose folder holds it, else the one its content "
+        "points to.",
     ),
 ]
 
@@ -483,6 +484,8 @@ def handoff_command(
     except KeyboardInterrupt:
         raise CancelledError() from None
     _print_result(result, json_out)
+    if (to or result.agent) == codex.NAME and result.in_place is None and not quiet:
+        notice(f"resume it in Codex: {codex.resume_command(result.id)}")
 
 
 def _print_result(result: HandoffResult, json_out: bool) -> None:
