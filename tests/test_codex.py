@@ -4,6 +4,7 @@ real CLI sent when it resumed each one: oracles/codex/codex.py)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -13,9 +14,11 @@ import pytest
 from handoff_cli.agents import CODEX, codex, load_session
 from handoff_cli.agents.places import default_roots
 from handoff_cli.errors import ExitCode
+from handoff_cli.handoff.document import WRAPPER_OPEN, is_handoff_prompt
 from handoff_cli.handoff.facts import facts_of
 
-from .conftest import FIXTURES, run_cli
+from .conftest import DOCUMENT, FIXTURES, model_env, run_cli
+from .fakellm import FakeLLMServer, Reply
 
 CODEX_FIXTURES = FIXTURES / "codex"
 ROLLOUTS = sorted(
@@ -40,7 +43,8 @@ def shown_context(path: Path, *args: str) -> Any:
 
 
 def test_every_oracle_rollout_is_here() -> None:
-    assert len(ROLLOUTS) == 4 + 13  # made by Codex, and written by hand (but the one it refuses)
+    # made by Codex, written by hand (but the one it refuses), and written by our handoff
+    assert len(ROLLOUTS) == 4 + 13 + 2
 
 
 @pytest.mark.parametrize(
@@ -153,3 +157,139 @@ def test_the_new_folder_is_todays() -> None:
     assert codex.new_folder(sessions / "2025/01/31") == today
     assert codex.new_folder(Path("/elsewhere")) == Path("/elsewhere")
     assert codex.file_name("x").startswith("rollout-") and codex.file_name("x").endswith("-x.jsonl")
+
+
+# --- the handoff ---------------------------------------------------------------------------
+
+HANDED = CODEX_FIXTURES / "handoff"
+"""Our handoff of ``made/tools`` (extractive), each file resumed by the real CLI (``codex.py
+context``, rc 0 and no warning): ``tools-new`` the rollout written, ``tools-old`` the old one
+with the exchange recorded."""
+
+
+def lines_of(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def shapes(lines: list[dict[str, Any]]) -> list[Any]:
+    """Each line's keys in order, its type and its payload's: what must be as Codex accepted."""
+    return [(list(v), v["type"], list(v["payload"]), v["payload"].get("type")) for v in lines]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """``made/tools`` in Codex's folder, under its own name."""
+    folder = tmp_path / "home/.codex/sessions/2026/12/01"
+    folder.mkdir(parents=True)
+    old = folder / TOOLS.name
+    shutil.copyfile(TOOLS, old)
+    return old
+
+
+@pytest.mark.litellm
+def test_a_handoff_writes_a_rollout_codex_resumes(project: Path, llm_server: FakeLLMServer) -> None:
+    """The new rollout is in today's folder, in the shapes the real CLI resumed with the
+    document as its first prompt (stderr says the command); the old rollout ends with the
+    exchange in Codex's shapes, its ordinals continued."""
+    llm_server.script(Reply(DOCUMENT))
+    before = project.read_bytes()
+    home = project.parents[5]
+    env = {**model_env(llm_server), "HOME": str(home), "HANDOFF_SESSIONS_DIR": ""}
+    result = run_cli("handoff", "01a231d8-6485", env=env, cwd=home)
+    assert result.code == 0, result.stderr
+    new_id = result.stdout.strip()
+    assert result.stdout == new_id + "\n"
+    assert result.stderr.strip().endswith(f"codex resume {new_id}")
+    (new,) = codex.dated(home / ".codex/sessions").glob(f"rollout-*-{new_id}.jsonl")
+    written = lines_of(new)
+    assert shapes(written) == shapes(lines_of(HANDED / "tools-new.jsonl"))
+    meta, lineage = written[0]["payload"], written[1]["payload"]
+    assert meta["id"] == new_id and meta["source"] == "cli" and meta["model_provider"] == "fake"
+    assert lineage == {"parentSession": str(project)}
+    assert [v["ordinal"] for v in written] == list(range(len(written)))
+    document = written[4]["payload"]["content"][0]["text"]
+    assert document.startswith(WRAPPER_OPEN) and DOCUMENT in document
+    assert written[5]["payload"]["message"] == document  # the event the picker titles it by
+
+    after = project.read_bytes()
+    assert after.startswith(before)  # appended to, never rewritten
+    recorded = [json.loads(line) for line in after[len(before) :].splitlines()]
+    assert shapes(recorded) == shapes(lines_of(HANDED / "tools-old.jsonl")[-4:])
+    last = json.loads(before.splitlines()[-1])["ordinal"]
+    assert [v["ordinal"] for v in recorded] == [last + 1, last + 2, last + 3, last + 4]
+    asked, answered = recorded[0]["payload"], recorded[2]["payload"]
+    assert is_handoff_prompt(asked["content"][0]["text"])
+    assert answered["content"][0]["text"].startswith(DOCUMENT)
+
+    context = shown_context(new)
+    assert [m["role"] for m in context["messages"]] == ["user", "assistant"]
+    assert context["model"] == "openai/fake-model"
+    old_context = shown_context(project)
+    assert old_context["messages"][:-2] == oracle(TOOLS)["context"]
+
+    listed = {row["id"]: row for row in json.loads(run_cli("list", "--json", env=env).stdout)}
+    assert listed[new_id]["parent"]["id"] == "01a231d8-6485-70d0-866d-03e1c0f10e57"
+    assert listed[new_id]["title"] == "↳ How many lines does notes.txt have, and what is the first?"
+    assert listed["01a231d8-6485-70d0-866d-03e1c0f10e57"]["handed_off"] is True
+
+
+def test_our_written_rollouts_are_read_as_the_real_cli_read_them() -> None:
+    """What the real CLI sent resuming the files our handoff wrote is our context of them: the
+    document first in the new rollout, the exchange last in the old one."""
+    new = oracle(HANDED / "tools-new.jsonl")["context"]
+    assert new[0]["content"][0]["text"].startswith(WRAPPER_OPEN) and new[1]["role"] == "assistant"
+    old = oracle(HANDED / "tools-old.jsonl")["context"]
+    assert old[:-2] == oracle(TOOLS)["context"]
+    assert is_handoff_prompt(old[-2]["content"][0]["text"])
+    for kind in ("new", "old"):
+        assert (
+            json.loads((HANDED / f"tools-{kind}.jsonl.codex-request.json").read_text("utf-8"))[
+                "stderr"
+            ]
+            == []
+        )  # accepted with no warning: Codex finds it by its id
+
+
+def test_in_place_is_refused_in_one_line(project: Path) -> None:
+    before = project.read_bytes()
+    result = run_cli("handoff", project, "--in-place", "--model", "extractive")
+    assert result.code == ExitCode.USAGE
+    assert result.stderr.strip().endswith("this session is read by Codex's rules")
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert project.read_bytes() == before
+    assert sorted(p.name for p in project.parent.iterdir()) == [project.name]
+
+
+def test_no_record_and_out_dir(project: Path, tmp_path: Path) -> None:
+    before = project.read_bytes()
+    out = tmp_path / "elsewhere"
+    args = ("--model", "extractive", "--no-record", "--out-dir", out, "-q")
+    result = run_cli("handoff", project, *args)
+    assert result.code == 0, result.stderr
+    assert project.read_bytes() == before
+    (written,) = out.iterdir()  # the folder named, not a date's below it
+    assert written.name.startswith("rollout-")
+    assert written.name.endswith(f"-{result.stdout.strip()}.jsonl")
+
+
+def test_a_rollout_handed_off_to_starts_from_its_document() -> None:
+    new = HANDED / "tools-new.jsonl"
+    shown = run_cli("show", new, "--document")
+    assert shown.code == 0 and shown.stdout.startswith("## Goal")
+    planned = run_cli("handoff", new, "--dry-run", "--model", "extractive")
+    assert planned.code == 0, planned.stderr
+    prompt = json.loads(planned.stdout)["messages"][-1]["content"]
+    assert prompt.startswith("Update the handoff document of this coding session.")
+
+
+def test_rotate_hands_each_rollout_off_once(project: Path) -> None:
+    old = project.stat().st_mtime - 3 * 86400
+    os.utime(project, (old, old))
+    args = ("rotate", project.parents[3], "--model", "extractive", "--over-tokens", "10")
+    first = run_cli(*args)
+    assert first.code == 0, first.stderr
+    (line,) = first.stdout.splitlines()
+    assert line.split()[0] == "01a231d8-6485-70d0-866d-03e1c0f10e57"
+    again = run_cli(*args)
+    assert again.code == 0, again.stderr
+    assert "01a231d8-6485" not in again.stdout  # handed off already: its last items say so
