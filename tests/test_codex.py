@@ -12,10 +12,12 @@ from typing import Any
 import pytest
 
 from handoff_cli.agents import CODEX, codex, load_session
+from handoff_cli.agents.choice import choose_agent
 from handoff_cli.agents.places import default_roots
 from handoff_cli.errors import ExitCode
 from handoff_cli.handoff.document import WRAPPER_OPEN, is_handoff_prompt
 from handoff_cli.handoff.facts import facts_of
+from handoff_cli.options import AUTO
 
 from .conftest import DOCUMENT, FIXTURES, model_env, run_cli
 from .fakellm import FakeLLMServer, Reply
@@ -44,7 +46,7 @@ def shown_context(path: Path, *args: str) -> Any:
 
 def test_every_oracle_rollout_is_here() -> None:
     # made by Codex, written by hand (but the one it refuses), and written by our handoff
-    assert len(ROLLOUTS) == 4 + 13 + 2
+    assert len(ROLLOUTS) == 4 + 13 + 3
 
 
 @pytest.mark.parametrize(
@@ -293,3 +295,66 @@ def test_rotate_hands_each_rollout_off_once(project: Path) -> None:
     again = run_cli(*args)
     assert again.code == 0, again.stderr
     assert "01a231d8-6485" not in again.stdout  # handed off already: its last items say so
+
+
+# --- --to: among the four agents -------------------------------------------------------------
+
+PI_EXAMPLE = next((FIXTURES.parent.parent / "sessions").glob("--home-dev-projects-notes-app--/*"))
+
+
+def test_to_codex_writes_a_rollout_codex_resumes(tmp_path: Path) -> None:
+    """A pi session continued in Codex: a rollout in today's folder of Codex's sessions, in the
+    shapes the real CLI resumed (``handoff/from-pi-new``, rc 0: it names no provider, so the
+    configured one is used), naming the pi session as its parent and the session's model."""
+    home = tmp_path / "home"
+    source = tmp_path / "sessions" / PI_EXAMPLE.name
+    source.parent.mkdir()
+    shutil.copyfile(PI_EXAMPLE, source)
+    env = {"HOME": str(home), "HANDOFF_SESSIONS_DIR": ""}
+    result = run_cli("handoff", source, "--to", "codex", "--model", "extractive", env=env)
+    assert result.code == 0, result.stderr
+    new_id = result.stdout.strip()
+    (new,) = codex.dated(home / ".codex/sessions").glob(f"rollout-*-{new_id}.jsonl")
+    written = lines_of(new)
+    assert shapes(written) == shapes(lines_of(HANDED / "from-pi-new.jsonl"))
+    assert "model_provider" not in written[0]["payload"]
+    assert written[0]["payload"]["cwd"] == "/home/dev/projects/notes-app"
+    assert written[1]["payload"] == {"parentSession": str(source)}
+    assert written[3]["payload"]["model"] == "gpt-4.1"  # the pi session's, an OpenAI model
+    assert load_session(new).agent == CODEX and load_session(new).parent == str(source)
+    request = json.loads((HANDED / "from-pi-new.jsonl.codex-request.json").read_text("utf-8"))
+    assert request["rc"] == 0
+    last = [e["message"] for e in lines_of(source) if e.get("type") == "message"][-2:]
+    assert is_handoff_prompt(last[0]["content"][0]["text"])  # pi's own exchange
+    listed = run_cli("list", "--json", source.parent, home / ".codex/sessions")
+    rows = {row["id"]: row for row in json.loads(listed.stdout)}
+    assert rows[new_id]["parent"]["id"] == load_session(source).id
+
+
+@pytest.mark.parametrize(
+    ("to", "folder"),
+    [
+        ("pi", ".pi/agent/sessions/--tmp-codex-oracle-project--"),
+        ("omp", ".omp/agent/sessions/-tmp-codex-oracle-project"),
+        ("claude", ".claude/projects/-tmp-codex-oracle-project"),
+    ],
+)
+def test_from_codex_to_every_other_agent(project: Path, to: str, folder: str) -> None:
+    """A rollout continued in another agent: that agent's session in its folder for the
+    rollout's cwd, naming the rollout as its parent; the rollout records the exchange in its own
+    shapes and is listed as handed off."""
+    home = project.parents[5]
+    before = project.read_bytes()
+    env = {"HOME": str(home), "HANDOFF_SESSIONS_DIR": ""}
+    result = run_cli("handoff", project, "--to", to, "--model", "extractive", env=env)
+    assert result.code == 0, result.stderr
+    new_id = result.stdout.strip()
+    (new,) = (home / folder).glob(f"*{new_id}.jsonl")
+    loaded = load_session(new)
+    assert loaded.parent == str(project)
+    assert choose_agent(loaded, AUTO, to).agent == to
+    recorded = [json.loads(line) for line in project.read_bytes()[len(before) :].splitlines()]
+    assert [v["type"] for v in recorded] == ["response_item", "event_msg"] * 2
+    listed = {row["id"]: row for row in json.loads(run_cli("list", "--json", env=env).stdout)}
+    assert listed[new_id]["parent"]["id"] == "01a231d8-6485-70d0-866d-03e1c0f10e57"
+    assert listed["01a231d8-6485-70d0-866d-03e1c0f10e57"]["handed_off"] is True
