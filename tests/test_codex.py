@@ -358,3 +358,17 @@ def test_from_codex_to_every_other_agent(project: Path, to: str, folder: str) ->
     listed = {row["id"]: row for row in json.loads(run_cli("list", "--json", env=env).stdout)}
     assert listed[new_id]["parent"]["id"] == "01a231d8-6485-70d0-866d-03e1c0f10e57"
     assert listed["01a231d8-6485-70d0-866d-03e1c0f10e57"]["handed_off"] is True
+
+
+def test_a_rollout_handed_off_to_and_again_takes_no_title_from_our_prompt(tmp_path: Path) -> None:
+    """Its first user message is our next handoff's prompt: no title of the user's."""
+    again = tmp_path / "again.jsonl"
+    exchange = (HANDED / "tools-old.jsonl").read_text("utf-8").splitlines(keepends=True)[-4:]
+    again.write_text((HANDED / "tools-new.jsonl").read_text("utf-8") + "".join(exchange), "utf-8")
+    assert load_session(again).title is None
+    result = run_cli(
+        "handoff", again, "--to", "pi", "--model", "extractive", "--out-dir", tmp_path / "pi"
+    )
+    assert result.code == 0, result.stderr
+    (new,) = (tmp_path / "pi").iterdir()
+    assert "Write a handoff document" not in new.read_text("utf-8").split("<handoff-context>")[0]
