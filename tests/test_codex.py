@@ -372,3 +372,12 @@ def test_a_rollout_handed_off_to_and_again_takes_no_title_from_our_prompt(tmp_pa
     assert result.code == 0, result.stderr
     (new,) = (tmp_path / "pi").iterdir()
     assert "Write a handoff document" not in new.read_text("utf-8").split("<handoff-context>")[0]
+
+
+def test_a_rollout_is_known_by_a_first_line_longer_than_the_head_read() -> None:
+    """A ``session_meta`` holds Codex's whole base instructions: the catalog reads 64 KiB."""
+    head = TOOLS.read_bytes()[:200]
+    assert b"\n" not in head and codex.owns_head(head)
+    assert codex.owns_head((WRITTEN / "basic-legacy.jsonl").read_bytes()[:80])  # json.dumps'
+    assert not codex.owns_head(b'{"type":"session","version":3,"id":"x"}\n')
+    assert not codex.owns_head((WRITTEN / "bare-first-version.jsonl").read_bytes())
