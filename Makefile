@@ -9,7 +9,7 @@ JOBS ?= 2
 # not, and with PYTHONDONTWRITEBYTECODE set every process the tests start would compile again).
 COMPILE := $(BIN)/python -m compileall -q handoff_cli
 
-.PHONY: help demo install test stress check lint typecheck bench clean
+.PHONY: help demo install test stress check lint typecheck bench eval clean
 
 # The demo hands off a copy of an example session, so sessions/ stays as it is.
 DEMO := .demo
@@ -55,6 +55,9 @@ check: lint typecheck test  ## lint, types and tests
 bench: $(STAMP)  ## print the performance figures
 	$(COMPILE)
 	$(BIN)/python bench/bench.py
+
+eval: $(STAMP)  ## the probes' scores (handoff check) of the built-in writer and a loopback model over the corpus
+	$(BIN)/python -m bench.eval
 
 clean:  ## remove the venv, the demo's output and the caches
 	rm -rf $(VENV) $(DEMO) .pytest_cache .mypy_cache .ruff_cache

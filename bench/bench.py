@@ -20,6 +20,9 @@ ratio, the limit and whether it is met:
 5. Start-up, and how soon Ctrl-C ends a handoff at work (<= 0.2 s).
 6. Planning (requests and tokens sent), masking secrets (>= 50 MB/s), rotation: ``rotate
    --dry-run`` over 1,000 x 1 MB <= 1.2x reading each with ``show --context`` in one process.
+
+``--only context,extractive`` runs only those sections (``--help`` lists them), each still
+with its references measured beside it.
 """
 
 from __future__ import annotations
@@ -308,7 +311,8 @@ def bench_extractive(
     work: Path, sizes: Sequence[int], runs: int, context_s: dict[tuple[str, int], float]
 ) -> None:
     """``handoff --model extractive`` (CPU time), in both shapes at 100 MB against
-    ``show --context`` of the same shape and size."""
+    ``show --context`` of the same file (the context section's figure, or measured here when
+    that section did not run)."""
     print("\nhandoff --model extractive (CPU time; new session written, the old one untouched):")
     out = work / "out"
     out.mkdir(exist_ok=True)
@@ -324,8 +328,10 @@ def bench_extractive(
         note = ""
         if megabytes == 1:
             note = _target("extractive handoff, 1 MB", elapsed, 0.5)
-        if megabytes == 100 and (shape, 100) in context_s:
-            show = context_s[shape, 100]
+        if megabytes == 100:
+            show = context_s.get((shape, 100))
+            if show is None:
+                show, _ = _run([*HANDOFF, "show", str(path), "--context", "--json"], runs, True)
             met = _target(
                 f"extractive handoff, 100 MB {shape}, against show --context", elapsed, 2, show
             )
@@ -672,6 +678,12 @@ def bench_rotation(work: Path, sessions: int, handoffs: int, runs: int, rotation
             print(f"    {label:<30} {elapsed:6.2f} s  ({done} handed off)")
 
 
+SECTIONS_RUN = (
+    "startup context extractive dry-run images list list-size cancel planning rotation redaction"
+).split()
+"""The bench's sections, in the order they run (``--only`` picks some)."""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10,50,100,200", help="MB, for the cost curve")
@@ -680,26 +692,47 @@ def main() -> None:
     parser.add_argument("--rotation-handoffs", type=int, default=100)
     # rotate --dry-run over 1,000 sessions of 1 MB takes minutes of CPU a run.
     parser.add_argument("--rotation-runs", type=int, default=2)
+    parser.add_argument(
+        "--only",
+        default=",".join(SECTIONS_RUN),
+        help=f"the sections to run, comma-separated: {', '.join(SECTIONS_RUN)}",
+    )
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
+    only = set(args.only.split(","))
+    if not only <= set(SECTIONS_RUN):
+        parser.error(f"unknown sections: {', '.join(sorted(only - set(SECTIONS_RUN)))}")
     # The generated sessions name no agent: say whose rules read them, rather than be told so.
     os.environ["HANDOFF_AGENT"] = "omp"
+    runs = args.runs
     with tempfile.TemporaryDirectory(prefix="handoff-bench-") as tmp:
         work = Path(tmp)
-        bench_startup(work, args.runs)
-        context_s = bench_context_curve(work, sizes, args.runs)
-        bench_extractive(work, (1, 10, 100), min(args.runs, 3), context_s)
-        bench_dry_run(work, min(args.runs, 3))
-        bench_dry_run_images(work, min(args.runs, 3))
-        bench_list(work, args.runs)
-        bench_list_by_size(work, args.runs)
-        bench_cancel(work, 3)
-        print()
-        bench_planning(work)
-        bench_rotation(
-            work, args.rotation_sessions, args.rotation_handoffs, args.runs, args.rotation_runs
-        )
-    bench_redaction(4, args.runs)
+        context_s: dict[tuple[str, int], float] = {}
+        if "startup" in only:
+            bench_startup(work, runs)
+        if "context" in only:
+            context_s = bench_context_curve(work, sizes, runs)
+        if "extractive" in only:
+            bench_extractive(work, (1, 10, 100), min(runs, 3), context_s)
+        if "dry-run" in only:
+            bench_dry_run(work, min(runs, 3))
+        if "images" in only:
+            bench_dry_run_images(work, min(runs, 3))
+        if "list" in only:
+            bench_list(work, runs)
+        if "list-size" in only:
+            bench_list_by_size(work, runs)
+        if "cancel" in only:
+            bench_cancel(work, 3)
+        if "planning" in only:
+            print()
+            bench_planning(work)
+        if "rotation" in only:
+            bench_rotation(
+                work, args.rotation_sessions, args.rotation_handoffs, runs, args.rotation_runs
+            )
+    if "redaction" in only:
+        bench_redaction(4, runs)
     print("\ntargets (ours against what each names, measured side by side in this run):")
     print("| target | ours | reference | ratio | limit | |")
     print("|---|---|---|---|---|---|")

@@ -32,16 +32,17 @@ EXIT_CODES: dict[ExitCode, str] = {
     ),
     ExitCode.NOTHING_TO_HAND_OFF: (
         "nothing to hand off: fewer than two message entries (of any role) on the branch, as "
-        "oh-my-pi's own guard counts; or, --in-place, nothing to compact; or, show --document, "
-        "no document"
+        "oh-my-pi's own guard counts; or, --in-place, nothing to compact; or, show --document "
+        "or check, no document"
     ),
     ExitCode.BAD_SESSION: (
         "the session file is missing, unreadable or not a session file, or it changed while "
         "the handoff ran"
     ),
     ExitCode.NO_DOCUMENT: (
-        "no usable document: empty answer, one far over the cap without every section, or "
-        "sections missing with --strict"
+        "no usable document: empty answer, one far over the cap without every section, "
+        "sections missing with --strict, or a score under --min-score (handoff check: under "
+        "its threshold)"
     ),
     ExitCode.OVER_BUDGET: "over budget: the estimated cost is over --max-cost, nothing started",
     ExitCode.CANCELLED: "cancelled (Ctrl-C, SIGTERM)",
@@ -107,11 +108,22 @@ class NothingToHandOffError(HandoffError):
 
 
 class AlreadyCompactedError(NothingToHandOffError):
-    """An in-place handoff with nothing to compact: the branch ends in a compaction, or all of
-    it would be kept."""
+    """An in-place handoff with nothing to compact: nothing follows the branch's last
+    compaction."""
 
     def __init__(self) -> None:
         HandoffError.__init__(self, "Nothing to hand off (already compacted)")
+
+
+class NothingToCompactError(NothingToHandOffError):
+    """An in-place handoff with nothing to compact: all of the branch (since its last
+    compaction, if any) fits in the tokens the compaction keeps as they are."""
+
+    def __init__(self, kept_tokens: int, compacted: bool) -> None:
+        what = "what follows the last compaction fits" if compacted else "the branch fits"
+        HandoffError.__init__(
+            self, f"Nothing to compact: {what} in the {kept_tokens:,} tokens kept"
+        )
 
 
 class NoDocumentHeldError(HandoffError):
@@ -124,6 +136,13 @@ class NoDocumentHeldError(HandoffError):
         super().__init__(
             f"{path} holds no handoff document: it neither starts from one nor records one"
         )
+
+
+class NothingToCheckError(HandoffError):
+    """``check`` of a session whose document's facts cannot be read (the session it was handed
+    off from is gone, or records no such document)."""
+
+    exit_code = ExitCode.NOTHING_TO_HAND_OFF
 
 
 class ModelError(HandoffError):
@@ -143,6 +162,20 @@ class NoDocumentError(HandoffError):
 
     def __init__(self, reason: str = "the model returned no text") -> None:
         super().__init__(f"Handoff failed: {reason}")
+
+
+class UnderScoreError(NoDocumentError):
+    """The document scores under ``--min-score``, after one repair: nothing was written."""
+
+    def __init__(self, score: float, min_score: float, missing: list[str]) -> None:
+        self.score = score
+        self.missing = missing
+        more = len(missing) - 3
+        shown = "; ".join(missing[:3]) + (f"; and {more} more" if more > 0 else "")
+        super().__init__(
+            f"the document scores {score:.3f}, under --min-score {min_score:g}; nothing "
+            f"written; it misses {shown}"
+        )
 
 
 class CancelledError(HandoffError):

@@ -26,6 +26,9 @@ MIN_DOCUMENT_TOKENS = 200
 """Fewer leaves no room for the six headings and the original task."""
 MIN_CONTEXT_WINDOW = 1_000
 """A smaller window leaves no room for the prompt and an answer."""
+DEFAULT_MIN_SCORE = 0.8
+"""The score ``handoff check`` passes a document at, and the one advised for ``--min-score``:
+a document that misses a required probe never reaches it (``check.REQUIRED_CAP``)."""
 
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|d)?", re.IGNORECASE)
@@ -83,6 +86,11 @@ class Options:
     prices: tuple[float, float] | None = None
     """USD per token in and out (``--price-in`` / ``--price-out``, given per million); None:
     LiteLLM's price table."""
+    min_score: float | None = None
+    """Refuse a document that the probes (``check``) score under this, after one repair;
+    None: every document is scored, none refused."""
     to: str | None = None
     """The agent whose file the new session is, in that agent's folder for the session's cwd
     (``--to``); None: the session's own agent, beside the old file."""
+    dry_run: bool = False
+    """Only planned (``--dry-run``): what the notes say would be done is not done."""

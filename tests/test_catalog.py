@@ -19,7 +19,14 @@ from handoff_cli.errors import SessionFileError, UsageError
 from handoff_cli.handoff.document import HANDOFF_TYPE
 from handoff_cli.handoff.pipeline import handoff
 from handoff_cli.options import Options
-from handoff_cli.sessions.catalog import Catalog, catalog, list_sessions, resolve_session, summarize
+from handoff_cli.sessions.catalog import (
+    Catalog,
+    catalog,
+    list_sessions,
+    resolve_session,
+    summarize,
+    unique_prefixes,
+)
 from handoff_cli.sessions.files import append_entries
 from handoff_cli.sessions.session import load_session
 
@@ -616,3 +623,25 @@ def test_a_name_with_no_json_spelling_is_listed_and_left_out_of_the_cache(tmp_pa
     first = listings(root, cache)
     assert first == listings(root, cache) == uncached(root, tmp_path / "fresh")
     assert len(orjson.loads((cache / "list.json").read_bytes())["sessions"]) == 2
+
+
+def test_each_id_has_its_shortest_unique_prefix() -> None:
+    ids = [
+        "01a2308c-1b2e-7000-8000-000000000001",
+        "01a2308c-1b3f-7000-8000-000000000002",
+        "01a2308c-9c00-7000-8000-000000000003",
+        "01a2309f-0000-7000-8000-000000000004",
+        "01a23090-0000-7000-8000-000000000005",
+        "01a23090-0000-7000-8000-000000000005",  # the same session twice: one id
+        "short",
+        "short-and-longer",
+    ]
+    assert unique_prefixes(ids) == {
+        "01a2308c-1b2e-7000-8000-000000000001": "01a2308c-1b2",
+        "01a2308c-1b3f-7000-8000-000000000002": "01a2308c-1b3",
+        "01a2308c-9c00-7000-8000-000000000003": "01a2308c-9",  # past the dash, never at it
+        "01a2309f-0000-7000-8000-000000000004": "01a2309f",  # eight at least
+        "01a23090-0000-7000-8000-000000000005": "01a23090",
+        "short": "short",  # another id starts with it: given whole
+        "short-and-longer": "short-an",
+    }

@@ -270,7 +270,7 @@ def test_every_float_option_refuses_what_is_not_a_finite_number(
     )
     session = tmp_path / "s.jsonl"  # a copy: were the value taken, the handoff would write
     shutil.copyfile(SAMPLE, session)
-    target = {"handoff": str(session), "rotate": str(tmp_path)}
+    target = {"handoff": str(session), "rotate": str(tmp_path), "check": str(session)}
     for command, flag in options:
         code, out, err = run_in_process(capsys, command, target[command], flag, value)
         assert (code, out) == (ExitCode.USAGE, ""), (command, flag, err)
@@ -604,3 +604,36 @@ def test_a_handoff_with_no_stdout_says_its_id_on_stderr(tmp_path: Path) -> None:
         )
         assert completed.returncode == 0, completed.stderr
         assert completed.stderr.startswith("new session ") and "Traceback" not in completed.stderr
+
+
+def test_list_shows_ids_that_show_finds_though_they_share_eight_digits(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    made = [f"01a2308c-{n:x}b00-7000-8000-00000000000{n}" for n in range(1, 7)]
+    for number, session_id in enumerate(made):
+        entries = Entries()
+        entries.user(f"task {number}")
+        header = {**HEADER, "id": session_id, "timestamp": f"2026-12-01T10:00:0{number}.000Z"}
+        write_session(folder / f"{session_id}.jsonl", entries.items, header)
+    listed = run_cli("list")
+    assert listed.code == 0, listed.stderr
+    shown = [line.split()[0] for line in listed.stdout.splitlines()]
+    assert shown == [f"01a2308c-{n:x}" for n in range(6, 0, -1)]  # newest first, one width
+    for short, session_id in zip(shown, reversed(made), strict=True):
+        found = run_cli("show", short, "--json")
+        assert found.code == 0 and found.json()["header"]["id"] == session_id
+    assert run_cli("show", "01a2308c").code == 2  # the eight digits alone: ambiguous
+
+
+def test_the_main_form_completes_session_ids_as_show_does(tmp_path: Path) -> None:
+    from click.shell_completion import ShellComplete
+
+    folder = tmp_path / "sessions"
+    shutil.copytree(EXAMPLES, folder)
+    complete = ShellComplete(typer.main.get_command(app), {}, "handoff", "_HANDOFF_COMPLETE")
+    weather = "019ac4d2-7f31-7a0e-9b6c-3e1f5a2d8c40"
+    for words in (["show"], []):
+        found = {(item.value, item.help) for item in complete.get_completions(words, "019ac4")}
+        assert found == {(weather, "Retry with backoff for the HTTP client")}, words
+    commands = {item.value for item in complete.get_completions([], "sh")}
+    assert commands == {"show"}  # the command words still complete
+    assert "--version" in {item.value for item in complete.get_completions([], "--v")}

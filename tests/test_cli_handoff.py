@@ -17,6 +17,7 @@ from .conftest import (
     DOCUMENT,
     EXAMPLES,
     FAKE_MODEL,
+    FIXTURES,
     Result,
     cancel_mid_stream,
     files_in,
@@ -83,11 +84,14 @@ def test_json_result_by_id_prefix_and_quiet(session: Path, llm_server: FakeLLMSe
         "usage",
         "cost_usd",
         "missing_sections",
+        "score",
+        "missing_probes",
         "duration_s",
         "requests",
         "strategy",
         "redacted",
         "agent",
+        "resume_command",
     ]
     assert data["parent_path"] == str(session.resolve())
     assert data["usage"] == {"input_tokens": 900, "output_tokens": 60}
@@ -353,3 +357,48 @@ def test_json_that_is_no_completion_is_one_clear_failure(
         "stream was asked"
     )
     assert session.read_bytes() == before and files_in(session.parent) == [session.name]
+
+
+def test_stderr_and_json_say_how_to_continue_in_the_agent(session: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    own = home / ".omp/agent/sessions/-proj" / SOURCE.name
+    mine = home / ".pi/agent/sessions/--proj--/pi.jsonl"
+    for path, source in ((own, SOURCE), (mine, FIXTURES / "pi/before-compaction.jsonl")):
+        path.parent.mkdir(parents=True)
+        shutil.copyfile(source, path)
+    env = {"HOME": str(home)}
+    for path, agent, opened in ((session, "oh-my-pi", "path"), (own, "oh-my-pi", "id")):
+        result = run_cli(path, "--model", "extractive", "--json", env=env)
+        assert result.code == 0, result.stderr
+        data = result.json()
+        word = data["id"] if opened == "id" else data["path"]
+        assert data["resume_command"] == f"omp --session {word}"
+        assert result.stderr.splitlines()[-1] == f"continue in {agent}: omp --session {word}"
+    result = run_cli(mine, "--model", "extractive", "--json", env=env)
+    assert result.code == 0, result.stderr
+    data = result.json()
+    assert data["agent"] == "pi" and data["resume_command"] == f"pi --session {data['path']}"
+    assert result.stderr.splitlines()[-1] == f"continue in pi: pi --session {data['path']}"
+    quiet = run_cli(own, "--model", "extractive", "-q", env=env)
+    assert quiet.code == 0 and "continue in" not in quiet.stderr
+
+
+def test_an_out_dir_is_made_only_in_a_folder_that_exists(session: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "nonexistent" / "x"
+    result = run_cli(session, "--model", "extractive", "--out-dir", missing)
+    assert result.code == 2 and result.stdout == ""
+    parent = tmp_path / "nonexistent"
+    said = f"Usage error: --out-dir {missing}: {parent} does not exist (make it first)\n"
+    assert result.stderr == said
+    assert not parent.exists() and files_in(session.parent) == [session.name]
+    made = tmp_path / "new"
+    result = run_cli(session, "--model", "extractive", "--out-dir", made, "-q")
+    assert result.code == 0, result.stderr
+    assert files_in(made) == [f for f in files_in(made) if result.stdout.strip() in f] != []
+
+
+def test_a_dry_runs_note_says_what_would_be_done(session: Path) -> None:
+    result = run_cli(session, "--dry-run")
+    assert result.code == 0, result.stderr
+    (note,) = [line for line in result.stderr.splitlines() if line.startswith("note:")]
+    assert "ANTHROPIC_API_KEY" in note and "(handoff/extractive) would write the document" in note

@@ -99,12 +99,18 @@ def test_dry_run_shows_the_cut_and_writes_nothing(session: Path) -> None:
 
 
 def test_a_small_session_has_nothing_to_compact(tmp_path: Path) -> None:
-    small = next((Path(__file__).parents[1] / "sessions").glob("-home-dev-*/*.jsonl"))
-    copy = tmp_path / small.name
-    shutil.copyfile(small, copy)
-    result = run_cli(copy, "--in-place", "--model", "extractive")
-    assert result.code == 3 and result.stderr.strip() == "Nothing to hand off (already compacted)"
-    assert copy.read_bytes() == small.read_bytes()
+    said = {
+        "-home-dev-projects-weather-cli": "what follows the last compaction fits",
+        "--home-dev-projects-notes-app--": "the branch fits",  # never compacted: not "already"
+    }
+    for folder, what in said.items():
+        small = next((Path(__file__).parents[1] / "sessions" / folder).glob("*.jsonl"))
+        copy = tmp_path / small.name
+        shutil.copyfile(small, copy)
+        result = run_cli(copy, "--in-place", "--agent", "omp", "--model", "extractive")
+        assert result.code == 3
+        assert result.stderr.strip() == f"Nothing to compact: {what} in the 20,000 tokens kept"
+        assert copy.read_bytes() == small.read_bytes()
 
 
 def test_in_place_refuses_new_session_options(session: Path) -> None:
@@ -160,3 +166,20 @@ def test_a_killed_runs_temporary_is_removed_in_place_too(
     result = run_cli(*target, "--in-place", "--model", "extractive")
     assert result.code == 0, result.stderr
     assert not stale.exists() and someone_elses.exists()
+
+
+def test_what_follows_a_compaction_may_fit_too(session: Path, llm_server: FakeLLMServer) -> None:
+    llm_server.script(Reply(DOCUMENT))
+    assert run_cli(session, "--in-place", "-q", env=model_env(llm_server)).code == 0
+    compaction = orjson.loads(session.read_bytes().splitlines()[-1])
+    assert compaction["type"] == "compaction"
+    message = {"role": "user", "content": "go on", "timestamp": 1_764_583_200_000}
+    after = {"type": "message", "id": "a1b2c3d4", "parentId": compaction["id"]}
+    after |= {"timestamp": "2026-12-01T10:00:00.000Z", "message": message}
+    with session.open("ab") as file:
+        file.write(orjson.dumps(after) + b"\n")
+    before = session.read_bytes()
+    result = run_cli(session, "--in-place", env=model_env(llm_server))
+    said = "Nothing to compact: what follows the last compaction fits in the 20,000 tokens kept"
+    assert result.code == 3 and result.stderr.strip() == said
+    assert session.read_bytes() == before

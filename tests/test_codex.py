@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from handoff_cli.agents import CODEX, codex, load_session
+from handoff_cli.agents import CODEX, codex, get, load_session
 from handoff_cli.agents.choice import choose_agent
 from handoff_cli.agents.places import default_roots
 from handoff_cli.errors import ExitCode
@@ -201,7 +201,7 @@ def test_a_handoff_writes_a_rollout_codex_resumes(project: Path, llm_server: Fak
     assert result.code == 0, result.stderr
     new_id = result.stdout.strip()
     assert result.stdout == new_id + "\n"
-    assert result.stderr.strip().endswith(f"codex resume {new_id}")
+    assert result.stderr.splitlines()[-1] == f"continue in Codex: codex resume {new_id}"
     (new,) = codex.dated(home / ".codex/sessions").glob(f"rollout-*-{new_id}.jsonl")
     written = lines_of(new)
     assert shapes(written) == shapes(lines_of(HANDED / "tools-new.jsonl"))
@@ -314,6 +314,8 @@ def test_to_codex_writes_a_rollout_codex_resumes(tmp_path: Path) -> None:
     result = run_cli("handoff", source, "--to", "codex", "--model", "extractive", env=env)
     assert result.code == 0, result.stderr
     new_id = result.stdout.strip()
+    # How to continue is said in the agent continued in, not the one handed off from.
+    assert result.stderr.splitlines()[-1] == f"continue in Codex: codex resume {new_id}"
     (new,) = codex.dated(home / ".codex/sessions").glob(f"rollout-*-{new_id}.jsonl")
     written = lines_of(new)
     assert shapes(written) == shapes(lines_of(HANDED / "from-pi-new.jsonl"))
@@ -349,6 +351,7 @@ def test_from_codex_to_every_other_agent(project: Path, to: str, folder: str) ->
     result = run_cli("handoff", project, "--to", to, "--model", "extractive", env=env)
     assert result.code == 0, result.stderr
     new_id = result.stdout.strip()
+    assert result.stderr.splitlines()[-1].startswith(f"continue in {get(to).title}: ")
     (new,) = (home / folder).glob(f"*{new_id}.jsonl")
     loaded = load_session(new)
     assert loaded.parent == str(project)

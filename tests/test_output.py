@@ -272,3 +272,22 @@ def test_the_base_reporter_only_warns_and_reports_load_problems(
         "",
         f"warning: {session.path}: skipped 1 malformed line (line 3)\n",
     )
+
+
+def test_an_unbuffered_stream_gets_few_writes(tmp_path: Path) -> None:
+    """``python -u`` leaves stdout unbuffered: a write of each piece of a context's JSON (two a
+    message) would be a system call each, so they are gathered; a long one is written alone."""
+
+    class Unbuffered(io.FileIO):
+        writes = 0
+
+        def write(self, data: Any) -> int:
+            self.writes += 1
+            return super().write(data)
+
+    long = "x" * (1 << 17)
+    with Unbuffered(tmp_path / "out", "wb") as out:
+        write_json({"items": iter([*range(2000), long, *range(3)]), "tail": True}, out)
+    expected = orjson.dumps({"items": [*range(2000), long, *range(3)], "tail": True}) + b"\n"
+    assert (tmp_path / "out").read_bytes() == expected
+    assert out.writes <= 4

@@ -23,6 +23,8 @@ def test_default_roots_are_those_that_exist_each_once(tmp_path: Path) -> None:
     found = default_roots({}, home, tmp_path)
     assert found == [Root(home / ".omp/agent/sessions", OMP), Root(home / ".pi/agent/sessions", PI)]
     (tmp_path / "sessions").mkdir()
+    assert default_roots({}, home, tmp_path) == found  # empty: none of the agents'
+    shutil.copyfile(FIXTURES / "omp/sample-v3.jsonl", tmp_path / "sessions/s.jsonl")
     assert default_roots({}, home, tmp_path)[-1] == Root(tmp_path / "sessions")
     shared = {"PI_CODING_AGENT_DIR": str(home / ".pi/agent")}  # both agents read it
     assert default_roots(shared, home, tmp_path) == [
@@ -114,3 +116,40 @@ def test_sessions_dirs_are_repeatable_and_take_a_tilde(
     monkeypatch.setenv("HANDOFF_SESSIONS_DIR", "~/more:~/.omp")
     joined = run_cli("list", "--json")
     assert {Path(s["path"]).parent for s in joined.json()} == {extra, place["omp"].parent}
+
+
+def test_list_names_each_sessions_agent_and_filters_by_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    place = fake_home(tmp_path, monkeypatch)
+    listed = run_cli("list", cwd=place["home"])
+    assert listed.code == 0, listed.stderr
+    agents = {line.split()[0]: line.split()[5] for line in listed.stdout.splitlines()}
+    assert agents == {
+        "0199aaaa-0000-7000-8000-000000000001": OMP,
+        "0199aaaa-0000-7000-8000-000000000002": PI,
+    }
+    only_pi = run_cli("list", "--agent", "pi", "--json", cwd=place["home"])
+    assert [s["path"] for s in only_pi.json()] == [str(place["pi"])]
+    only_omp = run_cli("list", "--agent", "omp", cwd=place["home"])
+    assert [line.split()[5] for line in only_omp.stdout.splitlines()] == [OMP]
+    assert run_cli("list", "--agent", "gemini").code == 2
+
+
+def test_a_projects_own_sessions_folder_is_left_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    place = fake_home(tmp_path, monkeypatch)
+    app = tmp_path / "webapp"
+    (app / "sessions/2026").mkdir(parents=True)
+    (app / "sessions/cart.jsonl").write_text('{"user": 7, "items": []}\n')
+    (app / "sessions/2026/login.jsonl").write_text("not json\n")
+    (app / "sessions/flask.json").write_text("{}")
+    assert [root.agent for root in default_roots({}, place["home"], app)] == [OMP, PI]
+    listed = run_cli("list", cwd=app)
+    assert listed.code == 0 and listed.stderr == ""  # no warning about the app's files
+    assert len(listed.stdout.splitlines()) == 2
+    shutil.copyfile(FIXTURES / "omp/sample-v3.jsonl", app / "sessions/2026/agent.jsonl")
+    assert default_roots({}, place["home"], app)[-1] == Root(app / "sessions")
+    with_it = run_cli("list", cwd=app)
+    assert len(with_it.stdout.splitlines()) == 3 and "skipped" in with_it.stderr

@@ -665,8 +665,9 @@ def test_show_list_prints_one_line_per_session(capsys: pytest.CaptureFixture[str
     ]
     show_list(Catalog(sessions, [], []), iter(sessions))
     assert printed(capsys) == [
-        f"{SESSION_ID}  2026-01-01 09:14:03    1.5 kB  /home/u/proj  Fix the flaky test",
-        "0199bbbb  2026-01-01 09:14:03      12 B  /home/u/proj  (untitled)  ← /s/old.jsonl",
+        f"{SESSION_ID[:8]}  2026-01-01 09:14:03    1.5 kB  ?       /home/u/proj  "
+        "Fix the flaky test",
+        "0199bbbb  2026-01-01 09:14:03      12 B  ?       /home/u/proj  (untitled)  ← /s/old.jsonl",
     ]
 
 
@@ -686,14 +687,14 @@ def test_show_list_names_parents_by_id_and_marks_handoffs(
     family = Catalog([new, fork, old], [], [])
     show_list(family, [new, old])
     assert printed(capsys) == [
-        "0199cccc  2026-01-02 10:00:00    1.5 kB  /home/u/proj  ↳ Fix the flaky test  "
-        f"← {SESSION_ID}",
-        f"{SESSION_ID}  2026-01-01 09:14:03    1.5 kB  /home/u/proj  Fix the flaky test  "
-        "⇢ handed off",
+        "0199cccc  2026-01-02 10:00:00    1.5 kB  ?       /home/u/proj  ↳ Fix the flaky test  "
+        f"← {SESSION_ID[:8]}",
+        f"{SESSION_ID[:8]}  2026-01-01 09:14:03    1.5 kB  ?       /home/u/proj  "
+        "Fix the flaky test  ⇢ handed off",
     ]
     show_list_tree(family, [new, fork, old])
     assert [line[:14] for line in printed(capsys)] == [
-        SESSION_ID[:14],
+        SESSION_ID[:8] + "  2026",
         "├─ ⑂ 0199dddd ",  # newest last
         "└─ ⇢ 0199cccc ",
     ]
@@ -818,3 +819,13 @@ def test_progress_prints_stages_and_warnings_verbatim(capsys: pytest.CaptureFixt
         progress.stage("asking ollama/model:a:b")
         progress.warn("warning: :warning: kept as typed")
     assert capsys.readouterr().err == "asking ollama/model:a:b…\nwarning: :warning: kept as typed\n"
+
+
+def test_a_title_change_shows_the_title(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    entries = Entries()
+    entries.user("hello")
+    entries.add("title_change", title="Fix the flaky test", source="auto")
+    path = write_session(tmp_path / "s.jsonl", entries.items)
+    session = load_session(path)
+    show_branch(session, branch(session, leaf(session)), leaf(session))
+    assert printed(capsys)[-1].endswith("title          Fix the flaky test")

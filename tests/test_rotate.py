@@ -176,6 +176,8 @@ def test_rotation_hands_off_each_once_concurrently(
         "tokens",
         "cost_usd",
         "duration_s",
+        "score",
+        "missing_probes",
     }
     assert 2 <= llm_server.most_in_flight <= 3  # concurrent, and never more than --jobs
     assert all(exchanges(p, lines[p]) == 1 for p in sources)
@@ -535,3 +537,27 @@ def test_a_bug_in_one_handoff_is_that_sessions_failure(
     assert rows[broken]["status"] == "failed"
     assert rows[broken]["reason"] == "unexpected error: RuntimeError: a bug"
     assert sorted(row["status"] for row in rows.values()) == ["failed", "handed_off", "handed_off"]
+
+
+def test_each_writer_note_is_said_once_naming_the_sessions_chosen(tmp_path: Path) -> None:
+    paths = [make_session(tmp_path, f"long-{n}", turns=12) for n in range(3)]
+    short = make_session(tmp_path, "short", turns=1)  # not chosen: its model's note unsaid
+    short.write_text(short.read_text().replace('"anthropic"', '"openai"'))
+    os.utime(short, (HOUR_AGO, HOUR_AGO))
+    nameless = make_session(tmp_path, "nameless", turns=12)
+    nameless.write_text(nameless.read_text().replace('"anthropic"', '"undefined"'))
+    os.utime(nameless, (HOUR_AGO, HOUR_AGO))
+    planned = run_cli("rotate", tmp_path, "--dry-run", "--over-tokens", "2000")
+    assert planned.code == 0, planned.stderr
+    notes = [line for line in planned.stderr.splitlines() if line.startswith("note:")]
+    key, model = [n for n in notes if "ANTHROPIC_API_KEY" in n], [n for n in notes if "names" in n]
+    assert len(notes) == 2 and len(key) == len(model) == 1, notes
+    shown = catalog(tmp_path).short_ids()  # as list shows them: unique, unlike 8 digits
+    ids = [shown[load_session(p).id] for p in paths]  # oldest first, then by path
+    assert key[0].endswith(f"(3 sessions: {', '.join(ids)})")
+    assert model[0].endswith(f"(1 session: {shown[load_session(nameless).id]})")
+    assert all("would write the document" in n and " writes " not in n for n in notes)
+    done = run_cli("rotate", tmp_path, "--over-tokens", "2000")
+    assert done.code == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if "ANTHROPIC_API_KEY" in line]
+    assert len(said) == 1 and "writes the document" in said[0]

@@ -14,7 +14,7 @@ from handoff_cli.sessions import session as session_module
 from handoff_cli.sessions.catalog import summarize
 from handoff_cli.sessions.session import load_session
 
-from .conftest import EXAMPLES, FIXTURES, HEADER, Entries, line, write_session
+from .conftest import EXAMPLES, FIXTURES, HEADER, Entries, line, run_cli, tool_call, write_session
 
 
 def test_omp_title_slot_is_dropped_and_read() -> None:
@@ -256,3 +256,77 @@ def test_a_message_rewritten_in_place_is_reported(tmp_path: Path, entries: Entri
     path.write_bytes(b"x" * path.stat().st_size)
     with pytest.raises(SessionFileError, match="changed while being read"):
         session.records[0].message_json()
+
+
+def _message_line(entry_id: str, parent: str, message: bytes) -> bytes:
+    """A message line laid out as the agents write it, its message's JSON as given."""
+    head = f'{{"type":"message","id":"{entry_id}","parentId":"{parent}",'
+    return head.encode() + b'"timestamp":"2026-01-01T00:00:00.000Z","message":' + message + b"}\n"
+
+
+# Messages the validator and orjson may read otherwise than each other, or not at all.
+_ODD_MESSAGES = (
+    b'{"role":"user","content":"half \\ud800 pair","timestamp":1}',  # a lone surrogate
+    b'{"role":"user","content":"big","timestamp":18446744073709551616}',  # past 64 bits
+    b'{"role":"user","content":"beyond a double","timestamp":1e400}',
+    b'{"role":"user","content":"bad \xff byte","timestamp":1}',
+    b' {"role":"user","content":"a space first","timestamp":1}',
+    b'\xef\xbb\xbf{"role":"user","content":"a byte-order mark first","timestamp":1}',
+    b'"not an object"',
+    b'{"role":"user","content":"more keys","timestamp":1},"type":"other"',
+    # Duplicate keys: the last wins, as in JSON.parse (an assistant turn, with a call unanswered).
+    b'{"role":"user","role":"assistant","provider":"p","model":"m","content":[{"type":"text",'
+    b'"text":"t"},{"type":"toolCall","id":"gone","name":"bash","arguments":{}}],'
+    b'"stopReason":"toolUse","timestamp":2}',
+    b'{"role":"user","content":"deep","timestamp":1,"x":' + b"[" * 1000 + b"]" * 1000 + b"}",
+    b'{"role":"user","content":"deeper","x":' + b'{"a":' * 1022 + b"1" + b"}" * 1023,
+)
+
+
+def test_messages_before_the_last_compaction_are_validated_not_parsed(
+    tmp_path: Path, entries: Entries, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A version 3 message before the last compaction is only validated when loaded; its facts
+    are read when a context asks for them (its window's). What the validator refuses is read
+    as before: the views are those of a load that parses every message."""
+    for turn in range(30):
+        entries.user(f"question {turn}")
+        entries.assistant("looking", tool_call(f"call{turn}"), stop="toolUse")
+        entries.result(f"call{turn}", f"output {turn}")
+    odd = b""
+    parent = entries.leaf
+    for number, message in enumerate(_ODD_MESSAGES):
+        odd += _message_line(f"odd{number}", str(parent), message)
+        if not message.startswith(b"\xef"):  # the agents skip that line: not a parent
+            parent = f"odd{number}"
+    before = len(entries.items)
+    entries.leaf = parent
+    entries.add("compaction", summary="so far", firstKeptEntryId="odd0", tokensBefore=1)
+    entries.user("and now?")
+    entries.assistant("this")
+    path = write_session(tmp_path / "s.jsonl", entries.items[:before], extra=odd)
+    path.write_bytes(path.read_bytes() + b"".join(line(e) for e in entries.items[before:]))
+
+    parsed: list[Any] = []
+    counting = session_module.message_facts
+
+    def facts_of(message: Any) -> Any:
+        parsed.append(message)
+        return counting(message)
+
+    monkeypatch.setattr(session_module, "message_facts", facts_of)
+    load_session(path)
+    # The two after the compaction, and of the odd ones those the validator refuses.
+    assert 2 < len(parsed) < len(_ODD_MESSAGES)
+
+    env = {"HANDOFF_AGENT": "omp"}
+    views = [("show", path, "--json"), ("show", path, "--context", "--json")]
+    validated = [run_cli(*view, env=env) for view in views]
+    monkeypatch.setattr(session_module, "_last_window", lambda fd: 0)  # every message parsed
+    assert [run_cli(*view, env=env) for view in views] == validated
+    context = validated[1].stdout  # too deep for json, and lone surrogates for orjson
+    assert context.startswith('{"messages":[{"role":"compactionSummary"')
+    assert '"content":"half \\ud800 pair"' in context and '"content":"big"' in context
+    # The last role wins: an assistant turn, whose call nobody answered is stripped.
+    assert '"role":"assistant","provider":"p"' in context and '"gone"' not in context
+    assert validated[0].code == 0 and "skipped 1 malformed line" in validated[0].stderr

@@ -17,7 +17,9 @@ import pytest
 
 from handoff_cli.handoff.document import wrap_document
 
+from .conftest import DOCUMENT as FULL_DOCUMENT
 from .conftest import HEADER, Entries, run_cli, write_session
+from .fakellm import FakeLLMServer, Reply
 
 ESCAPES = "\x1b[2J\x1b]52;c;ZXZpbA==\x07\x1b]8;;https://evil.example/x\x07click\x1b]8;;\x07\x9b1A"
 HIDING = "\u202e\u2066\u200b\ufeff\U000e0041"
@@ -158,3 +160,64 @@ def test_an_error_line_is_safe_too(tmp_path: Path, command: tuple[str, ...]) -> 
     code, printed = on_a_terminal(*command, named if command == ("show",) else tmp_path)
     assert_safe(command, printed)
     assert code in (0, 4)
+
+
+def screen(printed: str) -> list[str]:
+    """The lines a terminal shows once ``printed`` has been written to it: enough of one for
+    text, carriage returns, new lines, erasing a line and moving up (what rich's live display
+    writes); other sequences change nothing that is read here."""
+    lines, row, column = [""], 0, 0
+    for token in re.finditer(r"\x1b\[([0-9;?]*)([A-Za-z])|\r|\n|[^\x1b\r\n]+", printed):
+        text = token.group(0)
+        if text == "\r":
+            column = 0
+        elif text == "\n":
+            row += 1
+            lines += [""] * (row + 1 - len(lines))
+        elif token.group(2) == "K":
+            lines[row] = "" if token.group(1) == "2" else lines[row][:column]
+        elif token.group(2) == "A":
+            row = max(0, row - int(token.group(1) or 1))
+        elif token.group(2) is None:
+            line = lines[row].ljust(column)
+            lines[row] = line[:column] + text + line[column + len(text) :]
+            column += len(text)
+    return [line for line in lines if line]
+
+
+def test_rotate_on_a_terminal_keeps_its_results_off_the_bar(
+    tmp_path: Path, llm_server: FakeLLMServer
+) -> None:
+    folder = tmp_path / "many"
+    made = [f"0199aaaa-0000-7000-8000-00000000000{n}" for n in range(1, 5)]
+    for session_id in made:
+        entries = Entries()
+        entries.user("fix the parser " * 40)
+        entries.assistant("done " * 40)
+        path = write_session(
+            folder / f"{session_id}.jsonl", entries.items, {**HEADER, "id": session_id}
+        )
+        os.utime(path, (time.time() - 3600,) * 2)
+    llm_server.script(*[Reply(FULL_DOCUMENT)] * len(made))
+    args = (
+        "rotate",
+        folder,
+        "--over-tokens",
+        "1",
+        "--idle",
+        "1s",
+        "--model",
+        "openai/no-such-model",
+    )
+    code, printed = on_a_terminal(*args, "--api-base", llm_server.base_url)
+    text = printed.decode()
+    assert code == 0, text
+    shown = screen(text)
+    results = [line for line in shown if re.fullmatch(r"0199aaaa-\S+ [0-9a-f-]{36}", line)]
+    assert sorted(line.split()[0] for line in results) == made  # each on a line of its own
+    assert not any("rotating" in line for line in shown)  # no stale bar left behind
+    assert shown[-1] == f"{len(made)} handed off, 0 skipped, 0 failed; " + shown[-1].split("; ")[1]
+    assert shown[-1].endswith(", price unknown") and "$0.0000" not in text  # never priced
+    for count, result in enumerate(results, 1):  # the bar had counted it when it was printed
+        before = text[: text.index(result)]
+        assert re.findall(rf"(\d+)/{len(made)}", before)[-1] == str(count)

@@ -143,3 +143,10 @@ class Agent(Protocol):
     def loses_model(self, branch: list[Record]) -> bool:
         """Whether an assistant answer appended to ``branch`` would become the session's model
         when the agent resumes it."""
+
+    # --- how its user goes on ------------------------------------------------------------------
+
+    def resume_command(self, session_id: str, path: Path, own_folder: bool) -> list[str]:
+        """The command line (argv) that opens the session ``session_id``, kept at ``path``
+        (``own_folder``: under one of the agent's own sessions folders), in the agent: what a
+        handoff tells its user to run next."""

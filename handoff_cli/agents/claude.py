@@ -103,6 +103,11 @@ class Claude:
     def sessions_folders(self, env: Mapping[str, str], home: Path, cwd: Path) -> list[Path]:
         return [config_folder(env, home) / "projects"]
 
+    def resume_command(self, session_id: str, path: Path, own_folder: bool) -> list[str]:
+        # It takes an id only, looked up in the project folder of the directory it runs in
+        # (the session's cwd): a path is not accepted.
+        return ["claude", "--resume", session_id]
+
     def project_folder(self, env: Mapping[str, str], home: Path, cwd: str) -> Path | None:
         name = project_folder_name(cwd)
         return config_folder(env, home) / "projects" / name if name is not None else None
@@ -290,7 +295,7 @@ def _record(line: _Line, source: Source, tool_names: dict[str, str]) -> Record |
         type="message" if shared is not None else kind if isinstance(kind, str) else "",
         span=spanning(line.offset, line.length),
         entry=None if shared is not None else value,
-        facts=message_facts(shared) if shared is not None else None,
+        loaded_facts=message_facts(shared) if shared is not None else None,
         written_stamp=value.get("timestamp"),
         kept=_kept(shared) if shared is not None else None,
         source=source,

@@ -118,6 +118,11 @@ class Codex:
     def project_folder(self, env: Mapping[str, str], home: Path, cwd: str) -> Path | None:
         return dated(home_folder(env, home) / "sessions")
 
+    def resume_command(self, session_id: str, path: Path, own_folder: bool) -> list[str]:
+        # By its id: Codex finds a rollout in its folders before its state database knows it
+        # (``candidates/results.json``); it takes no path.
+        return ["codex", "resume", session_id]
+
     def wrote_header(self, session: Session) -> bool:
         return session.agent == NAME
 
@@ -306,7 +311,7 @@ def _record(
         type="message" if shared is not None else entry["type"] if entry else "",
         span=span,
         entry=entry,
-        facts=message_facts(shared) if shared is not None else None,
+        loaded_facts=message_facts(shared) if shared is not None else None,
         written_stamp=value.get("timestamp"),
         kept=dumps(shared) if shared is not None else None,
     )
@@ -599,12 +604,6 @@ def _paired(history: list[_Item]) -> list[_Item]:
 ACKNOWLEDGEMENT = "Understood. I will continue the work from this handoff document."
 """The answer the new rollout's document gets: a whole turn, as Codex writes one
 (``candidates/whole-turn``)."""
-
-
-def resume_command(session_id: str) -> str:
-    """The command that resumes a rollout we wrote: Codex finds it by its id, in its folders,
-    before its state database knows it (``candidates/results.json``)."""
-    return f"codex resume {session_id}"
 
 
 def new_uuid() -> str:

@@ -7,8 +7,10 @@ entries it kept and every entry after it), and build messages from entries the s
 they share is here: the ``Context`` they return, the window's helpers, and the messages made of
 entries, which ask the agent (``Agent.loaded``, ``Agent.custom``) where the two differ.
 
-What to send is decided on the facts gathered at load time, so it stays linear and cheap on
-sessions of hundreds of thousands of entries; message payloads are touched only when emitted.
+What to send is decided on each message's facts (``Record.facts``): those before the last
+compaction are read only when asked for, and a context reads them for its window at once
+(``session.with_facts``), so it stays linear and cheap on sessions of hundreds of thousands
+of entries; message payloads are touched only when emitted.
 """
 
 from __future__ import annotations

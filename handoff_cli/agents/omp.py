@@ -58,6 +58,7 @@ from handoff_cli.sessions.session import (
     MessageFacts,
     Record,
     Session,
+    with_facts,
     without_signature,
 )
 from handoff_cli.text import CutText, is_url
@@ -157,6 +158,11 @@ class OhMyPi:
     def header_title(self, title: str) -> Entry:
         return {"title": title, "titleSource": "auto"}  # read where there is no title slot
 
+    def resume_command(self, session_id: str, path: Path, own_folder: bool) -> list[str]:
+        # It finds an id only in its own folders; elsewhere it opens a path (main.ts: a
+        # value with a slash or ending in .jsonl is one).
+        return ["omp", "--session", session_id if own_folder else str(path)]
+
     def loses_model(self, branch: list[Record]) -> bool:
         # An answer's model counts only while no model_change of its own (one ``model``
         # string, the default role) came before.
@@ -253,6 +259,7 @@ def move_pointers(folder: Path, old: Path, new: Path) -> int:
 def _context(branch: list[Record]) -> Context:
     thinking_level, model = _state(branch)
     compaction, window = _window_of(branch)
+    window = with_facts(window)
     records, changes = _strip_unanswered([r for r in window if _emits(r)])
     head = (_summary(compaction, branch),) if compaction is not None else ()
     return Context(
@@ -266,19 +273,30 @@ def _state(branch: list[Record]) -> tuple[Any, str | None]:
     The model is the last default-role ``model_change``'s (omp's ``model``, or pi's
     ``provider`` and ``modelId``), else that of the last assistant message.
     """
-    thinking_level: Any = "off"
+    # From the end: only the last of each counts, and a message's facts are read only until
+    # the last assistant turn is found (``Record.facts``).
+    thinking_level: Any = _UNSEEN
     changed: str | None = None
     answered: str | None = None
-    for record in branch:
+    for record in reversed(branch):
         entry = record.entry
         if record.type == "thinking_level_change" and entry is not None:
-            level = entry.get("thinkingLevel")
-            thinking_level = "off" if level is None else level
+            if thinking_level is _UNSEEN:
+                level = entry.get("thinkingLevel")
+                thinking_level = "off" if level is None else level
         elif record.type == "model_change" and entry is not None:
-            changed = _model_of_change(entry) or changed
-        elif record.facts is not None and record.facts.role == "assistant":
-            answered = f"{record.facts.provider}/{record.facts.model}"
-    return thinking_level, changed or answered
+            changed = changed or _model_of_change(entry)
+        elif answered is None and changed is None and record.type == "message":
+            facts = record.facts
+            if facts is not None and facts.role == "assistant":
+                answered = f"{facts.provider}/{facts.model}"
+        if thinking_level is not _UNSEEN and changed is not None:
+            break
+    return "off" if thinking_level is _UNSEEN else thinking_level, changed or answered
+
+
+_UNSEEN: Any = object()
+"""No thinking level change seen yet."""
 
 
 def _model_of_change(entry: Entry) -> str | None:
@@ -420,14 +438,20 @@ def _strip_unanswered(emitted: list[Record]) -> tuple[list[Record], dict[str, Ch
 
     Also notes, in the same walk, the Copilot turns that change as omp loads them.
     """
-    answered = {r.facts.answers for r in emitted if _is_result(r)}  # type: ignore[union-attr]
+    answered = set()
+    for record in emitted:
+        facts = record.facts
+        if facts is not None and facts.role == "toolResult":
+            answered.add(facts.answers)
     answered.discard(UNPAIRABLE)
     kept: list[Record] = []
     changes: dict[str, Change] = {}
     for record in emitted:
         facts = record.facts
         calls = facts.tool_call_ids if facts is not None else ()
-        unanswered = frozenset(c for c in calls if c not in answered) if calls else None
+        unanswered = None
+        if calls and not answered.issuperset(calls):
+            unanswered = frozenset(c for c in calls if c not in answered)
         if unanswered:
             assert facts is not None
             if not facts.keeps_content and unanswered.issuperset(calls):
@@ -461,9 +485,14 @@ def _drop_failed_turns(records: list[Record], changes: dict[str, Change]) -> lis
         alive[index] = False
         skip[index] = index + 1
 
+    failed = [r.facts for r in records if r.facts and r.facts.stop_reason in FAILED_STOP_REASONS]
+    if not failed:
+        return records  # most branches: nothing to walk
+    # The results of the calls of failed turns, the only ones looked up.
+    calls_of_failed = {call for facts in failed for call in facts.tool_call_ids}
     results: dict[CallId, list[int]] = {}
     for index, record in enumerate(records):
-        if _is_result(record):
+        if _is_result(record) and record.facts.answers in calls_of_failed:  # type: ignore[union-attr]
             results.setdefault(record.facts.answers, []).append(index)  # type: ignore[union-attr]
 
     for index in range(count - 1, -1, -1):
@@ -739,7 +768,7 @@ def tokens_after(branch: list[Record], entry: Entry) -> int:
         type="compaction",
         span=0,
         entry=entry,
-        facts=None,
+        loaded_facts=None,
         written_stamp=entry["timestamp"],
     )
     context = _context([*branch, record])

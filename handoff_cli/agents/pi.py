@@ -28,7 +28,7 @@ from handoff_cli.agents.base import Message
 from handoff_cli.agents.context import Change, Context, entry_time, kept_from, last_index
 from handoff_cli.handoff.document import HANDOFF_TYPE
 from handoff_cli.sessions.js import UNDEFINED, js_string, js_truthy
-from handoff_cli.sessions.session import Entry, MessageFacts, Record, Session
+from handoff_cli.sessions.session import Entry, MessageFacts, Record, Session, with_facts
 
 NAME = "pi"
 
@@ -110,6 +110,9 @@ class Pi:
     def loses_model(self, branch: list[Record]) -> bool:
         return True  # the latest of a model_change and an answer is the model
 
+    def resume_command(self, session_id: str, path: Path, own_folder: bool) -> list[str]:
+        return ["pi", "--session", str(path)]  # a path: it opens any file, wherever it is
+
 
 AGENT = Pi()
 
@@ -154,6 +157,7 @@ def _setting(path: Path, key: str) -> str | None:
 def _context(branch: list[Record]) -> Context:
     thinking_level, model = _state(branch)
     compaction, window = _window(branch)
+    window = with_facts(window)
     # An entry's latest edit within the window counts, wherever the entry it aims at is.
     edits: dict[str, Any] = {}
     for record in window:
@@ -186,18 +190,31 @@ def _state(branch: list[Record]) -> tuple[Any, str | None]:
     """The thinking level and the model in force at the end of the branch: the last
     ``thinking_level_change``'s level as it is, and the model of the last ``model_change`` or
     assistant message, whichever is later."""
-    thinking_level: Any = "off"
+    # From the end: only the last of each counts, and a message's facts are read only until
+    # the model is found (``Record.facts``).
+    thinking_level: Any = _UNSEEN
     model: str | None = None
-    for record in branch:
+    for record in reversed(branch):
         entry = record.entry
         if record.type == "thinking_level_change" and entry is not None:
-            thinking_level = entry.get("thinkingLevel", UNDEFINED)
+            if thinking_level is _UNSEEN:
+                thinking_level = entry.get("thinkingLevel", UNDEFINED)
+        elif model is not None:
+            pass
         elif record.type == "model_change" and entry is not None:
             provider, model_id = entry.get("provider", UNDEFINED), entry.get("modelId", UNDEFINED)
             model = f"{js_string(provider)}/{js_string(model_id)}"
-        elif record.facts is not None and record.facts.role == "assistant":
-            model = f"{record.facts.provider}/{record.facts.model}"
-    return thinking_level, model
+        elif record.type == "message":
+            facts = record.facts
+            if facts is not None and facts.role == "assistant":
+                model = f"{facts.provider}/{facts.model}"
+        if thinking_level is not _UNSEEN and model is not None:
+            break
+    return "off" if thinking_level is _UNSEEN else thinking_level, model
+
+
+_UNSEEN: Any = object()
+"""No thinking level change seen yet."""
 
 
 def _window(branch: list[Record]) -> tuple[Record | None, list[Record]]:

@@ -9,12 +9,16 @@ rules are plain functions of it.
 
 from __future__ import annotations
 
+import io
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from handoff_cli.agents import REGISTERED
+from handoff_cli.errors import SessionFileError
 from handoff_cli.options import DEFAULT_SESSIONS_DIR
+from handoff_cli.sessions.session import numbered, open_regular, read_head
 
 
 @dataclass(frozen=True)
@@ -32,14 +36,43 @@ def expand(path: str | Path) -> Path:
 
 def default_roots(env: Mapping[str, str], home: Path, cwd: Path) -> list[Root]:
     """The folders searched when none is named: those of every agent that exist, and
-    ``./sessions`` when it exists, each once."""
+    ``./sessions`` when it holds sessions (``holds_sessions``), each once."""
     candidates = [
         Root(folder, agent.name)
         for agent in REGISTERED.values()
         for folder in agent.sessions_folders(env, home, cwd)
     ]
-    candidates.append(Root(cwd / DEFAULT_SESSIONS_DIR))
+    here = cwd / DEFAULT_SESSIONS_DIR
+    if holds_sessions(here):  # a project's own sessions/ (a web app's) is none of ours
+        candidates.append(Root(here))
     return _existing_once(candidates)
+
+
+HEAD_BYTES = 1 << 16
+"""Enough of a file's start for its header: omp's title slot is a few hundred bytes."""
+LOOKED_AT = 16
+"""Files opened at most: in a folder of sessions the first one is one; in a folder of other
+things, every command would otherwise read them all."""
+
+
+def holds_sessions(folder: Path) -> bool:
+    """Whether ``folder`` holds an agent's session, laid out as the agents lay them out:
+    ``*.jsonl`` in it or one folder down, opening with a session header."""
+    if not folder.is_dir():
+        return False
+    files = itertools.chain(sorted(folder.glob("*.jsonl")), sorted(folder.glob("*/*.jsonl")))
+    return any(_opens_with_header(path) for path in itertools.islice(files, LOOKED_AT))
+
+
+def _opens_with_header(path: Path) -> bool:
+    try:
+        with open_regular(path) as file:
+            head = file.read(HEAD_BYTES)
+        lines = list(io.BytesIO(head))
+        read_head(path, iter(numbered(lines[:-1] if len(head) == HEAD_BYTES else lines)))
+    except (OSError, SessionFileError):
+        return False
+    return True
 
 
 def roots(named: list[Path] | None, env: Mapping[str, str], home: Path, cwd: Path) -> list[Root]:

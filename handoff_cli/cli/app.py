@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import click
 import typer
 from click.core import ParameterSource
+from click.shell_completion import CompletionItem
 from click_default_group import DefaultGroup
 from typer.core import TyperGroup
 
 from handoff_cli import __version__
-from handoff_cli.agents import NAMES, codex, get, load_session, omp
+from handoff_cli.agents import NAMES, get, load_session, omp
 from handoff_cli.agents.choice import Choice, choose_agent
 from handoff_cli.agents.places import Root, agent_of, expand, roots
 from handoff_cli.cli.output import (
@@ -46,12 +47,14 @@ from handoff_cli.errors import (
     NoDocumentHeldError,
     UsageError,
     exit_codes_help,
+    os_reason,
 )
 from handoff_cli.options import (
     AUTO,
     DEFAULT_DOCUMENT_TOKENS,
     DEFAULT_IDLE,
     DEFAULT_JOBS,
+    DEFAULT_MIN_SCORE,
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT_S,
     MIN_CONTEXT_WINDOW,
@@ -73,6 +76,8 @@ from handoff_cli.sessions.tree import branch, leaf
 
 if TYPE_CHECKING:
     from handoff_cli.cli.render import RotateProgress
+    from handoff_cli.handoff.check import Checked
+    from handoff_cli.handoff.judge import Judgement
     from handoff_cli.handoff.pipeline import HandoffResult
     from handoff_cli.handoff.rotate import Outcome, RotateOptions, Rotation
 
@@ -94,6 +99,14 @@ class _Commands(DefaultGroup, TyperGroup):
                 settle()
         except KeyboardInterrupt:  # the one a signal raises: it settled them before raising
             raise CancelledError("Cancelled") from None
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
+        """The command words, and, as ``handoff SESSION`` is the main form, the sessions."""
+        found = super().shell_complete(ctx, incomplete)
+        if incomplete.startswith("-"):
+            return found
+        sessions = _complete_session(incomplete)
+        return found + [CompletionItem(value, help=title) for value, title in sessions]
 
 
 app = typer.Typer(
@@ -132,7 +145,8 @@ SessionsDirs = Annotated[
         "--sessions-dir",
         envvar="HANDOFF_SESSIONS_DIR",
         help="A folder of sessions, searched recursively; repeatable ($HANDOFF_SESSIONS_DIR: "
-        "several, separated by ':'). [default: the agents' own folders, and ./sessions]",
+        "several, separated by ':'). [default: the agents' own folders, and ./sessions if "
+        "it holds sessions]",
         show_default=False,
     ),
 ]
@@ -308,6 +322,19 @@ PriceInOpt = Annotated[
         "--price-out) [default: LiteLLM's price table].",
     ),
 ]
+MinScoreOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--min-score",
+        envvar="HANDOFF_MIN_SCORE",
+        min=0,
+        max=1,
+        callback=_finite,
+        help="Refuse (exit 5, nothing written) a document the probes score under this, after "
+        f"one repair request (handoff check; {DEFAULT_MIN_SCORE} advised) [default: none refused].",
+        show_default=False,
+    ),
+]
 PriceOutOpt = Annotated[
     float | None,
     typer.Option(
@@ -336,10 +363,12 @@ def _options(
     in_place: bool,
     price_in: float | None,
     price_out: float | None,
+    min_score: float | None = None,
     to: str | None = None,
     leaf_id: str | None = None,
     no_record: bool = False,
     out_dir: Path | None = None,
+    dry_run: bool = False,
     **others: Any,
 ) -> Options:
     """What the user said to ``handoff`` or ``rotate`` (their flags, ``ctx.params``; the
@@ -353,7 +382,7 @@ def _options(
         timeout=timeout,
         retries=retries,
         record=not no_record,
-        out_dir=expand(out_dir) if out_dir is not None else None,
+        out_dir=_out_dir(expand(out_dir)) if out_dir is not None else None,
         strict=strict,
         context_window=context_window,
         max_doc_tokens=max_doc_tokens,
@@ -361,8 +390,19 @@ def _options(
         agent=agent,
         in_place=in_place,
         prices=_prices(price_in, price_out),
+        min_score=min_score,
         to=to,
+        dry_run=dry_run,
     )
+
+
+def _out_dir(folder: Path) -> Path:
+    """``--out-dir``: made if missing, as ``mkdir`` makes one, in a folder that exists; a
+    mistyped path is not made whole."""
+    parent = folder.absolute().parent
+    if not folder.exists() and not parent.exists():
+        raise UsageError(f"--out-dir {folder}: {parent} does not exist (make it first)")
+    return folder
 
 
 def _terminal_sessions() -> Path:
@@ -448,6 +488,7 @@ def handoff_command(
     to: ToOpt = None,
     price_in: PriceInOpt = None,
     price_out: PriceOutOpt = None,
+    min_score: MinScoreOpt = None,
     sessions_dirs: SessionsDirs = None,
 ) -> None:
     """Write a handoff document for SESSION and start a new session holding only it.
@@ -470,7 +511,10 @@ def handoff_command(
         path = _find(session, sessions_dirs)
         folder = _folder_agent(path, sessions_dirs) if agent == AUTO else None
         target = Target(
-            folder_agent=folder, terminal_sessions=terminals, project_folder=_project_folder
+            folder_agent=folder,
+            terminal_sessions=terminals,
+            project_folder=_project_folder,
+            agent_folders=_own(),
         )
         if dry_run:
             planned = plan_only(path, options, Reporter(), target=target)
@@ -484,8 +528,13 @@ def handoff_command(
     except KeyboardInterrupt:
         raise CancelledError() from None
     _print_result(result, json_out)
-    if (to or result.agent) == codex.NAME and result.in_place is None and not quiet:
-        notice(f"resume it in Codex: {codex.resume_command(result.id)}")
+    if not quiet:
+        notice(f"continue in {get(to or result.agent).title}: {result.resume_command}")
+
+
+def _own() -> tuple[Root, ...]:
+    """The agents' own sessions folders (not those named on the command line)."""
+    return tuple(root for root in _roots(None) if root.agent is not None)
 
 
 def _print_result(result: HandoffResult, json_out: bool) -> None:
@@ -574,6 +623,107 @@ def _show_document(loaded: Session, path: list[Record], json_out: bool) -> None:
         show_markdown(text)
 
 
+@app.command()
+def check(
+    session: SessionArg,
+    document: Annotated[
+        Path | None,
+        typer.Option(
+            "--document",
+            help="Check this file (- for stdin) against the branch's facts, instead of the "
+            "latest document the session holds.",
+        ),
+    ] = None,
+    leaf_id: LeafOpt = None,
+    min_score: Annotated[
+        float,
+        typer.Option(
+            "--min-score",
+            min=0,
+            max=1,
+            callback=_finite,
+            help="Exit 5 when the document scores under this.",
+        ),
+    ] = DEFAULT_MIN_SCORE,
+    probe_model: Annotated[
+        str | None,
+        typer.Option(
+            "--probe-model",
+            callback=_text,
+            help="Also have this LiteLLM model answer the probes from the document alone, its "
+            "answers compared with the facts (the gate stays the deterministic score).",
+        ),
+    ] = None,
+    api_key: ApiKeyOpt = None,
+    api_base: ApiBaseOpt = None,
+    timeout: TimeoutOpt = DEFAULT_TIMEOUT_S,
+    retries: RetriesOpt = DEFAULT_RETRIES,
+    json_out: JsonOpt = False,
+    sessions_dirs: SessionsDirs = None,
+) -> int:
+    """Probe a handoff document: what the session's facts say it must hold, and what it gets
+    wrong. Prints the score (--json: every probe); exit 5 when it is under --min-score."""
+    take(interrupt)
+    from handoff_cli.handoff.check import check_session
+
+    text = _read_document(document) if document is not None else None
+    loaded = _open(session, sessions_dirs)
+    checked = check_session(loaded, branch(loaded, leaf(loaded, leaf_id)), text)
+    report = checked.report
+    judgement = None
+    if probe_model is not None:
+        judgement = _judge(checked, probe_model, api_key, api_base, timeout, retries)
+    with reader_may_leave():
+        if json_out:
+            fields = {"id": loaded.id, "source": checked.source, "min_score": min_score}
+            found = {**fields, "passed": report.passes(min_score), **report.to_json()}
+            if judgement is not None:
+                found["probe_model"] = judgement.to_json()
+            write_json_value(found)
+        else:
+            write_line(f"{report.overall:.3f}")
+    if not json_out:
+        from handoff_cli.cli.quality import show_check
+
+        show_check(checked, min_score, judgement)
+    return ExitCode.OK if report.passes(min_score) else ExitCode.NO_DOCUMENT
+
+
+def _judge(
+    checked: Checked,
+    name: str,
+    api_key: str | None,
+    api_base: str | None,
+    timeout: float,
+    retries: int,
+) -> Judgement:
+    """The probes answered by the model ``name`` from the document alone."""
+    from handoff_cli.errors import ModelError
+    from handoff_cli.handoff.judge import ajudge
+    from handoff_cli.llm.model import Model, resolve_model, run_on_loop
+
+    model = resolve_model(name, None, api_key=api_key, api_base=api_base, warn=notice)
+    if not isinstance(model, Model):
+        raise UsageError("--probe-model takes a model reached through LiteLLM, not extractive")
+    if model.missing_keys:
+        keys = " or ".join(model.missing_keys)
+        raise ModelError(f"{model.name}: no credentials: set {keys}, or pass --api-key")
+    notice(f"asking {model.name} the probes…")
+    judged = ajudge(checked.report, checked.document, model, timeout=timeout, retries=retries)
+    return run_on_loop(judged)
+
+
+def _read_document(path: Path) -> str:
+    """The text of ``--document``: a file, or stdin for ``-``; UTF-8."""
+    try:
+        data = sys.stdin.buffer.read() if str(path) == "-" else expand(path).read_bytes()
+        return data.decode()
+    except OSError as error:
+        raise UsageError(f"--document {path}: {os_reason(error)}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"--document {path}: not UTF-8 text") from None
+
+
 @app.command("list")
 def list_command(
     ctx: typer.Context,
@@ -592,6 +742,15 @@ def list_command(
     tree: Annotated[
         bool, typer.Option("--tree", help="Draw the chains: each session's handoffs and forks.")
     ] = False,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            click_type=click.Choice(NAMES),
+            help="Only the sessions in this agent's folders.",
+            show_default=False,
+        ),
+    ] = None,
     json_out: JsonOpt = False,
     sessions_dirs: SessionsDirs = None,
     cache_dir: Annotated[
@@ -616,7 +775,11 @@ def list_command(
     for problem in found.skipped:
         notice(f"warning: skipped {problem.path}: {problem.reason}")
     project = Path.cwd() if here else (expand(cwd) if cwd is not None else None)
-    shown = [s for s in found.sessions if project is None or same_folder(s.cwd, project)]
+    shown = [
+        s
+        for s in found.sessions
+        if (project is None or same_folder(s.cwd, project)) and agent in (None, s.agent)
+    ]
     _warn_loops(found, shown)
     with reader_may_leave():
         if json_out:
@@ -718,6 +881,7 @@ def rotate(
     in_place: InPlaceOpt = False,
     price_in: PriceInOpt = None,
     price_out: PriceOutOpt = None,
+    min_score: MinScoreOpt = None,
     sessions_dirs: SessionsDirs = None,
 ) -> int | None:
     """Hand off every long, idle session under the folders, each exactly once: for CI and cron.
@@ -744,7 +908,8 @@ def rotate(
         check_budget(rotation.estimates, max_cost)
         if dry_run:
             return None
-        progress.begin(len(rotation.candidates))
+        priced = all(c.writer.price(0, 0) is not None for c in rotation.candidates)
+        progress.begin(len(rotation.candidates), priced)
         rotated = rotate_all(rotation, options, target, finished, progress)
         progress.summary([*rotation.skipped, *rotated.outcomes], rotated.cancelled)
     return rotated.exit_code
@@ -790,7 +955,7 @@ def _rotation_lines(progress: RotateProgress, json_out: bool) -> Callable[[Outco
         from handoff_cli.handoff.rotate import HANDED_OFF
 
         progress.finished(outcome)
-        with reader_may_leave():
+        with reader_may_leave(), progress.aside():
             if json_out:
                 write_json_value(outcome.to_json())
             elif outcome.status == HANDED_OFF:

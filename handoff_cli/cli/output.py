@@ -44,9 +44,42 @@ def write_json(fields: Mapping[str, Any], out: BinaryIO | None = None) -> None:
     """
     out = out if out is not None else stdout()
     write = _writer(out)
+    gathered = _Gathered(write) if isinstance(out, io.RawIOBase) else None
+    if gathered is not None:
+        write = gathered.write
     _write_object(fields, write)
     write(b"\n")
+    if gathered is not None:
+        gathered.flush()
     out.flush()
+
+
+class _Gathered:
+    """Small pieces joined into writes of about ``GATHER`` bytes, for an unbuffered stdout
+    (``python -u``, ``PYTHONUNBUFFERED``), where each piece would be a system call: two a
+    message of a context; a long piece is written as it is, without a copy."""
+
+    GATHER = 1 << 16
+
+    def __init__(self, write: Callable[[bytes | memoryview], Any]) -> None:
+        self._write = write
+        self._pieces: list[bytes | memoryview] = []
+        self._size = 0
+
+    def write(self, data: bytes | memoryview) -> None:
+        if len(data) >= self.GATHER:
+            self.flush()
+            self._write(data)
+            return
+        self._pieces.append(data)
+        self._size += len(data)
+        if self._size >= self.GATHER:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._pieces:
+            self._write(b"".join(self._pieces))
+            self._pieces, self._size = [], 0
 
 
 def objects(rows: Iterable[Mapping[str, Any]]) -> Iterator[Verbatim]:

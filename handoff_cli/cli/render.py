@@ -10,6 +10,7 @@ import re
 import sys
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -24,7 +25,7 @@ from rich.progress import (
 from rich.status import Status
 from rich.text import Text
 
-from handoff_cli.agents import get
+from handoff_cli.agents import NAMES, get
 from handoff_cli.agents.choice import Choice
 from handoff_cli.agents.context import FAILED_STOP_REASONS, Context, Message
 from handoff_cli.cli.output import Reporter
@@ -39,6 +40,7 @@ if TYPE_CHECKING:  # rotation's types; importing it (and the core) would slow `s
     from handoff_cli.handoff.rotate import Estimate, Outcome, Totals
 
 EXCERPT_CHARS = 90
+AGENT_WIDTH = max(len(name) for name in NAMES)
 
 ROLE_STYLES = {
     "user": "bold green",
@@ -155,6 +157,8 @@ def describe_entry(entry: Entry) -> tuple[str, str]:
         return "label", f"{label} → {_shown(entry.get('targetId'))}"
     if kind == "session_info":
         return "name", _shown(entry.get("name"), "")
+    if kind == "title_change":
+        return "title", _shown(entry.get("title"), "")
     if kind == "custom":
         return "custom", _shown(entry.get("customType"), "")
     if kind == "turn_context":  # a rollout's: the model of the turns that follow
@@ -361,27 +365,50 @@ def _message_line(number: int, message: Message) -> Text:
     )
 
 
-def _list_line(family: Catalog, summary: SessionSummary, mark: str = "") -> Text:
+class _Ids:
+    """The ids of a list: each cut to one width, the longest of the shown sessions' shortest
+    unique prefixes (``Catalog.short_ids``), so that every id shown is one ``show`` finds and
+    the columns stay aligned; on a terminal, the unique part bold and the rest dim."""
+
+    def __init__(self, family: Catalog, shown: list[SessionSummary]) -> None:
+        self._short = family.short_ids()
+        self.width = max((len(self._short.get(s.id, s.id)) for s in shown), default=0)
+
+    def append(self, line: Text, session_id: str, style: str = "bold") -> None:
+        unique = self._short.get(session_id, session_id)
+        line.append(unique, style)
+        line.append(session_id[len(unique) : max(self.width, len(unique))], "dim")
+
+
+def _list_line(family: Catalog, summary: SessionSummary, ids: _Ids, mark: str = "") -> Text:
     line = Text(mark)
-    line.append(summary.id, "bold")
+    ids.append(line, summary.id)
     line.append(f"  {summary.timestamp[:19].replace('T', ' ')}", "dim")
     line.append(f"  {_human_size(summary.size):>8}")
+    line.append(f"  {summary.agent or '?':<{AGENT_WIDTH}}", "magenta")
     line.append(f"  {summary.cwd}", "cyan")
     line.append(f"  {family.title(summary) or '(untitled)'}")
     parent = family.parent(summary)
     if summary.parent_session:
-        line.append(f"  ← {parent.id if parent else summary.parent_session}", "dim")
+        line.append("  ← ", "dim")
+        if parent is not None:
+            ids.append(line, parent.id, "dim")
+        else:
+            line.append(summary.parent_session, "dim")
     if family.handed_off(summary):
         line.append("  ⇢ handed off", "green")
     return line
 
 
 def show_list(family: Catalog, sessions: Iterable[SessionSummary]) -> None:
-    """One line per session: id, creation time, size, cwd, title, where it came from, and
-    whether it was handed off."""
+    """One line per session: id (as short as it can be and still be unique), creation time,
+    size, the agent whose folder holds it (``?``: no agent's), cwd, title, where it came from,
+    and whether it was handed off."""
     console = _View()
-    for summary in sessions:
-        console.print(_list_line(family, summary))
+    shown = list(sessions)
+    ids = _Ids(family, shown)
+    for summary in shown:
+        console.print(_list_line(family, summary, ids))
 
 
 def show_list_tree(family: Catalog, sessions: Iterable[SessionSummary]) -> None:
@@ -391,6 +418,7 @@ def show_list_tree(family: Catalog, sessions: Iterable[SessionSummary]) -> None:
     root, marked ``⟲``. Drawn from a stack, not by recursion."""
     console = _View()
     shown = list(sessions)
+    ids = _Ids(family, shown)
     keys = {s.key for s in shown}
 
     def beneath(summary: SessionSummary) -> list[SessionSummary]:
@@ -409,7 +437,7 @@ def show_list_tree(family: Catalog, sessions: Iterable[SessionSummary]) -> None:
             kind = "⟲ " if family.cuts_loop(summary) else ""
         else:
             kind = "⇢ " if summary.starts_from_handoff else "⑂ "
-        console.print(_list_line(family, summary, prefix + branch + kind))
+        console.print(_list_line(family, summary, ids, prefix + branch + kind))
         below = beneath(summary)
         inner = prefix + {"├─ ": "│  ", "└─ ": "   "}.get(branch, "")
         if len(below) == 1:
@@ -528,7 +556,8 @@ class RotateProgress(Reporter):
         self._bar: Progress | None = None
         self._task: TaskID | None = None
         self._tokens = 0
-        self._cost = 0.0
+        self._cost: float | None = 0.0
+        """None once a session handed off had no known price."""
 
     def __enter__(self) -> RotateProgress:
         return self
@@ -537,30 +566,38 @@ class RotateProgress(Reporter):
         if self._bar is not None:
             self._bar.stop()
 
-    def begin(self, total: int) -> None:
-        """The handoffs start: ``total`` of them."""
+    def begin(self, total: int, priced: bool = True) -> None:
+        """The handoffs start: ``total`` of them (``priced``: each by a writer whose prices are
+        known)."""
+        if not priced:
+            self._cost = None
         if self._console.is_terminal and not self._quiet and total:
             self._bar = Progress(
                 TextColumn("rotating"),
                 BarColumn(),
                 MofNCompleteColumn(),
-                TextColumn("{task.fields[tokens]:,} tokens · ${task.fields[cost]:.4f}"),
+                TextColumn("{task.fields[tokens]:,} tokens · {task.fields[cost]}"),
                 TimeElapsedColumn(),
                 console=self._console,
+                transient=True,  # stopped, it is gone: no stale bar above what follows
             )
-            self._task = self._bar.add_task("rotate", total=total, tokens=0, cost=0.0)
+            cost = _money(self._cost)
+            self._task = self._bar.add_task("rotate", total=total, tokens=0, cost=cost)
             self._bar.start()
         elif not self._quiet:
             self._console.print(f"rotating {total} session{'s' * (total != 1)}…", style="dim")
 
     def finished(self, outcome: Outcome) -> None:
         """One session's outcome."""
-        from handoff_cli.handoff.rotate import FAILED, SKIPPED
+        from handoff_cli.handoff.rotate import FAILED, HANDED_OFF, SKIPPED
 
         self._tokens += outcome.tokens or 0
-        self._cost += outcome.cost_usd or 0.0
+        if outcome.status == HANDED_OFF:
+            spent = outcome.cost_usd
+            self._cost = None if self._cost is None or spent is None else self._cost + spent
         if self._bar is not None and self._task is not None:
-            self._bar.update(self._task, advance=1, tokens=self._tokens, cost=self._cost)
+            cost = _money(self._cost)
+            self._bar.update(self._task, advance=1, refresh=True, tokens=self._tokens, cost=cost)
         if self._quiet and outcome.status != FAILED:
             return
         text = f"{outcome.status.replace('_', ' ')} {outcome.id}"
@@ -570,6 +607,21 @@ class RotateProgress(Reporter):
             text += f": {one_line(outcome.reason, 200)}"
         style = {FAILED: "red", SKIPPED: "yellow"}.get(outcome.status, "")
         self._console.print(visible(text), style=style)
+
+    @contextmanager
+    def aside(self) -> Iterator[None]:
+        """Room for a line on stdout: when stdout is the terminal the bar is drawn on, the bar
+        is taken away while it is written, and drawn again below it (the two would share a
+        line otherwise)."""
+        bar = self._bar
+        shared = bar is not None and sys.stdout is not None and sys.stdout.isatty()
+        if bar is not None and shared:
+            bar.stop()
+        try:
+            yield
+        finally:
+            if bar is not None and shared:
+                bar.start()
 
     def warn(self, text: str) -> None:
         if text not in self._said:
@@ -587,7 +639,7 @@ class RotateProgress(Reporter):
         for outcome in outcomes:
             counts[outcome.status] += 1
         costs = [o.cost_usd for o in outcomes if o.status == HANDED_OFF]
-        cost = "price unknown" if None in costs else f"${sum(c or 0.0 for c in costs):.4f}"
+        cost = _money(None if None in costs else sum(c or 0.0 for c in costs))
         line = (
             f"{counts[HANDED_OFF]} handed off, {counts[SKIPPED]} skipped, {counts[FAILED]} "
             f"failed; {self._tokens:,} tokens, {cost}"

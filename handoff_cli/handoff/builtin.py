@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from handoff_cli.handoff.check import finished_item
 from handoff_cli.handoff.conversation import Conversation
 from handoff_cli.handoff.document import SECTIONS, Sections
 from handoff_cli.handoff.facts import Facts
@@ -114,6 +115,9 @@ class Builtin:
         asked, answered = rough_count([brief.prompt]), rough_tokens(len(document))
         return Written(Answer(document, provider, model, asked, answered, 0.0, 0.0), [], _NO_PLAN)
 
+    async def revise(self, request: str, options: Options, reporter: Reporter) -> None:
+        """The same facts give the same document: nothing to ask again."""
+
 
 _NO_PLAN = Plan("single", range(0))
 """The one request it stands for: the prompt, no conversation."""
@@ -134,6 +138,9 @@ class _Draft:
     critical: list[str]
     next_steps: list[str]
     terms: list[str]
+    changed: str = ""
+    """Every file changed, in one line: whole, and never one of a list's capped items (a
+    reader of the document needs each of them: ``check``'s required probes)."""
 
     @classmethod
     def of(cls, facts: Facts, focus: str | None) -> _Draft:
@@ -165,10 +172,17 @@ class _Draft:
             if part == "goal":
                 continue
             if part == "progress":
-                found = [
-                    (_part_of(name) if name else "pending", name, text)
-                    for name, text in _subsections(body).items()
-                ]
+                # A plain list under Progress (no ### parts) is neither all done nor all to
+                # do: what says it is finished is Done, the rest In Progress.
+                found = []
+                for name, text in _subsections(body).items():
+                    if name:
+                        found.append((_part_of(name), name, text))
+                    else:
+                        found += [
+                            ("done" if finished_item(item) else "in_progress", "", item)
+                            for item in _items(text)
+                        ]
             else:
                 found = [(part, "", body)]
             for into, name, text in found:
@@ -224,9 +238,7 @@ class _Draft:
             entry = f"The error still open: {command}"
             self.critical.insert(0, entry + (f"\n```\n{output}\n```" if output else ""))
         if facts.modified_files:
-            self.critical.append(
-                "Files changed: " + ", ".join(f"`{p}`" for p in facts.modified_files[:LIST_ITEMS])
-            )
+            self.changed = "Files changed: " + ", ".join(f"`{p}`" for p in facts.modified_files)
         if facts.read_files:
             self.critical.append(
                 "Files read: " + ", ".join(f"`{p}`" for p in facts.read_files[:LIST_ITEMS])
@@ -259,13 +271,17 @@ class _Draft:
             )
 
         goal = "\n\n".join(_shortened(part, quote) for part in self.goal) or NOTHING
+        critical = bullets(self.critical)
+        if self.changed:
+            listed = f"- {self.changed}"
+            critical = listed if critical == NOTHING else f"{critical}\n{listed}"
         parts = {
             "Goal": goal,
             "Constraints & Preferences": bullets(self.constraints),
             "Progress": f"### Done\n{bullets(self.done)}\n\n### In Progress\n"
             f"{bullets(self.in_progress)}\n\n### Pending\n{bullets(self.pending)}",
             "Key Decisions": bullets(self.decisions),
-            "Critical Context": bullets(self.critical),
+            "Critical Context": critical,
             "Next Steps": bullets(self.next_steps, numbered=True),
         }
         return "\n\n".join(f"## {name}\n{parts[name]}" for name in SECTIONS) + "\n"

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import hashlib
 import os
+import shlex
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -28,8 +29,16 @@ from typing import Any
 from handoff_cli.agents import DEFAULT, FORMATS, PI_FAMILY, build_context, get, load_session
 from handoff_cli.agents.base import Format, Usage
 from handoff_cli.agents.choice import choose_agent
-from handoff_cli.agents.context import Context
-from handoff_cli.agents.omp import Cut, compaction_entry, cut, move_pointers, with_tokens_after
+from handoff_cli.agents.context import Context, last_index
+from handoff_cli.agents.omp import (
+    KEEP_RECENT_TOKENS,
+    Cut,
+    compaction_entry,
+    cut,
+    move_pointers,
+    with_tokens_after,
+)
+from handoff_cli.agents.places import Root, agent_of
 from handoff_cli.agents.resume import (
     continued_title,
     date_after,
@@ -45,15 +54,18 @@ from handoff_cli.errors import (
     CancelledError,
     HandedOffError,
     InPlaceRefusedError,
+    NothingToCompactError,
     NothingToHandOffError,
     SessionChangedError,
     SessionFileError,
+    UnderScoreError,
     UsageError,
     WriteError,
     os_reason,
 )
+from handoff_cli.handoff.check import Report, check_document, repair_prompt
 from handoff_cli.handoff.conversation import Conversation
-from handoff_cli.handoff.document import files_block, with_files, wrap_document
+from handoff_cli.handoff.document import files_block, missing_sections, with_files, wrap_document
 from handoff_cli.handoff.facts import Facts, facts_of
 from handoff_cli.handoff.plan import Plan, Sized
 from handoff_cli.handoff.prompt import ChatMessage, handoff_prompt
@@ -102,6 +114,9 @@ class Target:
     project_folder: Callable[[str, str], Path | None] | None = None
     """With ``--to``: the folder an agent starts a session of a cwd in (``Agent.project_folder``
     in the environment the CLI sees); None: such a handoff cannot be placed."""
+    agent_folders: tuple[Root, ...] = ()
+    """The agents' own sessions folders: the agent opens a session under one of its own by id
+    (``HandoffResult.resume_command``)."""
 
 
 DEFAULT_TARGET = Target()
@@ -182,12 +197,23 @@ class HandoffResult:
     cost_usd: float | None
     missing_sections: list[str]
     duration_s: float
+    score: float | None = None
+    """The probes' score of the document written (``check``)."""
+    missing_probes: list[str] = field(default_factory=list)
+    """The probes it does not hold, missing then wrong, each as ``question: answer``."""
     requests: int = 1
     strategy: str = "single"
     redacted: int = 0
     agent: str = DEFAULT
     in_place: InPlace | None = None
     """In place: the entry appended (``id`` and ``path`` are then the session's own)."""
+    resume: tuple[str, ...] = ()
+    """The command line that opens the result in the agent (``Agent.resume_command``)."""
+
+    @property
+    def resume_command(self) -> str:
+        """``resume`` as one line a shell reads back as those words."""
+        return shlex.join(self.resume)
 
     def to_json(self) -> dict[str, Any]:
         fields: dict[str, Any] = {
@@ -200,11 +226,14 @@ class HandoffResult:
             "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens},
             "cost_usd": self.cost_usd,
             "missing_sections": self.missing_sections,
+            "score": self.score,
+            "missing_probes": self.missing_probes,
             "duration_s": round(self.duration_s, 3),
             "requests": self.requests,
             "strategy": self.strategy,
             "redacted": self.redacted,
             "agent": self.agent,
+            "resume_command": self.resume_command,
         }
         if self.in_place is not None:
             done = self.in_place
@@ -294,6 +323,7 @@ def writer_for(options: Options, reporter: Reporter) -> Writers:
             context_window=options.context_window,
             prices=options.prices,
             warn=reporter.warn,
+            planned=options.dry_run,
         )
 
     return decide
@@ -396,7 +426,10 @@ def guard(records: list[Record], agent: str, in_place: bool) -> Cut | None:
         )
     where = cut(records)
     if where is None:
-        raise AlreadyCompactedError()
+        since = last_index(records, "compaction")
+        if since >= 0 and not any(r.type == "message" for r in records[since + 1 :]):
+            raise AlreadyCompactedError()
+        raise NothingToCompactError(KEEP_RECENT_TOKENS, since >= 0)
     return where
 
 
@@ -545,9 +578,8 @@ async def ahandoff_request(
                 f"the {written} on that branch, so the agent will resume there"
             )
         answer, missing, plan = await request.writer.write(request, options, reporter)
-        answer = _with_files(answer, request.facts)
-        if request.redactor is not None:  # the model may quote a secret the session holds
-            answer = replace(answer, text=request.redactor.text(answer.text))
+        answer = _as_written(request, answer)
+        answer, missing, report = await _gated(request, answer, missing, options, reporter)
         reporter.stage("writing")
         _allow_cancel(False)
         done: InPlace | None = None
@@ -569,12 +601,52 @@ async def ahandoff_request(
         cost_usd=answer.cost_usd,
         missing_sections=missing,
         duration_s=time.monotonic() - started,
+        score=report.overall,
+        missing_probes=[str(p) for p in report.missing],
         requests=plan.requests,
         strategy=plan.strategy,
         redacted=request.redactor.count if request.redactor else request.redacted,
         agent=source.agent,
         in_place=done,
+        resume=_resume(options.to or source.agent, new_id, new_path, target),  # --to A: A's
     )
+
+
+def _resume(agent: str, session_id: str, path: Path, target: Target) -> tuple[str, ...]:
+    own = agent_of(path, list(target.agent_folders)) == agent
+    return tuple(get(agent).resume_command(session_id, path, own))
+
+
+def _as_written(request: Request, answer: Answer) -> Answer:
+    """The answer as the document is written: its ``<files>`` block, its secrets masked (the
+    model may quote one the session holds)."""
+    answer = _with_files(answer, request.facts)
+    if request.redactor is not None:
+        answer = replace(answer, text=request.redactor.text(answer.text))
+    return answer
+
+
+async def _gated(
+    request: Request, answer: Answer, missing: list[str], options: Options, reporter: Reporter
+) -> tuple[Answer, list[str], Report]:
+    """The document's probes (``check``), and with ``--min-score`` the gate: a document under
+    it is asked for once more, naming what it misses (kept if it scores higher, and lacks no
+    more sections), and refused if it is still under."""
+    report = check_document(request.facts, answer.text)
+    floor = options.min_score
+    if floor is None or report.passes(floor):
+        return answer, missing, report
+    revised = await request.writer.revise(repair_prompt(answer.text, report), options, reporter)
+    if revised is not None:
+        text = _as_written(request, revised).text
+        again, lacks = check_document(request.facts, text), missing_sections(text)
+        kept = again.overall > report.overall and len(lacks) <= len(missing)
+        answer = answer.then(replace(revised, text=text if kept else answer.text))
+        if kept:
+            missing, report = lacks, again
+    if not report.passes(floor):
+        raise UnderScoreError(report.overall, floor, [str(p) for p in report.missing])
+    return answer, missing, report
 
 
 def _with_files(answer: Answer, facts: Facts) -> Answer:

@@ -123,7 +123,8 @@ def facts_block(facts: Facts) -> str:
         lines.append("- The latest request has no answer yet.")
     lines += [f"- A rule the user stated: {_quoted(rule)}" for rule in facts.rules[:12]]
     if facts.modified_files:
-        lines.append("- Files changed: " + ", ".join(f"`{p}`" for p in facts.modified_files[:20]))
+        # Every one: a file changed is a required probe (check), and the <files> block elides.
+        lines.append("- Files changed: " + ", ".join(f"`{p}`" for p in facts.modified_files))
     if facts.read_files:
         lines.append("- Files read: " + ", ".join(f"`{p}`" for p in facts.read_files[:20]))
     for command in facts.notable_commands[-12:]:

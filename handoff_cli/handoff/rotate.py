@@ -39,6 +39,7 @@ from handoff_cli.errors import (
     NothingToHandOffError,
     OverBudgetError,
     SessionChangedError,
+    UnderScoreError,
     UsageError,
 )
 from handoff_cli.handoff.pipeline import (
@@ -150,6 +151,9 @@ class Outcome:
     duration_s: float = 0.0
     entry_id: str | None = None
     """In place: the compaction entry appended (``new_id`` is then the session's own id)."""
+    score: float | None = None
+    """The probes' score of its document (``check``), when one was written or refused."""
+    missing_probes: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -163,6 +167,8 @@ class Outcome:
             "tokens": self.tokens,
             "cost_usd": self.cost_usd,
             "duration_s": round(self.duration_s, 3),
+            "score": self.score,
+            "missing_probes": list(self.missing_probes),
         }
 
 
@@ -187,11 +193,13 @@ def select(
     ``reporter`` then; what reading a session says is kept with it (``Candidate.notices``)."""
     candidates: list[Candidate] = []
     unreadable: list[Outcome] = []
-    decide = writer_for(options.handoff, reporter)
+    notes = _Notes()
+    decide = writer_for(options.handoff, notes)
     writers: dict[str | None, Writer] = {}
 
     def writer(session_model: str | None) -> Writer:
         if session_model not in writers:
+            notes.model = session_model
             writers[session_model] = decide(session_model)
         return writers[session_model]
 
@@ -217,7 +225,34 @@ def select(
         if tokens > _threshold(options, source.writer):
             source.session.release()  # held until its handoff: no descriptor meanwhile
             candidates.append(Candidate(summary, tokens, source, tuple(held.notices)))
+    notes.tell(reporter, candidates, found.short_ids())
     return candidates, unreadable
+
+
+class _Notes(Reporter):
+    """The notes of each writer decided (one per model the sessions name), held: each is told
+    once for the run, naming the chosen sessions it is about, and not for sessions not chosen."""
+
+    LISTED = 5
+
+    def __init__(self) -> None:
+        self.model: str | None = None
+        self._texts: dict[str, set[str | None]] = {}
+
+    def warn(self, text: str) -> None:
+        self._texts.setdefault(text, set()).add(self.model)
+
+    def tell(self, reporter: Reporter, chosen: list[Candidate], short: dict[str, str]) -> None:
+        for text, models in self._texts.items():
+            ids = [
+                short.get(c.summary.id, c.summary.id)
+                for c in chosen
+                if c.source.context.model in models
+            ]
+            if ids:
+                more = len(ids) - self.LISTED
+                listed = ", ".join(ids[: self.LISTED]) + (f" and {more} more" if more > 0 else "")
+                reporter.warn(f"{text} ({len(ids)} session{'s' * (len(ids) != 1)}: {listed})")
 
 
 class _Held(Reporter):
@@ -451,6 +486,7 @@ async def _hand_off(
     except NothingToHandOffError as error:
         return Outcome(summary.id, summary.path, SKIPPED, str(error), tokens=candidate.tokens)
     except HandoffError as error:
+        under = error if isinstance(error, UnderScoreError) else None  # its score told too
         return Outcome(
             summary.id,
             summary.path,
@@ -458,6 +494,8 @@ async def _hand_off(
             str(error),
             tokens=candidate.tokens,
             duration_s=time.monotonic() - began,
+            score=under.score if under else None,
+            missing_probes=tuple(under.missing) if under else (),
         )
     finally:
         candidate.source.session.release()  # kept in the rotation: no descriptor from now on
@@ -471,6 +509,8 @@ async def _hand_off(
         cost_usd=result.cost_usd,
         duration_s=time.monotonic() - began,
         entry_id=result.in_place.entry_id if result.in_place else None,
+        score=result.score,
+        missing_probes=tuple(result.missing_probes),
     )
 
 

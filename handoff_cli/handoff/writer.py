@@ -10,7 +10,7 @@ what it answers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
@@ -47,6 +47,20 @@ class Answer:
         if self.input_cost_usd is None or self.output_cost_usd is None:
             return None
         return self.input_cost_usd + self.output_cost_usd
+
+    def then(self, later: Answer) -> Answer:
+        """``later``'s text, with the usage of both calls."""
+
+        def total(a: float | None, b: float | None) -> float | None:
+            return None if a is None or b is None else a + b
+
+        return replace(
+            later,
+            input_tokens=self.input_tokens + later.input_tokens,
+            output_tokens=self.output_tokens + later.output_tokens,
+            input_cost_usd=total(self.input_cost_usd, later.input_cost_usd),
+            output_cost_usd=total(self.output_cost_usd, later.output_cost_usd),
+        )
 
 
 class Written(NamedTuple):
@@ -126,4 +140,10 @@ class Writer(Protocol):
 
     async def write(self, brief: Brief, options: Options, reporter: Reporter) -> Written:
         """The document for ``brief`` (its ``<files>`` block is the caller's to add)."""
+        ...
+
+    async def revise(self, request: str, options: Options, reporter: Reporter) -> Answer | None:
+        """The document asked for once more with ``request`` (it holds the document and what
+        the probes found missing: ``check.repair_prompt``); None: this writer cannot do
+        better than it did."""
         ...

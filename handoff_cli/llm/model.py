@@ -280,6 +280,13 @@ class Model:
             reporter.warn(f"warning: {message}")
         return Written(answer, missing, plan)
 
+    async def revise(self, request: str, options: Options, reporter: Reporter) -> Answer | None:
+        """One follow-up request, as the section repair is: the model has the document and
+        what it misses, not the conversation again."""
+        reporter.stage("asking for what the document misses")
+        answer = await self._asker(options, reporter)([{"role": "user", "content": request}])
+        return replace(answer, text=answer.text.strip()) if answer.text.strip() else None
+
     def _asker(self, options: Options, reporter: Reporter) -> Ask:
         """One request of the handoff: its answer read up to a bound (``_answer_bound``), and
         kept, cut there, only if it holds every section by then."""
@@ -388,16 +395,19 @@ def resolve_model(
     context_window: int | None = None,
     prices: tuple[float, float] | None = None,
     warn: Callable[[str], None] = lambda text: None,
+    planned: bool = False,
 ) -> Model | Builtin:
     """The writer to use: the model ``requested`` if given (it never falls back); else the
     session's own model if its credentials are at hand; else the built-in writer, with a note
-    through ``warn`` saying why. A requested model whose key is missing keeps ``missing_keys``, so
-    that a dry run can still plan for it and a real run can refuse before calling it."""
+    through ``warn`` saying why (what it would do, if only ``planned``). A requested model whose
+    key is missing keeps ``missing_keys``, so that a dry run can still plan for it and a real
+    run can refuse before calling it."""
     name = ALIASES.get(requested, requested) if requested else None
+    writes = "would write" if planned else "writes"
     if name is None and not _known(session_model):
         warn(
             f"note: the session names no model, so the built-in extractive writer "
-            f"({EXTRACTIVE}) writes the document. For an LLM, pick one with --model or "
+            f"({EXTRACTIVE}) {writes} the document. For an LLM, pick one with --model or "
             "$HANDOFF_MODEL."
         )
         return BUILTIN
@@ -412,7 +422,7 @@ def resolve_model(
             )
         warn(
             f"note: LiteLLM knows no provider for the session's model {name}, so the built-in "
-            f"extractive writer ({EXTRACTIVE}) writes the document. For an LLM, pick one with "
+            f"extractive writer ({EXTRACTIVE}) {writes} the document. For an LLM, pick one with "
             "--model or $HANDOFF_MODEL."
         )
         return BUILTIN
@@ -421,7 +431,7 @@ def resolve_model(
         keys = " or ".join(missing)
         warn(
             f"note: {keys} is not set for the session's model {name}, so the built-in "
-            f"extractive writer ({EXTRACTIVE}) writes the document. For an LLM, set {keys} "
+            f"extractive writer ({EXTRACTIVE}) {writes} the document. For an LLM, set {keys} "
             "or pick a model with --model or $HANDOFF_MODEL."
         )
         return BUILTIN

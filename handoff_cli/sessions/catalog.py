@@ -395,6 +395,7 @@ class Catalog:
     _cut: set[str] = field(default_factory=set, repr=False)
     _generations: dict[str, int] = field(default_factory=dict, repr=False)
     _titles: dict[str, str | None] = field(default_factory=dict, repr=False)
+    _short: dict[str, str] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         for summary in reversed(self.sessions):  # the newest of two with one id wins
@@ -527,6 +528,13 @@ class Catalog:
             "size": summary.size,
         }
 
+    def short_ids(self) -> dict[str, str]:
+        """Each session's id as ``list`` shows it: its shortest prefix no other session's id
+        starts with (``unique_prefixes``), worked out once."""
+        if self._short is None:
+            self._short = unique_prefixes([s.id for s in self.sessions])
+        return self._short
+
     def find(self, spec: str, cwd: Path | None = None) -> SessionSummary:
         """The session whose id is ``spec``, or starts with it, uniquely; the sessions of the
         project in ``cwd`` are looked in first (as the agents' own ``--session`` does)."""
@@ -581,6 +589,32 @@ def loop_warning(loop: Sequence[SessionSummary]) -> str:
 
 def _is_path(named: str) -> bool:
     return os.sep in named or named.endswith(".jsonl")
+
+
+SHORTEST_ID = 8
+"""The fewest characters of an id ``list`` shows: the first block of a UUID."""
+
+
+def unique_prefixes(ids: Sequence[str], shortest: int = SHORTEST_ID) -> dict[str, str]:
+    """Each id's shortest prefix (at least ``shortest`` characters, never ending at a ``-``)
+    that no other id starts with: the first 8 hex digits of a UUIDv7 change only every ~65 s,
+    so sessions made within a minute share them. An id another one starts with (or equals)
+    has no such prefix: it is given whole."""
+    ordered = sorted(set(ids))
+    found: dict[str, str] = {}
+    for index, this in enumerate(ordered):
+        near = ordered[max(0, index - 1) : index] + ordered[index + 1 : index + 2]
+        length = max([shortest, *(_common(this, other) + 1 for other in near)])
+        while length < len(this) and this[length - 1] == "-":
+            length += 1
+        found[this] = this[:length]
+    return found
+
+
+def _common(one: str, other: str) -> int:
+    """How many leading characters ``one`` and ``other`` share."""
+    pairs = zip(one, other, strict=False)  # up to the shorter one's end
+    return next((i for i, (a, b) in enumerate(pairs) if a != b), min(len(one), len(other)))
 
 
 def catalog(

@@ -1,9 +1,11 @@
 """Loading a session file, the first step of the data's way.
 
-``load_session`` parses every line once, so that a 100 MB session costs little more than one
+``load_session`` reads every line once, so that a 100 MB session costs little more than one
 parse and little memory. For a message it keeps only what the tree and the context need (ids,
-type, a few facts) and the message's JSON text, never the parsed objects (six times the size);
-a line in the agents' own layout is not even parsed whole, only its message. Every other entry
+type, a few facts) and where the message's JSON text is, never the parsed objects (six times
+the size); a line in the agents' own layout is not even parsed whole, only its message, and in
+a version 3 file a message before the last compaction is only validated, its facts read when
+a context asks for them (``Record.facts``). Every other entry
 is small and kept whole. ``Session.entries`` reads full message entries again, by offset, for
 the views that want them. Versions 1 and 2 are migrated in memory as they are read
 (docs/session-format.md §7); nothing here writes.
@@ -15,6 +17,7 @@ import gc
 import os
 import re
 import stat
+import sys
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,6 +26,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
 import orjson
+import simdjson
 
 from handoff_cli.errors import SessionFileError, os_reason
 from handoff_cli.handoff.document import is_handoff_prompt
@@ -44,6 +48,15 @@ MAX_LINE_BYTES = 1 << 30
 """Longer than any line an agent writes (a 200 MB message is real); past it, an error rather
 than memory without bound."""
 TITLE_CHARS = 100
+
+
+class _Lazy:
+    def __repr__(self) -> str:
+        return "LAZY"
+
+
+LAZY: Any = _Lazy()
+"""A message's facts left in its line (``Record.facts``)."""
 
 
 class _InLine:
@@ -114,8 +127,10 @@ class Record(NamedTuple):
     in one number (``spanning``): one object for four."""
     entry: Entry | None
     """The whole entry, for every type but ``message``."""
-    facts: MessageFacts | None
-    """For ``message`` entries only."""
+    loaded_facts: MessageFacts | None
+    """For ``message`` entries only; ``LAZY`` for a message on disk whose facts are read when
+    first asked for (``facts``): a context needs those of its window and of a few more, and
+    for a file of many short lines they would be half the cost of its load."""
     written_stamp: Any = None
     """The entry's ``timestamp``, as written; ``IN_LINE`` where it is read from the line when
     asked for (``stamp``), which for a file of many short lines is a sixth of their cost."""
@@ -123,6 +138,15 @@ class Record(NamedTuple):
     """For a ``message`` entry whose message is an object and had to be serialised again
     (migrated, or not written as the agents write it): its JSON."""
     source: Source | None = None
+
+    @property
+    def facts(self) -> MessageFacts | None:
+        """For ``message`` entries only: what the tree and the context need of its message."""
+        facts = self.loaded_facts
+        if facts is not LAZY:
+            return facts
+        assert self.source is not None, "a message on disk has its source"
+        return self.source.facts(self)
 
     @property
     def offset(self) -> int:
@@ -188,6 +212,21 @@ class Record(NamedTuple):
         return parse_line(data) if longest is None else parse_bounded(data, longest)
 
 
+def with_facts(records: list[Record]) -> list[Record]:
+    """``records``, each message left on disk (``LAZY``) replaced by a copy that holds its
+    facts: read once, in file order, for a context's window, whose rules then ask them many
+    times at the cost of a field."""
+    out: list[Record] = []
+    append = out.append
+    for record in records:
+        if record.loaded_facts is LAZY:
+            source = record.source
+            assert source is not None, "a message on disk has its source"
+            record = _new_record(Record, (*record[:5], source.facts(record, False), *record[6:]))
+        append(record)
+    return out
+
+
 class Source:
     """The file a session was read from, read again by byte range.
 
@@ -196,7 +235,7 @@ class Source:
     file rewritten in place can change the bytes, which is found and reported.
     """
 
-    __slots__ = ("_at", "_fd", "_file", "_window", "path")
+    __slots__ = ("_alike", "_at", "_facts", "_fd", "_file", "_window", "path")
 
     def __init__(self, path: Path, fd: int) -> None:
         self.path = path
@@ -206,6 +245,10 @@ class Source:
         self._at = 0
         self._window = b""
         """The bytes last read ahead, from ``_at``: output reads messages in file order."""
+        self._facts: dict[int, MessageFacts] = {}
+        """The facts of its messages read so far, by ``Record.span``."""
+        self._alike: dict[MessageFacts, MessageFacts] = {}
+        """Equal facts of assistant turns (most are), held once."""
 
     def __del__(self) -> None:
         self.release()
@@ -238,17 +281,46 @@ class Source:
             raise SessionFileError(self.path, "changed while being read", self.line_at(offset))
         return data
 
+    def facts(self, record: Record, keep: bool = True) -> MessageFacts:
+        """The facts of a message on disk (``Record.facts``), read from the file once if
+        ``keep``."""
+        facts = self._facts.get(record.span)
+        if facts is not None:
+            return facts
+        try:
+            message = orjson.loads(record.message_json())
+        except orjson.JSONDecodeError:  # validated at load: other bytes now
+            raise SessionFileError(self.path, "changed while being read", record.line) from None
+        facts = self.shared(message_facts(message))
+        if keep:
+            self._facts[record.span] = facts
+        return facts
+
+    def shared(self, facts: MessageFacts) -> MessageFacts:
+        """``facts``, held once where equal ones already are: most assistant turns without
+        tool calls have the same."""
+        if facts.role == "assistant" and not facts.tool_call_ids:
+            return self._alike.setdefault(facts, facts)
+        return facts
+
     def line_at(self, offset: int) -> int:
         """The number of the line that holds byte ``offset`` (for a message: the file is read
         up to it)."""
+        return self.lines_at([offset])[0]
+
+    def lines_at(self, offsets: list[int]) -> list[int]:
+        """``line_at`` of each of ``offsets`` (in order), the file read once up to the last."""
+        numbers: list[int] = []
         lines, at = 1, 0
-        while at < offset:
-            chunk = self._pread(min(READ_AHEAD, offset - at), at)
-            if not chunk:
-                break
-            lines += chunk.count(b"\n")
-            at += len(chunk)
-        return lines
+        for offset in offsets:
+            while at < offset:
+                chunk = self._pread(min(READ_AHEAD, offset - at), at)
+                if not chunk:
+                    break
+                lines += chunk.count(b"\n")
+                at += len(chunk)
+            numbers.append(lines)
+        return numbers
 
     def _pread(self, length: int, offset: int) -> bytes:
         try:
@@ -540,8 +612,9 @@ def _assistant_facts(message: dict[str, Any]) -> MessageFacts:
     return MessageFacts(  # positional: built once per assistant line, and faster so
         "assistant",
         stop_reason if isinstance(stop_reason, str) else None,
-        js_string(message.get("provider", UNDEFINED)),
-        js_string(message.get("model", UNDEFINED)),
+        # Held once however many turns name them (interned): 8 MB of 100 MB of short lines.
+        sys.intern(js_string(message.get("provider", UNDEFINED))),
+        sys.intern(js_string(message.get("model", UNDEFINED))),
         tuple(tool_call_ids),
         None,
         keeps_content,
@@ -576,7 +649,9 @@ _MESSAGE_LINE = re.compile(
     rb'"timestamp":"(' + _PLAIN + rb'*)","message":'
 )
 _LINE_END = b" \t\r\n"
+_SPACES = b" \t\r"
 _CLOSING_BRACE = ord("}")
+_OPENING_BRACE = ord("{")
 _NEWLINE = ord("\n")
 _new_record = tuple.__new__
 
@@ -622,11 +697,7 @@ def _split_entry(raw: bytes | memoryview, longest: int | None) -> Entry | None:
 
 
 def _message_record(
-    raw: bytes,
-    start: int,
-    source: Source,
-    by_id: dict[str, Record],
-    alike: dict[MessageFacts, MessageFacts],
+    raw: bytes, start: int, source: Source, by_id: dict[str, Record]
 ) -> Record | None:
     """A message line as the agents write it (version 2 or 3, its message not one that the
     migration changes) as a record, split without parsing it whole; None for any other line.
@@ -634,22 +705,17 @@ def _message_record(
     The message is parsed here once, for its facts and to know it is valid, and then
     dropped; its text is where it is in the file. A long one is parsed with its longest
     strings read in part (``jsonl.parse_bounded``), so that the line is never held twice.
-    What many records hold alike is held once (for a file of many short lines, a third of
-    what its records cost): a parent's id is the parent's own, and equal facts of assistant
-    turns (most have the same) are one tuple, in ``alike``.
+    What many records hold alike is held once: a parent's id is the parent's own, and equal
+    facts are one tuple (``Source.shared``).
     """
     split = _message_span(raw)
     if split is None:
         return None
     match, begin, end = split
-    view = memoryview(raw)[begin:end]
-    try:
-        if end - begin <= LONGEST_TEXT:
-            message = orjson.loads(view)
-        else:
-            message = parse_bounded(view, loads=orjson.loads)
-    except orjson.JSONDecodeError:
-        return None  # invalid UTF-8, lone surrogates, or more keys: the long way decides
+    read = _read_message(memoryview(raw)[begin:end], source)
+    if read is None:
+        return None
+    message = read[0]
     if isinstance(message, dict) and message.get("role") == "hookMessage":
         return None  # renamed, in version 3 only if the file is older: the long way decides
     entry_id, parent_id, _ = match.groups()
@@ -659,11 +725,8 @@ def _message_record(
         known = by_id.get(parent)
         if known is not None:
             parent = known.id
-    facts = message_facts(message)
-    if facts.role == "assistant" and not facts.tool_call_ids:
-        facts = alike.setdefault(facts, facts)
-    # Built as a plain tuple: once per message line, and twice as fast as through __new__.
     size = end - begin if isinstance(message, dict) else 0
+    # Built as a plain tuple: once per message line, and twice as fast as through __new__.
     return _new_record(
         Record,
         (
@@ -672,12 +735,26 @@ def _message_record(
             "message",
             len(raw) | begin << _FIELD_BITS | size << 2 * _FIELD_BITS | start << _OFFSET_SHIFT,
             None,
-            facts,
+            read[1],
             IN_LINE,
             None,
             source,
         ),
     )
+
+
+def _read_message(data: memoryview, source: Source) -> tuple[Any, MessageFacts] | None:
+    """The message whose JSON is ``data``, parsed (a long one with its longest strings read
+    in part, ``jsonl.parse_bounded``), and its facts; None if orjson refuses it (invalid UTF-8,
+    lone surrogates, more keys than a message line has: the long way decides)."""
+    try:
+        if len(data) <= LONGEST_TEXT:
+            message = orjson.loads(data)
+        else:
+            message = parse_bounded(data, loads=orjson.loads)
+    except orjson.JSONDecodeError:
+        return None
+    return message, source.shared(message_facts(message))
 
 
 def _exact(data: bytes) -> bytes:
@@ -699,7 +776,10 @@ def load_session(path: Path | str) -> Session:
             source = Source(path, os.dup(file.fileno()))
             lines = _lines(file, path)
             head = read_head(path, lines)
-            body = _read_entries(source, head.version, lines)
+            if head.version >= 3:
+                body = _read_blocks(source, file, _last_window(file.fileno()))
+            else:
+                body = _read_entries(source, head.version, lines)
             read_as = os.fstat(file.fileno())
     except OSError as error:
         raise SessionFileError(path, os_reason(error)) from None
@@ -770,7 +850,7 @@ def _lines(file: BinaryIO, path: Path) -> Iterator[Line]:
         if size == piece:  # as long as a piece: longer, perhaps, or too long
             ends = raw[-1] == _NEWLINE
             raw = b""
-            raw, size = _whole_line(file, readline, number, offset, size, ends, path)
+            raw, size = _whole_line(file, readline, partial(int, number), offset, size, ends, path)
         yield number, offset, raw
         offset += size
 
@@ -778,24 +858,29 @@ def _lines(file: BinaryIO, path: Path) -> Iterator[Line]:
 def _whole_line(
     file: BinaryIO,
     readline: Callable[[], bytes],
-    number: int,
+    number: Callable[[], int],
     offset: int,
     size: int,
     ends: bool,
     path: Path,
 ) -> tuple[bytes, int]:
     """The line at ``offset`` whose first ``size`` bytes were read (ending it if ``ends``):
-    the rest read past, none of it kept, then the line read whole by its offset."""
+    the rest read past, none of it kept, then the line read whole by its offset; ``number``
+    tells its number, for the error."""
     while not ends and size <= MAX_LINE_BYTES and (more := readline()):
         size += len(more)
         ends = more[-1] == _NEWLINE
     if size > MAX_LINE_BYTES:
-        limit = f"{MAX_LINE_BYTES >> 20:,} MiB"
-        raise SessionFileError(path, f"a line longer than {limit}: not a session file", number)
+        raise _too_long(path, number())
     try:
         return os.pread(file.fileno(), size, offset), size
     except OSError as error:
         raise SessionFileError(path, os_reason(error)) from None
+
+
+def _too_long(path: Path, number: int) -> SessionFileError:
+    limit = f"{MAX_LINE_BYTES >> 20:,} MiB"
+    return SessionFileError(path, f"a line longer than {limit}: not a session file", number)
 
 
 Line = tuple[int, int, bytes]
@@ -884,11 +969,10 @@ def _read_entries(source: Source, version: int, lines: Iterator[Line]) -> _Body:
     skipped: list[int] = []
     duplicates: list[str] = []
     fast = version >= 2  # version 1 entries have no ids: each is given one, the long way
-    alike: dict[MessageFacts, MessageFacts] = {}
     version_1 = _Version1Ids() if version < 2 else None
     ordinal = 0  # parsed values after the header, as version 1's firstKeptEntryIndex counts them
     for number, start, raw in lines:
-        record = _message_record(raw, start, source, by_id, alike) if fast else None
+        record = _message_record(raw, start, source, by_id) if fast else None
         if record is None:
             try:
                 value = parse_line(raw)
@@ -906,6 +990,213 @@ def _read_entries(source: Source, version: int, lines: Iterator[Line]) -> _Body:
         records.append(record)
         by_id[record.id] = record
     return _Body(records, by_id, skipped, duplicates)
+
+
+BLOCK = 1 << 16
+"""Bytes read at once by ``_blocks``: a block this small is allocated again where the last
+one was, where a large one costs the kernel a fresh page each 4 kB."""
+
+
+def _blocks(file: BinaryIO, source: Source) -> Iterator[tuple[int, bytes]]:
+    """The rest of ``file`` as blocks of whole lines (the last may lack its newline), each
+    with the offset where it starts. A line longer than ``LONG_LINE`` is a block of its own,
+    read whole by its offset once its end is found, never held twice (``_whole_line``)."""
+    offset = file.tell()
+    pending: list[bytes] = []  # the start of a line that has not ended yet
+    waiting = 0  # its bytes
+    long_line = min(LONG_LINE, MAX_LINE_BYTES + 1)
+    while chunk := file.read(BLOCK):
+        cut = chunk.rfind(b"\n") + 1
+        if not cut:
+            pending.append(chunk)
+            waiting += len(chunk)
+            if waiting >= long_line:
+                pending = []
+                readline = partial(file.readline, LONG_LINE)
+                number = partial(source.line_at, offset)
+                line, size = _whole_line(
+                    file, readline, number, offset, waiting, False, source.path
+                )
+                file.seek(offset + size)
+                yield offset, line
+                offset += size
+                waiting = 0
+            continue
+        block = chunk if cut == len(chunk) else chunk[:cut]
+        if pending:
+            block = b"".join([*pending, block])
+        yield offset, block
+        offset += len(block)
+        pending = [chunk[cut:]] if cut < len(chunk) else []
+        waiting = len(chunk) - cut
+    if pending:
+        yield offset, b"".join(pending)
+
+
+_NOT_A_VALUE: Any = object()
+
+_WINDOW_START = re.compile(rb'\n\{"type":"(?:compaction|reset_boundary)"')
+"""A line where a context may start, as the agents write it."""
+_SCAN = 1 << 20
+"""Bytes searched at once by ``_last_window``."""
+
+
+def _last_window(fd: int) -> int:
+    """Where the last line that may start a context (a compaction, a reset) begins, if it is
+    in the file's last quarter, found from the end; else 0: a context of most of the file asks
+    the facts of most of its messages."""
+    size = os.fstat(fd).st_size
+    overlap = len(b'\n{"type":"reset_boundary"')
+    buffer = bytearray(_SCAN + overlap)  # one buffer: a fresh one would be fresh pages
+    end = size
+    while end > 0 and end >= size - max(size // 4, _SCAN):
+        start = max(0, end - _SCAN)
+        read = os.preadv(fd, [memoryview(buffer)[: end - start + overlap]], start)
+        starts = [m.start() for m in _WINDOW_START.finditer(buffer, 0, read)]
+        if starts:
+            return start + starts[-1] + 1
+        end = start
+    return 0
+
+
+def _read_blocks(source: Source, file: BinaryIO, lazy_before: int) -> _Body:
+    """``_read_entries`` of a version 3 file (whose messages no migration changes), from where
+    ``file`` is on, a block of lines at a time.
+
+    No message is migrated in version 3: ``hookMessage`` is a role like any other, and a
+    message line as the agents write it (``_MESSAGE_LINE``) is split as ``_message_record``
+    splits it, whatever its role. One before ``lazy_before`` is not
+    parsed: its message, an object of up to ``LONGEST_TEXT`` bytes, is validated by simdjson,
+    at several times orjson's speed with nothing built, and its facts are read when first
+    asked for (``Record.facts``). simdjson accepts nothing orjson refuses but a leading
+    byte-order mark, which the brace first rules out; whatever it refuses (lone surrogates,
+    integers past 64 bits, deep nesting) takes the way of any other line. From
+    ``lazy_before`` on (the last compaction, where a context most likely starts: its window
+    asks the facts of every message), messages are parsed as they are read, for their facts.
+    """
+    records: list[Record] = []
+    append = records.append
+    by_id: dict[str, Record] = {}
+    duplicates: list[str] = []
+    validate = simdjson.Parser().parse
+    match_line = _MESSAGE_LINE.match
+    longest = MAX_LINE_BYTES
+    skipped_at: list[int] = []  # the offsets of lines skipped: numbered at the end
+    for at, block in _blocks(file, source):
+        find = block.find
+        size = len(block)
+        lazy_end = lazy_before - at  # lines that start before it are validated only
+        position = 0
+        while position < size:
+            end = find(b"\n", position)  # the line without its newline
+            stop = end + 1
+            if end < 0:
+                end = stop = size
+            if stop - position > longest:
+                raise _too_long(source.path, source.line_at(at + position))
+            match = match_line(block, position)
+            if match is not None and position < lazy_end:
+                begin, last = match.end(), end - 1
+                if block[last] != _CLOSING_BRACE:  # white space after it, perhaps
+                    while last > begin and block[last] in _SPACES:
+                        last -= 1
+                if (
+                    block[last] == _CLOSING_BRACE
+                    and block[begin] == _OPENING_BRACE
+                    and last - begin <= LONGEST_TEXT
+                ):
+                    try:
+                        validate(block[begin:last])  # a copy: simdjson reads a memoryview slowly
+                    except (ValueError, RuntimeError):
+                        pass
+                    else:
+                        entry_id, parent_id, _ = match.groups()
+                        entry_id = entry_id.decode()
+                        parent = None
+                        if parent_id is not None:
+                            parent = parent_id.decode()
+                            known = by_id.get(parent)
+                            if known is not None:
+                                parent = known.id
+                        record = _new_record(
+                            Record,
+                            (
+                                entry_id,
+                                parent,
+                                "message",
+                                stop - position
+                                | (begin - position) << _FIELD_BITS
+                                | (last - begin) << 2 * _FIELD_BITS
+                                | (at + position) << _OFFSET_SHIFT,
+                                None,
+                                LAZY,
+                                IN_LINE,
+                                None,
+                                source,
+                            ),
+                        )
+                        if entry_id in by_id:
+                            duplicates.append(entry_id)
+                        append(record)
+                        by_id[entry_id] = record
+                        position = stop
+                        continue
+            found = _line_record(block, position, stop, end, match, at, source, by_id)
+            if found is None:
+                skipped_at.append(at + position)
+            elif found is not _BLANK:
+                if found.id in by_id:
+                    duplicates.append(found.id)
+                append(found)
+                by_id[found.id] = found
+            position = stop
+    return _Body(records, by_id, source.lines_at(skipped_at), duplicates)
+
+
+_BLANK: Any = object()
+"""``_line_record``'s answer for a blank line: not an entry, nor an error."""
+
+
+def _line_record(
+    block: bytes,
+    position: int,
+    stop: int,
+    end: int,
+    match: re.Match[bytes] | None,
+    at: int,
+    source: Source,
+    by_id: dict[str, Record],
+) -> Record | None:
+    """The record of the line of ``block`` from ``position`` to ``stop`` (``end`` without its
+    newline) of a version 3 file, ``_MESSAGE_LINE``'s ``match`` of it, parsed: only its
+    message if it is a message line as the agents write it, else whole; None if it is no
+    entry, ``_BLANK`` if it is blank."""
+    if match is not None:
+        begin, last = match.end(), end - 1
+        if block[last] != _CLOSING_BRACE:  # white space after it, perhaps
+            while last > begin and block[last] in _SPACES:
+                last -= 1
+        is_split = block[last] == _CLOSING_BRACE  # the line's last brace
+        read = _read_message(memoryview(block)[begin:last], source) if is_split else None
+        if read is not None:
+            entry_id, parent_id, _ = match.groups()
+            parent = None
+            if parent_id is not None:
+                parent = parent_id.decode()
+                known = by_id.get(parent)
+                if known is not None:
+                    parent = known.id
+            length = last - begin if isinstance(read[0], dict) else 0
+            span = stop - position | (begin - position) << _FIELD_BITS
+            span |= length << 2 * _FIELD_BITS | (at + position) << _OFFSET_SHIFT
+            fields = (entry_id.decode(), parent, "message", span, None, read[1], IN_LINE, None)
+            return _new_record(Record, (*fields, source))  # as _message_record builds it
+    raw = block if stop - position == len(block) else block[position:stop]
+    try:
+        value = parse_line(raw)
+    except ValueError:
+        return _BLANK if not raw.strip() else None
+    return _record(value, 3, None, 0, at + position, len(raw), source)
 
 
 def _record(
@@ -949,7 +1240,7 @@ def _record(
         type=kind if isinstance(kind, str) else "",
         span=spanning(start, length),
         entry=entry,
-        facts=facts,
+        loaded_facts=facts,
         written_stamp=value.get("timestamp"),
         kept=kept,
         source=source,

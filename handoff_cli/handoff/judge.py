@@ -1,0 +1,120 @@
+"""The Factory-style judgement (``handoff check --probe-model M``): a model answers the probes'
+questions from the document alone, and its answers are compared with the facts.
+
+The deterministic probes (``check``) stay the default and the gate; this asks what a fresh
+session could actually tell from the document. The model is sent the document and the
+questions, never the answers: one question a kind of probe ("which files were changed?"), its
+answers a numbered list. A probe is held when the model's answer to its question holds the
+fact's key terms, as ``check`` holds a document to them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from handoff_cli.handoff.check import Probe, Report, Terms
+
+if TYPE_CHECKING:
+    from handoff_cli.llm.model import Model
+
+QUESTIONS = {
+    "the original task": "What task did the user first give? State it as fully as the "
+    "document does.",
+    "the latest request": "What is the user's latest request?",
+    "a file changed": "Which files were changed (written or edited)? List every path.",
+    "the last failing command": "Which test, build or check command failed last, and has it "
+    "been fixed since? Give the command.",
+    "a rule the user stated": "Which rules, constraints or preferences did the user state? "
+    "List each.",
+    "a decision recorded earlier": "Which decisions were made, and why? List each.",
+    "the open error": "Which error is still open, unresolved? Quote its command or message.",
+}
+"""The question each kind of probe is asked as (those of what a document gets wrong are not:
+nothing in a document answers them)."""
+
+_PROMPT = """\
+Below is a handoff document: all a new session of a coding agent will know of the work. \
+Answer each question from the document alone; where it does not say, answer "not stated". \
+Quote paths, commands, names and errors exactly as the document gives them.
+
+<document>
+{document}
+</document>
+
+{questions}
+
+Answer with a numbered list, one answer per question, in the same order."""
+
+_NUMBERED = re.compile(r"^\s*(?:\*\*)?(\d+)[.)](?:\*\*)?\s*", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The model's answers, and the probes as they judge the document."""
+
+    model: str
+    questions: tuple[str, ...]
+    answers: tuple[str, ...]
+    report: Report
+
+    def to_json(self) -> dict[str, Any]:
+        asked = [
+            {"question": q, "answer": a} for q, a in zip(self.questions, self.answers, strict=True)
+        ]
+        return {"model": self.model, **self.report.to_json(), "answers": asked}
+
+
+def questions_of(report: Report) -> list[str]:
+    """The kinds of probe the report has, each once, in order."""
+    return list(dict.fromkeys(p.question for p in report.probes if p.question in QUESTIONS))
+
+
+def probe_request(document: str, kinds: list[str]) -> str:
+    numbered = "\n".join(f"{n}. {QUESTIONS[kind]}" for n, kind in enumerate(kinds, 1))
+    return _PROMPT.format(document=document, questions=numbered)
+
+
+def answers_of(text: str, count: int) -> list[str]:
+    """The numbered answers of ``text``, by their numbers; "" for those it lacks."""
+    found = [""] * count
+    marks = list(_NUMBERED.finditer(text))
+    for index, mark in enumerate(marks):
+        number = int(mark.group(1))
+        end = marks[index + 1].start() if index + 1 < len(marks) else len(text)
+        if 1 <= number <= count and not found[number - 1]:
+            found[number - 1] = text[mark.end() : end].strip()
+    return found
+
+
+def judged(report: Report, kinds: list[str], answers: list[str]) -> Report:
+    """The report with each probe held as the model's answer to its question holds it; the
+    probes of what the document gets wrong are as ``check`` found them."""
+    said = {kind: Terms(answer) for kind, answer in zip(kinds, answers, strict=True)}
+
+    def held(probe: Probe) -> Probe:
+        terms = said.get(probe.question)
+        if terms is None:
+            return probe
+        if probe.question == "a file changed":
+            return replace(probe, held=terms.holds(probe.answer))
+        return replace(probe, held=terms.keeps(probe.basis or probe.answer))
+
+    return Report(tuple(held(p) for p in report.probes))
+
+
+async def ajudge(
+    report: Report, document: str, model: Model, *, timeout: float, retries: int
+) -> Judgement:
+    """Ask ``model`` the questions of ``report``'s probes about ``document``."""
+    from handoff_cli.llm.model import acomplete
+
+    kinds = questions_of(report)
+    if not kinds:
+        return Judgement(model.name, (), (), report)
+    request = [{"role": "user", "content": probe_request(document, kinds)}]
+    answer = await acomplete(request, model, timeout=timeout, retries=retries)
+    answers = answers_of(answer.text, len(kinds))
+    asked = tuple(QUESTIONS[kind] for kind in kinds)
+    return Judgement(model.name, asked, tuple(answers), judged(report, kinds, answers))
