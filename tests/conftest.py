@@ -35,6 +35,9 @@ from .fakellm import llm_server as llm_server  # the loopback model server fixtu
 from .helpers import zygote
 
 FIXTURES = Path(__file__).parent / "fixtures"
+NOT_SESSIONS = ("session_index.jsonl", "bare-first-version.jsonl")
+"""Fixtures named ``*.jsonl`` that are no sessions: Codex's index of names, and a rollout
+without its ``session_meta``, which Codex refuses too (tests/fixtures/codex/)."""
 PROJECT = Path(__file__).parent.parent
 EXAMPLES = PROJECT / "sessions"
 

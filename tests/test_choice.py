@@ -9,14 +9,19 @@ from typing import Any
 
 import pytest
 
-from handoff_cli.agents import CLAUDE, OMP, PI, load_session
+from handoff_cli.agents import CLAUDE, CODEX, OMP, PI, load_session
 from handoff_cli.agents.choice import choose_agent
 from handoff_cli.agents.places import agent_of, default_roots
 from handoff_cli.options import AUTO
 
-from .conftest import FIXTURES, HEADER, Entries, run_cli, write_session
+from .conftest import FIXTURES, HEADER, NOT_SESSIONS, Entries, run_cli, write_session
 
-ALL_FIXTURES = sorted(FIXTURES.rglob("*.jsonl"))
+ALL_FIXTURES = sorted(p for p in FIXTURES.rglob("*.jsonl") if p.name not in NOT_SESSIONS)
+
+
+def flat(path: Path) -> str:
+    """A fixture's name in one folder: its path below the fixtures', folders and all."""
+    return str(path.relative_to(FIXTURES)).replace("/", "-")
 
 
 def chosen(path: Path, asked: str = AUTO, folder: str | None = None) -> tuple[str, str | None]:
@@ -35,16 +40,22 @@ def test_auto_goes_by_the_folder_the_file_is_in(tmp_path: Path) -> None:
     for folder in folders.values():
         folder.mkdir(parents=True)
         for path in ALL_FIXTURES:
-            shutil.copyfile(path, folder / f"{path.parent.name}-{path.name}")
+            shutil.copyfile(path, folder / flat(path))
     known = default_roots({}, home, tmp_path)
     claudes = {  # what the real Claude Code wrote or read: no pi header on the first line
-        f"{p.parent.name}-{p.name}"
+        flat(p)
         for p in (FIXTURES / "claude").rglob("*.jsonl")
         if json.loads(p.read_bytes().split(b"\n", 1)[0]).get("type") != "session"
     }
+    rollouts = {  # Codex's: a session_meta first
+        flat(p)
+        for p in (FIXTURES / "codex").rglob("*.jsonl")
+        if b'"type": "session_meta"' in p.read_bytes().split(b"\n", 1)[0].replace(b'":"', b'": "')
+    }
     for agent, folder in folders.items():
         for path in sorted(folder.iterdir()):
-            own = CLAUDE if path.name in claudes else agent  # its format is only Claude Code's
+            # A format of one agent's own is that agent's wherever it lies.
+            own = CLAUDE if path.name in claudes else CODEX if path.name in rollouts else agent
             assert choose_agent(load_session(path), AUTO, agent_of(path, known)).agent == own
 
     sample = "omp-sample-v3.jsonl"  # oh-my-pi's by its content (a title slot)

@@ -105,9 +105,9 @@ def test_show_context_json_is_the_agents_context(name: str, agent: list[str], by
 
 
 def test_agent_option_takes_only_the_agents() -> None:
-    result = run_cli("show", FIXTURES / "omp/sample-v3.jsonl", "--agent", "codex")
+    result = run_cli("show", FIXTURES / "omp/sample-v3.jsonl", "--agent", "gemini")
     assert result.code == 2
-    assert "'codex' is not one of 'omp', 'pi', 'claude', 'auto'" in result.stderr
+    assert "'gemini' is not one of 'omp', 'pi', 'claude', 'codex', 'auto'" in result.stderr
 
 
 def test_show_context_human_and_leaf_option() -> None:

@@ -31,7 +31,7 @@ from handoff_cli.llm import tokens
 from handoff_cli.llm.model import Model, resolve_model
 from handoff_cli.options import Options
 
-from .conftest import EXAMPLES, FIXTURES, litellm
+from .conftest import EXAMPLES, FIXTURES, NOT_SESSIONS, litellm
 
 pytestmark = pytest.mark.litellm  # every test here asks LiteLLM itself
 
@@ -62,7 +62,9 @@ OTHER_TOKENIZERS = [
 ]
 """Models LiteLLM counts otherwise: left to it."""
 
-SESSIONS = sorted([*FIXTURES.rglob("*.jsonl"), *EXAMPLES.glob("*.jsonl")])
+SESSIONS = sorted(
+    p for p in [*FIXTURES.rglob("*.jsonl"), *EXAMPLES.glob("*.jsonl")] if p.name not in NOT_SESSIONS
+)
 
 
 def litellm_message(model: str) -> tokens.MessageCount:

@@ -1,6 +1,6 @@
 """The agents whose sessions handoff_cli reads, each in a module of its own holding all of its
-rules (``omp``: oh-my-pi; ``pi``: upstream pi; ``claude``: Claude Code), and the registry
-everything else asks.
+rules (``omp``: oh-my-pi; ``pi``: upstream pi; ``claude``: Claude Code; ``codex``: Codex), and
+the registry everything else asks.
 
 Adding an agent is adding a module with an object that implements ``base.Agent`` and listing
 it in ``REGISTERED``.
@@ -10,18 +10,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from handoff_cli.agents import claude, omp, pi
-from handoff_cli.agents.base import Agent
+from handoff_cli.agents import claude, codex, omp, pi
+from handoff_cli.agents.base import Agent, Format
 from handoff_cli.agents.context import Context
+from handoff_cli.errors import SessionFileError
 from handoff_cli.sessions import session
-from handoff_cli.sessions.session import Record, Session
+from handoff_cli.sessions.session import Record, Session, open_regular
 
-REGISTERED: dict[str, Agent] = {agent.name: agent for agent in (omp.AGENT, pi.AGENT, claude.AGENT)}
+REGISTERED: dict[str, Agent] = {
+    agent.name: agent for agent in (omp.AGENT, pi.AGENT, claude.AGENT, codex.AGENT)
+}
 """The agents by name (``--agent``), in the order their marks on a file are weighed."""
 NAMES = tuple(REGISTERED)
 OMP = omp.NAME
 PI = pi.NAME
 CLAUDE = claude.NAME
+CODEX = codex.NAME
+FORMATS: dict[str, Format] = {claude.NAME: claude, codex.NAME: codex}
+"""The agents that write a format of their own, each read by its module (``base.Format``)."""
+HEAD_BYTES = max(claude.OWNS_BYTES, codex.OWNS_BYTES)
+"""How much of a file's start tells whose format it is in."""
 DEFAULT = OMP
 """Whose rules read a file nothing in which names its agent."""
 PI_FAMILY = (OMP, PI)
@@ -44,8 +52,18 @@ def build_context(branch: list[Record], agent: str) -> Context:
     return REGISTERED[agent].context(branch)
 
 
+def format_of(head: bytes) -> Format | None:
+    """The format of its own of the agent whose file starts with ``head``, if any."""
+    return next((f for f in FORMATS.values() if f.owns_head(head)), None)
+
+
 def load_session(path: Path | str) -> Session:
-    """Read a session file in whichever format it is: Claude Code's (``claude.load``), else
-    the pi family's (``sessions.session.load_session``, which says why a file is neither)."""
+    """Read a session file in whichever format it is: an agent's own (``FORMATS``), else the
+    pi family's (``sessions.session.load_session``, which says why a file is none of them)."""
     path = Path(path)
-    return claude.load(path) if claude.owns(path) else session.load_session(path)
+    try:
+        with open_regular(path) as file:
+            found = format_of(file.read(HEAD_BYTES))
+    except (OSError, SessionFileError):
+        found = None  # the shared loader says why
+    return found.load(path) if found is not None else session.load_session(path)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from handoff_cli.sessions.session import Entry, MessageFacts, Record, Session
 
@@ -20,6 +20,62 @@ if TYPE_CHECKING:
 
 Message = dict[str, Any]
 """A message in the agent's in-memory shape (what ``show --context --json`` prints)."""
+LINEAGE_TYPE = "handoff-cli"
+"""Our line in a session of an agent with a format of its own, which the agent skips as a type
+it does not know, naming the session a new one was handed off from (``parentSession``: its
+path), as the pi family's header does."""
+
+
+class Usage(NamedTuple):
+    """The tokens an answer took, as its record says them."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class Format(Protocol):
+    """What the module of an agent with a file format of its own (Claude Code's, Codex's)
+    provides beside its ``Agent``: how its files are known and read, and what it writes."""
+
+    NAME: str
+
+    def owns_head(self, head: bytes) -> bool:
+        """Whether a file starting with ``head`` is in this format."""
+
+    def load(self, path: Path) -> Session:
+        """The file read into the shared ``Session``."""
+
+    def starts_from_handoff(self, session: Session) -> bool:
+        """Whether the session was handed off to."""
+
+    def ends_with_exchange(self, values: list[Any]) -> bool:
+        """Whether the file's last objects, ``values``, are a recorded handoff."""
+
+    def new_uuid(self) -> str:
+        """A new session's id."""
+
+    def new_path(self, folder: Path, session_id: str) -> Path:
+        """Where a session started in ``folder`` (the old one's, or the agent's for a cwd) is
+        written."""
+
+    def new_session(
+        self, old: Session, new_id: str, parent: Path, model: str | None, wrapped: str, at: str
+    ) -> bytes:
+        """A new session holding the handoff document ``wrapped``, handed off from ``old``
+        (at ``parent``), in ``model`` ("provider/model")."""
+
+    def exchange(
+        self,
+        old: Session,
+        leaf_id: str,
+        model: str | None,
+        prompt: str,
+        document: str,
+        usage: Usage,
+        asked_at: str,
+        answered_at: str,
+    ) -> list[Entry]:
+        """The handoff recorded in ``old`` as the agent records a turn."""
 
 
 class Agent(Protocol):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from handoff_cli.agents import CLAUDE, DEFAULT, REGISTERED
+from handoff_cli.agents import DEFAULT, FORMATS, REGISTERED
 from handoff_cli.errors import UsageError
 from handoff_cli.options import AUTO
 from handoff_cli.sessions.session import Record, Session
@@ -30,9 +30,9 @@ class Choice(NamedTuple):
 def choose_agent(session: Session, asked: str = AUTO, folder: str | None = None) -> Choice:
     """The agent whose rules read ``session``: ``asked`` if it names one, else ``folder`` (the
     agent whose sessions folder holds the file), else the content's. A file in the format of
-    one agent only (Claude Code's) is that agent's: asked for another, a ``UsageError``."""
+    one agent only (Claude Code's, Codex's) is that agent's: asked for another, a ``UsageError``."""
     own = session.agent
-    if own is not None or asked == CLAUDE or folder == CLAUDE:
+    if own is not None or asked in FORMATS or folder in FORMATS:
         return _one_format(session, asked, folder)
     if asked in REGISTERED:
         return Choice(asked, "--agent")

@@ -38,7 +38,7 @@ from typing import Any, NamedTuple, TypeGuard
 
 import orjson
 
-from handoff_cli.agents.base import Message
+from handoff_cli.agents.base import LINEAGE_TYPE, Message, Usage
 from handoff_cli.agents.context import Context
 from handoff_cli.errors import SessionFileError, os_reason
 from handoff_cli.handoff.document import HANDOFF_TYPE, WRAPPER_OPEN, is_handoff_prompt
@@ -94,9 +94,6 @@ _SHARED_TOOLS = {
 shell's): its ``file_path`` is their ``path``."""
 _PATH_ARGUMENTS = ("file_path", "notebook_path")
 _STOP_REASONS = {"tool_use": "toolUse", "max_tokens": "length", "refusal": "error"}
-LINEAGE_TYPE = "handoff-cli"
-"""Our record, outside the tree (Claude Code skips a type it does not know), naming the session
-a new one was handed off from (``parentSession``: its path), as the pi family's header does."""
 
 
 class Claude:
@@ -491,6 +488,12 @@ def opening(session_id: str, values: Iterable[Any]) -> Opening:
     return Opening(header, title, starts)
 
 
+def starts_from_handoff(session: Session) -> bool:
+    """Whether the session's first message is a handoff document: it was handed off to."""
+    first = next((r for r in session.records if r.type == "message" and r.has_message), None)
+    return first is not None and first.facts is not None and first.facts.custom_type == HANDOFF_TYPE
+
+
 def ends_with_exchange(values: list[Any]) -> bool:
     """Whether the last records of the tree among ``values`` (the file's last objects, in
     order) are a recorded handoff: our prompt, then the document answering it."""
@@ -754,16 +757,14 @@ _TAIL_KEYS = ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBranc
 _TAIL_DEFAULTS = {"userType": "external", "entrypoint": "cli", "version": VERSION}
 
 
-class Usage(NamedTuple):
-    """The tokens an answer took, as its record says them."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-
 def file_name(session_id: str) -> str:
     """A session's file: its id (Claude Code's session ids are random UUIDs)."""
     return f"{session_id}.jsonl"
+
+
+def new_path(folder: Path, session_id: str) -> Path:
+    """Where a session started in ``folder`` is written."""
+    return folder / file_name(session_id)
 
 
 def new_uuid() -> str:

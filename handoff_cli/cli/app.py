@@ -160,8 +160,9 @@ AgentOpt = Annotated[
         "--agent",
         envvar="HANDOFF_AGENT",
         click_type=click.Choice([*NAMES, AUTO]),
-        help="Whose rules read the session: pi's, oh-my-pi's (omp), Claude Code's (claude), or "
-        "auto: the agent whose folder holds it, else the one its content points to.",
+        help="Whose rules read the session: pi's, oh-my-pi's (omp), Claude Code's (claude), "
+        "Codex's (codex), or auto: the agent whose folder holds it, else the one its content "
+        "points to.",
     ),
 ]
 
@@ -528,7 +529,7 @@ def handoff_command(
         raise CancelledError() from None
     _print_result(result, json_out)
     if not quiet:
-        notice(f"continue in {get(result.agent).title}: {result.resume_command}")
+        notice(f"continue in {get(to or result.agent).title}: {result.resume_command}")
 
 
 def _own() -> tuple[Root, ...]:

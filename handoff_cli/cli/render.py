@@ -161,6 +161,8 @@ def describe_entry(entry: Entry) -> tuple[str, str]:
         return "title", _shown(entry.get("title"), "")
     if kind == "custom":
         return "custom", _shown(entry.get("customType"), "")
+    if kind == "turn_context":  # a rollout's: the model of the turns that follow
+        return "turn", f"model {_shown(entry.get('model'))}"
     if isinstance(entry.get("message"), dict):  # a record of Claude Code's: its message says
         return describe_message(entry["message"])
     return kind, ""
@@ -188,7 +190,10 @@ def _entry_line(
     mark: str = "",
     dated: bool = False,
 ) -> Text:
-    kind, excerpt = describe_entry(entry)
+    if record.kept is not None and isinstance(entry.get("payload"), dict):
+        kind, excerpt = describe_message(record.message())  # a rollout's line, read as a message
+    else:
+        kind, excerpt = describe_entry(entry)
     line = Text()
     line.append(mark)
     line.append(record.id, "dim")

@@ -35,8 +35,9 @@ PROMPT_OPENINGS = (
 """How our prompts begin: a user message that begins so is a handoff recorded in a session."""
 
 
-STARTING_TYPES = frozenset({"model_change", "thinking_level_change"})
-"""What an agent writes first in a session it starts, before anything else of it."""
+STARTING_TYPES = frozenset({"model_change", "thinking_level_change", "turn_context"})
+"""What an agent writes first in a session it starts, before anything else of it (Codex: the
+model of its first turn)."""
 
 
 def opens_session(entry: Any) -> bool:

@@ -26,7 +26,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from handoff_cli.agents import CLAUDE, DEFAULT, PI_FAMILY, build_context, claude, get, load_session
+from handoff_cli.agents import DEFAULT, FORMATS, PI_FAMILY, build_context, get, load_session
+from handoff_cli.agents.base import Format, Usage
 from handoff_cli.agents.choice import choose_agent
 from handoff_cli.agents.context import Context, last_index
 from handoff_cli.agents.omp import (
@@ -607,7 +608,7 @@ async def ahandoff_request(
         redacted=request.redactor.count if request.redactor else request.redacted,
         agent=source.agent,
         in_place=done,
-        resume=_resume(source.agent, new_id, new_path, target),
+        resume=_resume(options.to or source.agent, new_id, new_path, target),  # --to A: A's
     )
 
 
@@ -667,14 +668,14 @@ def _commit(
     folder = options.out_dir or _folder_of(request, to, target, old)
     recorded: list[Entry] = []
     if options.record:
-        recorded = _claude_exchange(request, answer) if request.source.agent == CLAUDE else (
-            _exchange(request, answer)
-        )  # fmt: skip
+        own = FORMATS.get(request.source.agent)
+        recorded = _own_exchange(own, request, answer) if own else _exchange(request, answer)
     # Dated after the exchange, the new session is the newer one in every agent's order.
-    if to == CLAUDE:
-        new_id, created = claude.new_uuid(), iso_timestamp()
-        new_file = folder / claude.file_name(new_id)
-        data = _claude_session(request, answer, new_id, created, old)
+    written = FORMATS.get(to)
+    if written is not None:
+        new_id, created = written.new_uuid(), iso_timestamp()
+        new_file = written.new_path(folder, new_id)
+        data = _own_session(written, request, answer, new_id, created, old)
     else:
         new_id, created = uuid7(), iso_timestamp()
         new_file = folder / session_file_name(created, new_id)
@@ -705,25 +706,25 @@ def _folder_of(request: Request, to: str, target: Target, old: Path) -> Path:
     return folder
 
 
-def _claude_exchange(request: Request, answer: Answer) -> list[Entry]:
-    """The exchange in a Claude Code session, in its shapes (``claude.exchange``)."""
+def _own_exchange(own: Format, request: Request, answer: Answer) -> list[Entry]:
+    """The exchange in a session of an agent's own format, in its shapes (``exchange``)."""
     source = request.source
-    usage = claude.Usage(answer.input_tokens, answer.output_tokens)
+    usage = Usage(answer.input_tokens, answer.output_tokens)
     asked_at, answered_at = iso_timestamp(), iso_timestamp()
     prompt = request.prompt["content"]
-    return claude.exchange(
+    return own.exchange(
         source.session, source.leaf_id, source.session_model, prompt, answer.text, usage,
         asked_at, answered_at,
     )  # fmt: skip
 
 
-def _claude_session(
-    request: Request, answer: Answer, new_id: str, created: str, old: Path
+def _own_session(
+    own: Format, request: Request, answer: Answer, new_id: str, created: str, old: Path
 ) -> bytes:
-    """The new session as a Claude Code session (``claude.new_session``)."""
+    """The new session in an agent's own format (``new_session``)."""
     source = request.source
     wrapped = wrap_document(answer.text)
-    return claude.new_session(source.session, new_id, old, source.session_model, wrapped, created)
+    return own.new_session(source.session, new_id, old, source.session_model, wrapped, created)
 
 
 def _new_session(

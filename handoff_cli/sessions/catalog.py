@@ -23,7 +23,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
-from handoff_cli.agents import claude
+from handoff_cli.agents import claude, codex, format_of
+from handoff_cli.agents.base import Format
 from handoff_cli.agents.places import Root, expand
 from handoff_cli.errors import SessionFileError, UsageError, os_reason
 from handoff_cli.handoff.document import (
@@ -117,6 +118,9 @@ def _summarize(
         raise SessionFileError(path, os_reason(error)) from None
     if claude.owns_head(scan.head):
         return _claude_summary(path, key, status, scan), scan.known
+    own = format_of(scan.head)
+    if own is not None:
+        return _own_summary(own, path, key, status), scan.known
     chunks = list(io.BytesIO(scan.head))  # split at "\n" only, as loading does
     if status.st_size > len(scan.head) and chunks:
         chunks.pop()  # the last line is cut off by the read
@@ -194,6 +198,32 @@ def _claude_summary(path: Path, key: str, status: os.stat_result, scan: _Scan) -
         agent=claude.NAME,  # its format is only Claude Code's, wherever the file lies
         first_request=head.first_request,
         entries=scan.known.newlines,
+        key=key,
+    )
+
+
+def _own_summary(own: Format, path: Path, key: str, status: os.stat_result) -> SessionSummary:
+    """The summary of a session in an agent's own format (Claude Code's, Codex's): it is read
+    whole, its records say all of it."""
+    session = own.load(path)
+    header = session.header
+    starts = own.starts_from_handoff(session)
+    first_request = session.title
+    tail = [session.entry(r) for r in session.records[-2:]]
+    return SessionSummary(
+        id=session.id,
+        path=path,
+        timestamp=str(header.get("timestamp", "")),
+        cwd=str(header.get("cwd", "")),
+        title=None if starts else first_request,
+        parent_session=parent_session(header),
+        size=status.st_size,
+        modified=status.st_mtime,
+        starts_from_handoff=starts,
+        ends_with_handoff=own.ends_with_exchange(tail),
+        agent=own.NAME,  # its format is only that agent's, wherever the file lies
+        first_request=first_request,
+        entries=len(session.records),
         key=key,
     )
 
@@ -330,13 +360,16 @@ def ends_with_handoff(tail: bytes) -> bool:
     """Whether the leaf is a recorded handoff: our exchange (the handoff prompt, then the
     answer, then perhaps the session's model named again), or oh-my-pi's own in-place handoff
     (a compaction of method ``handoff``)."""
-    lines = [line for line in tail.rsplit(b"\n", 5)[1:] if line.strip()][-3:]
+    lines = [line for line in tail.rsplit(b"\n", 6)[1:] if line.strip()][-4:]
     try:
         entries = [parse_line(line) for line in lines]
     except ValueError:
         return False
     if not entries or not all(isinstance(e, dict) for e in entries):
         return False
+    if any(isinstance(e.get("payload"), dict) for e in entries):  # a rollout's lines
+        return codex.ends_with_exchange(entries)
+    entries = entries[-3:]
     if any(isinstance(e.get("uuid"), str) for e in entries):
         return claude.ends_with_exchange(entries)
     if len(entries) == 3 and entries[-1].get("type") == "model_change":

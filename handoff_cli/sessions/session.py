@@ -29,6 +29,7 @@ import orjson
 import simdjson
 
 from handoff_cli.errors import SessionFileError, os_reason
+from handoff_cli.handoff.document import is_handoff_prompt
 from handoff_cli.sessions.js import UNDEFINED, js_key, js_string, js_truthy
 from handoff_cli.sessions.jsonl import LONGEST_TEXT, Verbatim, dumps, parse_bounded, parse_line
 from handoff_cli.text import one_line, text_of
@@ -379,7 +380,7 @@ class Session:
         for record in self.records:
             if record.facts and record.facts.role == "user" and record.has_message:
                 text = text_of(record.message().get("content")).strip()
-                if text:
+                if text and not is_handoff_prompt(text):  # ours, in a session handed off to
                     return text
         return None
 

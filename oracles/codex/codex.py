@@ -3,7 +3,7 @@
 
     codex.py exec [--home H] [--script S.json] [--provider P] [--model M] [-c KEY=VALUE ...] -- ARGS...
     codex.py context [--out-dir DIR] ROLLOUT.jsonl ...
-    codex.py make-fixtures [--out oracles/codex/sessions]
+    codex.py make-fixtures [--out tests/fixtures/codex]
     codex.py findable [--keep DIR]
 
 Every run happens in a network namespace of its own that has only loopback (``unshare -n``, so
@@ -1091,10 +1091,10 @@ def main() -> None:
     p = sub.add_parser("context")
     p.add_argument("rollouts", nargs="+")
     p = sub.add_parser("candidates")
-    p.add_argument("--out", default=str(REPO / "oracles/codex/sessions/candidates"))
+    p.add_argument("--out", default=str(REPO / "tests/fixtures/codex/candidates"))
     p.add_argument("--only", action="append")
     p = sub.add_parser("make")
-    p.add_argument("--out", default=str(REPO / "oracles/codex/sessions"))
+    p.add_argument("--out", default=str(REPO / "tests/fixtures/codex"))
     args = parser.parse_args()
     if args.command == "exec" and args.args[:1] == ["--"]:
         args.args = args.args[1:]

@@ -1,6 +1,6 @@
 """Hand-written Codex rollouts: the shapes a reader must take, and candidates for a new session.
 
-``written()`` gives the cases ``codex.py make-fixtures`` keeps in ``oracles/codex/sessions/written/``
+``written()`` gives the cases ``codex.py make-fixtures`` keeps in ``tests/fixtures/codex/written/``
 (each resumed by the real Codex, which says what it sends), ``candidates(document)`` the
 hand-written *new* sessions holding a handoff document that ``codex.py candidates`` offers to
 Codex, and ``exchange(...)`` the lines an old rollout could record a handoff with.

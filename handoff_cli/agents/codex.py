@@ -1,0 +1,725 @@
+"""Codex (0.171.0): every rule of its own (docs/codex.md).
+
+Codex keeps a session as a rollout: ``${CODEX_HOME:-~/.codex}/sessions/YYYY/MM/DD/
+rollout-<local time>-<id>.jsonl``, one ``{timestamp, [ordinal,] type, payload}`` line per event,
+the first a ``session_meta``. This module reads a rollout into the shared ``Session`` (``load``)
+and holds how Codex rebuilds the history it sends when it resumes one (checked against the
+real CLI: tests/fixtures/codex/, each rule's fixture named in the docs):
+
+- The history is made of ``response_item`` lines only, in order; events, ``turn_context``,
+  ``world_state``, unknown types and lines that are not JSON objects are not in it, and an item
+  keeps only the keys Codex knows (an unknown item type is not sent at all).
+- A ``compacted`` line with a ``replacement_history`` replaces everything before it with that
+  list; without one (legacy), the history becomes the user messages so far and a user message
+  holding its ``message``. ``event_msg/thread_rolled_back`` drops the last ``num_turns`` turns.
+- A call without its output gets an output "aborted" right after it; an output without its
+  call is dropped. Reasoning and encrypted items go back as written; an image is sent as the
+  text Codex puts in its place for a model that takes none.
+- The context leaves out what Codex makes for each request (its developer messages, the
+  environment context, the AGENTS.md instructions), wherever they are.
+- The model: the last ``turn_context``'s, as ``openai/<model>``.
+
+Each item is also read as one message in the shared shape (pi's roles and blocks; Codex's shell
+tools as ``bash``), which is what the facts, the conversation sent to the writer and the views
+read; the context's JSON is Codex's own items (``Context.sent``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+import re
+import uuid
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from handoff_cli.agents.base import LINEAGE_TYPE, Message, Usage
+from handoff_cli.agents.context import Context
+from handoff_cli.errors import SessionFileError, os_reason
+from handoff_cli.handoff.document import HANDOFF_TYPE, WRAPPER_OPEN, is_handoff_prompt
+from handoff_cli.sessions.files import uuid7
+from handoff_cli.sessions.js import UNDEFINED
+from handoff_cli.sessions.jsonl import dumps, dumps_line, parse_line
+from handoff_cli.sessions.session import (
+    BOM,
+    CURRENT_VERSION,
+    Entry,
+    MessageFacts,
+    Record,
+    Session,
+    Source,
+    message_facts,
+    numbered,
+    open_regular,
+    spanning,
+)
+from handoff_cli.text import text_of
+
+NAME = "codex"
+PROVIDER = "openai"
+"""LiteLLM's name for the provider of the models Codex names."""
+OWNS_BYTES = 1 << 20
+"""How far into a file its first line is looked for (a ``session_meta`` holds Codex's whole
+base instructions)."""
+VERSION = "0.171.0"
+"""The version of Codex whose shapes we write, where the rollout names none."""
+ABORTED = "aborted"
+"""The output Codex gives a call that has none."""
+IMAGE_OMITTED = "image content omitted because it could not be processed"
+
+_KEYS = {
+    "message": ("type", "id", "role", "content", "end_turn", "phase", "status"),
+    "reasoning": ("type", "id", "summary", "content", "encrypted_content"),
+    "function_call": ("type", "id", "name", "namespace", "arguments", "call_id", "status"),
+    "function_call_output": ("type", "id", "call_id", "output", "status"),
+    "custom_tool_call": ("type", "id", "status", "call_id", "name", "input"),
+    "custom_tool_call_output": ("type", "id", "call_id", "name", "output"),
+    "local_shell_call": ("type", "id", "call_id", "status", "action"),
+    "web_search_call": ("type", "id", "status", "action"),
+    "image_generation_call": ("type", "id", "status", "revised_prompt", "result"),
+    "compaction": ("type", "encrypted_content"),
+}
+"""The items Codex knows, each with the keys it sends back (``written/unknown-types``)."""
+_NULLS: dict[str, tuple[str, ...]] = {"reasoning": ("encrypted_content",)}
+"""The keys Codex sends as null when an item has none (``written/reasoning``)."""
+_OUTPUTS = {
+    "function_call": "function_call_output",
+    "local_shell_call": "function_call_output",
+    "custom_tool_call": "custom_tool_call_output",
+}
+"""A call's type, and the type of the output that answers it."""
+_OWN_CONTEXT = (
+    ("<environment_context>", "</environment_context>"),
+    ("# AGENTS.md instructions", "</INSTRUCTIONS>"),
+)
+"""The user messages Codex makes for each request (its start and end): not the user's."""
+_NOT_TURNS = ("<user_shell_command>", "<turn_aborted>", "<skill>", "<subagent_notification>")
+"""User messages that Codex records but that start no turn of the user's."""
+_META_START = re.compile(rb'\{"timestamp": ?"[^"]*", ?(?:"ordinal": ?0, ?)?"type": ?"session_meta"')
+"""How a ``session_meta`` line starts, for one longer than the head read."""
+_DATA_URL = re.compile(r"data:([\w.+/-]+);base64,(.*)", re.S)
+_SHELL_TOOLS = frozenset({"exec_command", "shell", "local_shell", "container.exec"})
+
+
+class Codex:
+    """Codex's rules, as the ``Agent`` protocol asks them."""
+
+    name = NAME
+    title = "Codex"
+    compacts_in_place = False
+    title_slot = False
+
+    def sessions_folders(self, env: Mapping[str, str], home: Path, cwd: Path) -> list[Path]:
+        return [home_folder(env, home) / "sessions"]
+
+    def project_folder(self, env: Mapping[str, str], home: Path, cwd: str) -> Path | None:
+        return dated(home_folder(env, home) / "sessions")
+
+    def resume_command(self, session_id: str, path: Path, own_folder: bool) -> list[str]:
+        # By its id: Codex finds a rollout in its folders before its state database knows it
+        # (``candidates/results.json``); it takes no path.
+        return ["codex", "resume", session_id]
+
+    def wrote_header(self, session: Session) -> bool:
+        return session.agent == NAME
+
+    def wrote(self, record: Record) -> bool:
+        return False  # its lines are never in a file of the pi family's format
+
+    def context(self, branch: list[Record]) -> Context:
+        return _context(branch)
+
+    def loaded(self, message: Message, facts: MessageFacts) -> Message:
+        return message  # read into the shared shape once, when loaded
+
+    def custom(self, entry: Entry) -> Message:
+        return {"role": "custom", "content": entry.get("content")}
+
+    def model_change(self, entry: Entry, model: str, switched: bool) -> Entry:
+        raise NotImplementedError("Codex names its model in each turn_context")
+
+    def thinking_change(self, entry: Entry, thinking: Entry) -> Entry:
+        raise NotImplementedError("Codex names its reasoning effort in each turn_context")
+
+    def naming(self, entry: Entry, title: str) -> Entry:
+        raise NotImplementedError("Codex's sessions are named by their first prompt")
+
+    def handoff_message(self, content: str, entry_id: str, parent: str | None, at: str) -> Entry:
+        raise NotImplementedError("a Codex rollout is started by ``new_session``")
+
+    def header_title(self, title: str) -> Entry:
+        return {}
+
+    def loses_model(self, branch: list[Record]) -> bool:
+        return False  # the model is the configuration's, named again in each turn_context
+
+
+AGENT = Codex()
+
+
+# --- where its sessions are, and how a file is known as its ---------------------------------
+
+
+def home_folder(env: Mapping[str, str], home: Path) -> Path:
+    """Codex's home: ``$CODEX_HOME``, else ``~/.codex``."""
+    named = env.get("CODEX_HOME")
+    return Path(named).expanduser() if named else home / ".codex"
+
+
+def dated(sessions: Path, moment: datetime | None = None) -> Path:
+    """The folder Codex starts a rollout in today (local time): ``sessions/YYYY/MM/DD``."""
+    moment = moment or datetime.now().astimezone()
+    return sessions / f"{moment:%Y}" / f"{moment:%m}" / f"{moment:%d}"
+
+
+def new_folder(beside: Path) -> Path:
+    """Where a rollout handed off from one in ``beside`` goes: today's folder of the same
+    ``sessions`` folder when ``beside`` is a date's, else ``beside`` itself."""
+    parts = beside.parts[-3:]
+    if len(parts) == 3 and all(p.isdigit() for p in parts):
+        return dated(beside.parent.parent.parent)
+    return beside
+
+
+def owns(path: Path) -> bool:
+    """Whether the file at ``path`` is a rollout (``owns_head`` of its start); False for
+    anything unreadable (the shared loader then says why)."""
+    try:
+        with open_regular(path) as file:
+            head = file.read(OWNS_BYTES)
+    except (OSError, SessionFileError):
+        return False
+    return owns_head(head)
+
+
+def owns_head(head: bytes) -> bool:
+    """Whether a file starting with ``head`` is a rollout: its first line is a
+    ``session_meta`` (Codex refuses a rollout without one), or, cut off by the read, starts
+    as one."""
+    first = head.removeprefix(BOM).split(b"\n", 1)[0]
+    try:
+        value = parse_line(first)
+    except ValueError:
+        return _META_START.match(first) is not None
+    return (
+        isinstance(value, dict)
+        and value.get("type") == "session_meta"
+        and isinstance(value.get("payload"), dict)
+    )
+
+
+# --- loading ----------------------------------------------------------------------------------
+
+
+def load(path: Path) -> Session:
+    """Read a rollout into a ``Session``: the lines the history is rebuilt from as a chain of
+    records in file order (items as messages in the shared shape, ``compacted`` lines as
+    compaction summaries, ``turn_context`` lines naming the model, rollbacks), a header made of
+    the ``session_meta`` (and of our lineage line), the last line's ordinal kept to go on from.
+    Lines that are not JSON objects are listed in ``skipped_lines``."""
+    try:
+        with open_regular(path) as file:
+            source = Source(path, os.dup(file.fileno()))
+            session = _load(path, file, source)
+    except OSError as error:
+        raise SessionFileError(path, os_reason(error)) from None
+    return session
+
+
+def _load(path: Path, file: Any, source: Source) -> Session:
+    header: Entry = {"type": "session", "version": CURRENT_VERSION, "id": path.stem}
+    records: list[Record] = []
+    skipped: list[int] = []
+    parent: str | None = None
+    model: Any = None
+    names: dict[str, str] = {}
+    for number, offset, raw in numbered(file):
+        try:
+            value = parse_line(raw.removeprefix(BOM) if number == 1 else raw)
+        except ValueError:
+            if raw.strip():
+                skipped.append(number)
+            continue
+        if not isinstance(value, dict):
+            skipped.append(number)
+            continue
+        if "ordinal" in value:
+            header["ordinal"] = value["ordinal"]
+        kind, payload = value.get("type"), value.get("payload")
+        if not isinstance(payload, dict):
+            continue
+        if kind == "session_meta" and number == 1:
+            _meta(header, payload)
+            continue
+        if kind == LINEAGE_TYPE and isinstance(payload.get("parentSession"), str):
+            header["parentSession"] = payload["parentSession"]
+            continue
+        if kind == "turn_context":
+            model = payload.get("model")
+        record = _record(str(number), parent, value, model, names, spanning(offset, len(raw)))
+        if record is None:
+            continue
+        records.append(record._replace(source=source))
+        parent = record.id
+    return Session(
+        path=path,
+        header=header,
+        records=records,
+        skipped_lines=tuple(skipped),
+        by_id={record.id: record for record in records},
+        read_as=os.fstat(file.fileno()),
+        agent=NAME,
+    )
+
+
+def _meta(header: Entry, payload: Entry) -> None:
+    for key in ("id", "timestamp", "cwd"):
+        if isinstance(payload.get(key), str):
+            header[key] = payload[key]
+    for key, ours in (("cli_version", "cliVersion"), ("model_provider", "modelProvider")):
+        if isinstance(payload.get(key), str):
+            header[ours] = payload[key]
+
+
+def _record(
+    line_id: str, parent: str | None, value: Entry, model: Any, names: dict[str, str], span: int
+) -> Record | None:
+    """A record of the chain; None for a line the history is not rebuilt from."""
+    kind, payload = value.get("type"), value["payload"]
+    shared: Message | None = None
+    entry: Entry | None = None
+    if kind == "response_item":
+        shared = _shared(payload, model, names)
+        if shared is None:
+            entry = {"type": str(payload.get("type")), "payload": payload}
+    elif kind == "compacted":
+        shared = {"role": "compactionSummary", "summary": text_of(payload.get("message"))}
+    elif kind == "turn_context":  # what the context needs of it, not its whole settings
+        entry = {"type": kind, "timestamp": value.get("timestamp"), "model": model}
+    elif kind == "event_msg" and payload.get("type") == "thread_rolled_back":
+        turns = payload.get("num_turns")
+        entry = {"type": "thread_rolled_back", "timestamp": value.get("timestamp")}
+        entry["num_turns"] = turns
+    else:
+        return None
+    return Record(
+        id=line_id,
+        parent_id=parent,
+        type="message" if shared is not None else entry["type"] if entry else "",
+        span=span,
+        entry=entry,
+        loaded_facts=message_facts(shared) if shared is not None else None,
+        written_stamp=value.get("timestamp"),
+        kept=dumps(shared) if shared is not None else None,
+    )
+
+
+def _raw(record: Record) -> Entry:
+    """The line as written in the file."""
+    assert record.source is not None, "a record is read from its file"
+    value = parse_line(record.source.read(record.offset, record.length))
+    if not isinstance(value, dict) or not isinstance(value.get("payload"), dict):
+        raise SessionFileError(record.source.path, "changed while being read", record.line)
+    return value
+
+
+def starts_from_handoff(session: Session) -> bool:
+    """Whether the rollout's first message is a handoff document: it was handed off to."""
+    first = next((r for r in session.records if r.type == "message" and r.has_message), None)
+    return first is not None and first.facts is not None and first.facts.custom_type == HANDOFF_TYPE
+
+
+def ends_with_exchange(values: list[Any]) -> bool:
+    """Whether the last items among ``values`` (the file's last lines, in order) are a
+    recorded handoff: our prompt, then the document answering it."""
+    items = [
+        v["payload"]
+        for v in values
+        if isinstance(v, dict)
+        and v.get("type") == "response_item"
+        and isinstance(v.get("payload"), dict)
+    ][-2:]
+    if len(items) < 2:
+        return False
+    roles = tuple(item.get("role") for item in items)
+    return roles == ("user", "assistant") and is_handoff_prompt(text_of(items[0].get("content")))
+
+
+# --- the shared shape -------------------------------------------------------------------------
+
+
+def _own_context(item: Entry) -> bool:
+    """A message Codex makes for each request: a developer message, the environment context,
+    the AGENTS.md instructions."""
+    if item.get("type") != "message":
+        return False
+    if item.get("role") == "developer":
+        return True
+    text = _text(item.get("content")).strip()
+    return item.get("role") == "user" and any(
+        text.startswith(start) and text.endswith(end) for start, end in _OWN_CONTEXT
+    )
+
+
+def _starts_turn(item: Entry) -> bool:
+    """A message of the user's own: one that starts a turn (``thread_rolled_back``) and
+    that a legacy compaction keeps."""
+    if item.get("type") != "message" or item.get("role") != "user" or _own_context(item):
+        return False
+    return not _text(item.get("content")).lstrip().startswith(_NOT_TURNS)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = content if isinstance(content, list) else []
+    return "".join(
+        str(p.get("text")) for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)
+    )
+
+
+def _shared(item: Entry, model: Any, names: dict[str, str]) -> Message | None:
+    """An item as one message in the shared shape; None for one that holds none. ``names``
+    (the calls' tool names by id, in file order) names an output's tool."""
+    kind = item.get("type")
+    if kind == "message":
+        text = _text(item.get("content"))
+        if _own_context(item):
+            return {
+                "role": "custom",
+                "customType": "codex-context",
+                "content": text,
+                "display": False,
+            }
+        if item.get("role") == "assistant":
+            return _assistant([{"type": "text", "text": text}], model)
+        if text.startswith(WRAPPER_OPEN):  # the document a rollout we handed off to starts with
+            return {"role": "custom", "customType": HANDOFF_TYPE, "content": text, "display": True}
+        return {"role": "user", "content": _user_blocks(item.get("content"))}
+    if kind == "reasoning":
+        parts = [*_list(item.get("summary")), *_list(item.get("content"))]
+        return _assistant([{"type": "thinking", "thinking": _text(parts)}], model)
+    if kind in _OUTPUTS:
+        call = str(item.get("call_id"))
+        name, arguments = _tool_call(item)
+        names[call] = name
+        return _assistant(
+            [{"type": "toolCall", "id": call, "name": name, "arguments": arguments}], model
+        )
+    if kind in ("function_call_output", "custom_tool_call_output"):
+        call = str(item.get("call_id"))
+        output = item.get("output")
+        text = output if isinstance(output, str) else _text(output)
+        return {
+            "role": "toolResult",
+            "toolCallId": call,
+            "toolName": names.get(call, ""),
+            "content": [{"type": "text", "text": text}],
+            "isError": False,
+        }
+    return None
+
+
+def _assistant(content: list[Any], model: Any) -> Message:
+    return {
+        "role": "assistant",
+        "content": content,
+        "api": "openai-responses",
+        "provider": PROVIDER,
+        "model": model,
+        "stopReason": "stop",
+    }
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _user_blocks(content: Any) -> list[Any]:
+    blocks: list[Any] = []
+    for part in _list(content):
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "input_image":
+            blocks.append(_image(part.get("image_url")))
+        elif isinstance(part.get("text"), str):
+            blocks.append({"type": "text", "text": part["text"]})
+    return blocks if blocks or not isinstance(content, str) else [{"type": "text", "text": content}]
+
+
+def _image(url: Any) -> Entry:
+    """An image as pi holds one (its data and type), when it is a data URL; else a note."""
+    found = _DATA_URL.fullmatch(url) if isinstance(url, str) else None
+    if found is not None:
+        try:
+            base64.b64decode(found.group(2), validate=True)
+        except (binascii.Error, ValueError):
+            found = None
+    if found is None:
+        return {"type": "text", "text": "[image]"}
+    return {"type": "image", "data": found.group(2), "mimeType": found.group(1)}
+
+
+def _tool_call(item: Entry) -> tuple[str, Any]:
+    """A call's tool and arguments, Codex's shell tools as the shared ``bash``."""
+    name = str(item.get("name") or item.get("type"))
+    if item.get("type") == "custom_tool_call":
+        return name, {"input": item.get("input")}
+    if item.get("type") == "local_shell_call":
+        action = item.get("action")
+        command = action.get("command") if isinstance(action, dict) else None
+        return "bash", {"command": _command(command)}
+    try:
+        arguments = parse_line(str(item.get("arguments", "")).encode())
+    except ValueError:
+        arguments = {"arguments": item.get("arguments")}
+    if name in _SHELL_TOOLS and isinstance(arguments, dict):
+        command = arguments.get("cmd", arguments.get("command"))
+        return "bash", {"command": _command(command)}
+    return name, arguments
+
+
+def _command(command: Any) -> str:
+    if isinstance(command, list):
+        return " ".join(str(word) for word in command)
+    return str(command) if command is not None else ""
+
+
+# --- its context ------------------------------------------------------------------------------
+
+
+class _Item(NamedTuple):
+    """One item of the history, and the record it is read from (None: a compaction's)."""
+
+    item: Entry | None
+    """None: the compaction record that stands for a replaced history, sent as nothing."""
+    record: Record | None
+
+
+def _context(branch: list[Record]) -> Context:
+    history: list[_Item] = []
+    model: Any = None
+    for record in branch:
+        if record.type == "turn_context" and record.entry is not None:
+            model = record.entry.get("model")
+        elif record.type == "thread_rolled_back" and record.entry is not None:
+            history = _rolled_back(history, record.entry.get("num_turns"))
+        elif record.type == "message" or (record.entry is not None and "payload" in record.entry):
+            value = _raw(record)
+            payload = value["payload"]
+            if value.get("type") == "compacted":
+                history = _compacted(history, payload, record)
+            else:
+                item = _wire(payload)
+                if item is not None:
+                    history.append(_Item(item, record))
+    history = _paired(history)
+    kept = [h for h in history if h.item is None or not _own_context(h.item)]
+    sent = tuple(h.item for h in kept if h.item is not None)
+    return Context(
+        AGENT,
+        head=(),
+        records=[h.record for h in kept if h.record is not None and h.record.has_message],
+        changes={},
+        thinking_level=UNDEFINED,
+        model=f"{PROVIDER}/{model}" if isinstance(model, str) and model else None,
+        sent=lambda: iter(sent),
+    )
+
+
+def _wire(item: Entry) -> Entry | None:
+    """An item as Codex sends it back: its known keys (an image as Codex's note); None for a
+    type it does not know."""
+    kind = item.get("type")
+    if kind == "compaction_summary":
+        kind = "compaction"
+    keys = _KEYS.get(kind) if isinstance(kind, str) else None
+    if keys is None:
+        return None
+    wire = {key: item[key] for key in keys if key in item} | {"type": kind}
+    for key in _NULLS.get(str(kind), ()):
+        wire.setdefault(key, None)
+    if kind == "message" and isinstance(wire.get("content"), list):
+        wire["content"] = [_wire_part(part) for part in wire["content"]]
+    return wire
+
+
+def _wire_part(part: Any) -> Any:
+    if isinstance(part, dict) and part.get("type") == "input_image":
+        return {"type": "input_text", "text": IMAGE_OMITTED}
+    return part
+
+
+def _compacted(history: list[_Item], payload: Entry, record: Record) -> list[_Item]:
+    """The history after a ``compacted`` line: its replacement history, else (legacy) the
+    user's messages so far and one holding the summary (``written/compacted-*``)."""
+    replacement = payload.get("replacement_history")
+    if isinstance(replacement, list):
+        items = (_wire(i) for i in replacement if isinstance(i, dict))
+        return [_Item(None, record), *(_Item(i, None) for i in items if i is not None)]
+    users = [h for h in history if h.item is not None and _starts_turn(h.item)]
+    summary = {
+        "type": "message",
+        "role": "user",
+        "content": [{"type": "input_text", "text": text_of(payload.get("message"))}],
+    }
+    return [*users, _Item(summary, record)]
+
+
+def _rolled_back(history: list[_Item], turns: Any) -> list[_Item]:
+    """The history without its last ``turns`` turns, each from a message of the user's on."""
+    if not isinstance(turns, int) or isinstance(turns, bool) or turns <= 0:
+        return history
+    starts = [i for i, h in enumerate(history) if h.item is not None and _starts_turn(h.item)]
+    if len(starts) < turns:  # more turns than there are: all of them
+        return history[: starts[0]] if starts else history
+    return history[: starts[-turns]]
+
+
+def _paired(history: list[_Item]) -> list[_Item]:
+    """Every call followed by its output somewhere (else an output "aborted" right after it);
+    outputs without their call dropped (``written/orphan-calls``)."""
+    calls = {h.item.get("call_id") for h in history if h.item and h.item.get("type") in _OUTPUTS}
+    answered = {
+        h.item.get("call_id")
+        for h in history
+        if h.item and h.item.get("type") in _OUTPUTS.values() and h.item.get("call_id") in calls
+    }
+    paired: list[_Item] = []
+    for h in history:
+        kind = h.item.get("type") if h.item else None
+        if kind in _OUTPUTS.values() and h.item and h.item.get("call_id") not in calls:
+            continue
+        paired.append(h)
+        if kind in _OUTPUTS and h.item and h.item.get("call_id") not in answered:
+            output = {"type": _OUTPUTS[kind], "call_id": h.item.get("call_id"), "output": ABORTED}
+            paired.append(_Item(output, None))
+    return paired
+
+
+# --- what it writes: a new rollout holding a handoff, and the exchange in the old one -------
+
+ACKNOWLEDGEMENT = "Understood. I will continue the work from this handoff document."
+"""The answer the new rollout's document gets: a whole turn, as Codex writes one
+(``candidates/whole-turn``)."""
+
+
+def new_uuid() -> str:
+    """A rollout's id: a UUID v7, as Codex makes them."""
+    return uuid7()
+
+
+def file_name(session_id: str, moment: datetime | None = None) -> str:
+    """A rollout's file: ``rollout-<local time>-<id>.jsonl``."""
+    moment = moment or datetime.now().astimezone()
+    return f"rollout-{moment:%Y-%m-%dT%H-%M-%S}-{session_id}.jsonl"
+
+
+def new_path(folder: Path, session_id: str) -> Path:
+    """Where a rollout started beside ``folder`` is written: today's folder (``new_folder``)."""
+    return new_folder(folder) / file_name(session_id)
+
+
+def session_model(model: str | None) -> str | None:
+    """The model a turn we write names: the session's own (``openai/`` taken off, as the
+    context adds it); None for another provider's (Codex's configuration then decides)."""
+    provider, _, name = (model or "").partition("/")
+    return name if provider == PROVIDER and name else None
+
+
+def new_session(
+    old: Session, new_id: str, parent: Path, model: str | None, wrapped: str, at: str
+) -> bytes:
+    """The new rollout: its ``session_meta`` (``source: cli``, so that the picker lists it),
+    our lineage line, and one whole turn holding the document as the user's prompt and an
+    acknowledgement, in Codex's shapes (``candidates/whole-turn``)."""
+    cwd = str(old.header.get("cwd", ""))
+    meta = {
+        "id": new_id,
+        "timestamp": at,
+        "cwd": cwd,
+        "originator": "codex_cli_rs",
+        "cli_version": str(old.header.get("cliVersion", VERSION)),
+        "source": "cli",
+    }
+    provider = old.header.get("modelProvider")
+    if isinstance(provider, str):  # Codex refuses a rollout naming a provider it lacks
+        meta["model_provider"] = provider
+    turn = uuid.uuid4().hex
+    lines: list[tuple[str, Entry]] = [
+        ("session_meta", meta),
+        (LINEAGE_TYPE, {"parentSession": str(parent)}),
+        ("event_msg", {"type": "task_started", "turn_id": turn}),
+    ]
+    context: Entry = {"turn_id": turn, "cwd": cwd}
+    named = session_model(model)
+    if named is not None:
+        context["model"] = named
+    lines.append(("turn_context", context))
+    lines += _turn(wrapped, ACKNOWLEDGEMENT)
+    lines.append(
+        (
+            "event_msg",
+            {"type": "task_complete", "turn_id": turn, "last_agent_message": ACKNOWLEDGEMENT},
+        )
+    )
+    return b"".join(dumps_line(line) for line in _lines(lines, at, 0))
+
+
+def exchange(
+    old: Session,
+    leaf_id: str,
+    model: str | None,
+    prompt: str,
+    document: str,
+    usage: Usage,
+    asked_at: str,
+    answered_at: str,
+) -> list[Entry]:
+    """The handoff as Codex records a turn it resumes: the prompt as a user item and its
+    ``user_message`` event, the document as an assistant item and its ``agent_message``, in
+    the rollout's own line shape (its ordinals continued: ``candidates/results.json``,
+    ``exchange``). Codex appends at the end whatever the leaf; so do we."""
+    ordinal = old.header.get("ordinal")
+    start = ordinal + 1 if isinstance(ordinal, int) and not isinstance(ordinal, bool) else None
+    turn = _turn(prompt, document)
+    answered = start + 2 if start is not None else None
+    return [*_lines(turn[:2], asked_at, start), *_lines(turn[2:], answered_at, answered)]
+
+
+def _turn(prompt: str, answer: str) -> list[tuple[str, Entry]]:
+    user = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": prompt}]}
+    assistant = {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": answer}],
+    }
+    return [
+        ("response_item", user),
+        (
+            "event_msg",
+            {
+                "type": "user_message",
+                "message": prompt,
+                "images": [],
+                "local_images": [],
+                "text_elements": [],
+            },
+        ),
+        ("response_item", assistant),
+        ("event_msg", {"type": "agent_message", "message": answer}),
+    ]
+
+
+def _lines(lines: Iterable[tuple[str, Entry]], at: str, ordinal: int | None) -> list[Entry]:
+    """Rollout lines, numbered from ``ordinal`` (None: a rollout without ordinals)."""
+    made: list[Entry] = []
+    for kind, payload in lines:
+        line: Entry = {"timestamp": at}
+        if ordinal is not None:
+            line["ordinal"] = ordinal + len(made)
+        made.append(line | {"type": kind, "payload": payload})
+    return made

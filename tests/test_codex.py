@@ -1,0 +1,386 @@
+"""Codex rollouts: read as Codex 0.171.0 reads them (tests/fixtures/codex/, the requests the
+real CLI sent when it resumed each one: oracles/codex/codex.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from handoff_cli.agents import CODEX, codex, get, load_session
+from handoff_cli.agents.choice import choose_agent
+from handoff_cli.agents.places import default_roots
+from handoff_cli.errors import ExitCode
+from handoff_cli.handoff.document import WRAPPER_OPEN, is_handoff_prompt
+from handoff_cli.handoff.facts import facts_of
+from handoff_cli.options import AUTO
+
+from .conftest import DOCUMENT, FIXTURES, model_env, run_cli
+from .fakellm import FakeLLMServer, Reply
+
+CODEX_FIXTURES = FIXTURES / "codex"
+ROLLOUTS = sorted(
+    p
+    for p in CODEX_FIXTURES.rglob("*.jsonl")
+    if p.with_name(p.name + ".codex-context.json").exists()
+)
+MADE = CODEX_FIXTURES / "made/sessions/2026/12/01"
+WRITTEN = CODEX_FIXTURES / "written"
+TOOLS = MADE / "rollout-2026-12-01T13-43-14-01a231d8-6485-70d0-866d-03e1c0f10e57.jsonl"
+"""``made/tools``: reasoning, parallel calls, a resumed turn with another call."""
+
+
+def oracle(path: Path) -> Any:
+    return json.loads(path.with_name(path.name + ".codex-context.json").read_text("utf-8"))
+
+
+def shown_context(path: Path, *args: str) -> Any:
+    result = run_cli("show", path, "--context", "--json", *args)
+    assert result.code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_every_oracle_rollout_is_here() -> None:
+    # made by Codex, written by hand (but the one it refuses), and written by our handoff
+    assert len(ROLLOUTS) == 4 + 13 + 3
+
+
+@pytest.mark.parametrize(
+    "path", ROLLOUTS, ids=lambda p: p.stem[-12:] if "made" in p.parts else p.stem
+)
+def test_context_is_what_codex_sends(path: Path) -> None:
+    """``show --context --json`` is the ``input`` the real CLI sent resuming the rollout, minus
+    its own developer and environment items and the prompt: every item, every key."""
+    printed = shown_context(path)
+    assert printed["messages"] == oracle(path)["context"]
+    assert "thinkingLevel" not in printed
+    assert shown_context(path, "--agent", "codex") == printed
+
+
+@pytest.mark.parametrize(
+    ("path", "model"),
+    [
+        (WRITTEN / "mixed-records.jsonl", "openai/other-model"),  # its turn_context's
+        (TOOLS, "openai/fake-model"),
+        (CODEX_FIXTURES / "candidates/user-item-only.jsonl", None),  # no turn: the config's
+    ],
+)
+def test_the_model_is_the_last_turn_contexts(path: Path, model: str | None) -> None:
+    assert shown_context(path)["model"] == model
+
+
+def test_a_rollout_is_known_by_its_content_and_its_folder(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    folder = home / ".codex/sessions/2026/12/01"
+    folder.mkdir(parents=True)
+    copy = folder / TOOLS.name
+    shutil.copyfile(TOOLS, copy)
+    env = {"HOME": str(home)}
+    by_folder = run_cli("show", copy, env=env)
+    assert by_folder.code == 0, by_folder.stderr
+    assert "\nagent    Codex (its folder)\n" in by_folder.stdout
+    by_content = run_cli("show", WRITTEN / "function-calls.jsonl", env=env)
+    assert "\nagent    Codex (its content)\n" in by_content.stdout
+    assert load_session(copy).id == "01a231d8-6485-70d0-866d-03e1c0f10e57"  # session_meta's
+    assert load_session(copy).agent == CODEX
+
+
+def test_codexs_folder_is_searched_with_nothing_configured(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(CODEX_FIXTURES / "made/sessions", home / ".codex/sessions")
+    shutil.copyfile(
+        CODEX_FIXTURES / "made/session_index.jsonl", home / ".codex/session_index.jsonl"
+    )
+    assert [r.agent for r in default_roots({}, home, tmp_path)] == [CODEX]
+    env = {"HOME": str(home), "HANDOFF_SESSIONS_DIR": ""}
+    listed = run_cli("list", "--json", env=env, cwd=tmp_path)
+    assert listed.code == 0, listed.stderr
+    rows = {row["id"]: row for row in json.loads(listed.stdout)}
+    assert {row["agent"] for row in rows.values()} == {CODEX} and len(rows) == 4
+    assert rows["01a231d8-6485-70d0-866d-03e1c0f10e57"]["title"] == (
+        "How many lines does notes.txt have, and what is the first?"
+    )  # the first prompt, not Codex's own environment context
+    shown = run_cli("show", "01a231d8-6485", env=env, cwd=tmp_path)
+    assert shown.code == 0, shown.stderr
+    elsewhere = {"CODEX_HOME": str(home / ".codex")}
+    assert [r.path for r in default_roots(elsewhere, tmp_path, tmp_path)] == [
+        home / ".codex/sessions"
+    ]
+
+
+def test_list_and_every_view_work_on_them() -> None:
+    listed = run_cli("list", "--json", CODEX_FIXTURES)
+    assert listed.code == 0, listed.stderr
+    ids = {row["id"] for row in json.loads(listed.stdout) if row["agent"] == CODEX}
+    assert {load_session(p).id for p in ROLLOUTS} <= ids
+    tree = run_cli("list", "--tree", CODEX_FIXTURES)
+    assert tree.code == 0 and "Say hello from the TUI." in tree.stdout
+    for path in ROLLOUTS:
+        for view in ([], ["--tree"], ["--json"], ["--context"], ["--document"]):
+            result = run_cli("show", path, *view)
+            assert result.code in (0, ExitCode.USAGE, ExitCode.NOTHING_TO_HAND_OFF), result.stderr
+            assert "Traceback" not in result.stderr
+
+
+def test_bad_lines_are_skipped_and_named() -> None:
+    result = run_cli("show", WRITTEN / "unknown-types.jsonl", "--context")
+    assert result.code == 0
+    assert result.stderr.startswith("warning: ") and "line 12, 14" in result.stderr
+
+
+def test_the_facts_read_its_shell_calls_as_commands() -> None:
+    """Codex's ``exec_command`` calls are the shared ``bash``: their exit codes are read."""
+    session = load_session(TOOLS)
+    commands = facts_of(session, session.records).commands
+    assert [(c.text, c.ok, c.exit_code) for c in commands] == [
+        ("wc -l notes.txt", True, 0),
+        ("head -1 notes.txt", True, 0),
+        ("tail -1 notes.txt", True, 0),
+    ]
+
+
+def test_agents_of_another_format_are_refused_in_one_line() -> None:
+    other = run_cli("show", TOOLS, "--agent", "pi")
+    assert other.code == ExitCode.USAGE
+    assert "Codex's format: --agent pi cannot read it" in other.stderr
+    assert len(other.stderr.strip().splitlines()) == 1
+    pi_file = run_cli("show", FIXTURES / "omp/sample-v3.jsonl", "--agent", "codex")
+    assert pi_file.code == ExitCode.USAGE
+    assert "the pi family's format: --agent codex cannot read it" in pi_file.stderr
+
+
+def test_the_new_folder_is_todays() -> None:
+    sessions = Path("/h/.codex/sessions")
+    today = codex.dated(sessions)
+    assert codex.new_folder(sessions / "2025/01/31") == today
+    assert codex.new_folder(Path("/elsewhere")) == Path("/elsewhere")
+    assert codex.file_name("x").startswith("rollout-") and codex.file_name("x").endswith("-x.jsonl")
+
+
+# --- the handoff ---------------------------------------------------------------------------
+
+HANDED = CODEX_FIXTURES / "handoff"
+"""Our handoff of ``made/tools`` (extractive), each file resumed by the real CLI (``codex.py
+context``, rc 0 and no warning): ``tools-new`` the rollout written, ``tools-old`` the old one
+with the exchange recorded."""
+
+
+def lines_of(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def shapes(lines: list[dict[str, Any]]) -> list[Any]:
+    """Each line's keys in order, its type and its payload's: what must be as Codex accepted."""
+    return [(list(v), v["type"], list(v["payload"]), v["payload"].get("type")) for v in lines]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """``made/tools`` in Codex's folder, under its own name."""
+    folder = tmp_path / "home/.codex/sessions/2026/12/01"
+    folder.mkdir(parents=True)
+    old = folder / TOOLS.name
+    shutil.copyfile(TOOLS, old)
+    return old
+
+
+@pytest.mark.litellm
+def test_a_handoff_writes_a_rollout_codex_resumes(project: Path, llm_server: FakeLLMServer) -> None:
+    """The new rollout is in today's folder, in the shapes the real CLI resumed with the
+    document as its first prompt (stderr says the command); the old rollout ends with the
+    exchange in Codex's shapes, its ordinals continued."""
+    llm_server.script(Reply(DOCUMENT))
+    before = project.read_bytes()
+    home = project.parents[5]
+    env = {**model_env(llm_server), "HOME": str(home), "HANDOFF_SESSIONS_DIR": ""}
+    result = run_cli("handoff", "01a231d8-6485", env=env, cwd=home)
+    assert result.code == 0, result.stderr
+    new_id = result.stdout.strip()
+    assert result.stdout == new_id + "\n"
+    assert result.stderr.splitlines()[-1] == f"continue in Codex: codex resume {new_id}"
+    (new,) = codex.dated(home / ".codex/sessions").glob(f"rollout-*-{new_id}.jsonl")
+    written = lines_of(new)
+    assert shapes(written) == shapes(lines_of(HANDED / "tools-new.jsonl"))
+    meta, lineage = written[0]["payload"], written[1]["payload"]
+    assert meta["id"] == new_id and meta["source"] == "cli" and meta["model_provider"] == "fake"
+    assert lineage == {"parentSession": str(project)}
+    assert [v["ordinal"] for v in written] == list(range(len(written)))
+    document = written[4]["payload"]["content"][0]["text"]
+    assert document.startswith(WRAPPER_OPEN) and DOCUMENT in document
+    assert written[5]["payload"]["message"] == document  # the event the picker titles it by
+
+    after = project.read_bytes()
+    assert after.startswith(before)  # appended to, never rewritten
+    recorded = [json.loads(line) for line in after[len(before) :].splitlines()]
+    assert shapes(recorded) == shapes(lines_of(HANDED / "tools-old.jsonl")[-4:])
+    last = json.loads(before.splitlines()[-1])["ordinal"]
+    assert [v["ordinal"] for v in recorded] == [last + 1, last + 2, last + 3, last + 4]
+    asked, answered = recorded[0]["payload"], recorded[2]["payload"]
+    assert is_handoff_prompt(asked["content"][0]["text"])
+    assert answered["content"][0]["text"].startswith(DOCUMENT)
+
+    context = shown_context(new)
+    assert [m["role"] for m in context["messages"]] == ["user", "assistant"]
+    assert context["model"] == "openai/fake-model"
+    old_context = shown_context(project)
+    assert old_context["messages"][:-2] == oracle(TOOLS)["context"]
+
+    listed = {row["id"]: row for row in json.loads(run_cli("list", "--json", env=env).stdout)}
+    assert listed[new_id]["parent"]["id"] == "01a231d8-6485-70d0-866d-03e1c0f10e57"
+    assert listed[new_id]["title"] == "↳ How many lines does notes.txt have, and what is the first?"
+    assert listed["01a231d8-6485-70d0-866d-03e1c0f10e57"]["handed_off"] is True
+
+
+def test_our_written_rollouts_are_read_as_the_real_cli_read_them() -> None:
+    """What the real CLI sent resuming the files our handoff wrote is our context of them: the
+    document first in the new rollout, the exchange last in the old one."""
+    new = oracle(HANDED / "tools-new.jsonl")["context"]
+    assert new[0]["content"][0]["text"].startswith(WRAPPER_OPEN) and new[1]["role"] == "assistant"
+    old = oracle(HANDED / "tools-old.jsonl")["context"]
+    assert old[:-2] == oracle(TOOLS)["context"]
+    assert is_handoff_prompt(old[-2]["content"][0]["text"])
+    for kind in ("new", "old"):
+        assert (
+            json.loads((HANDED / f"tools-{kind}.jsonl.codex-request.json").read_text("utf-8"))[
+                "stderr"
+            ]
+            == []
+        )  # accepted with no warning: Codex finds it by its id
+
+
+def test_in_place_is_refused_in_one_line(project: Path) -> None:
+    before = project.read_bytes()
+    result = run_cli("handoff", project, "--in-place", "--model", "extractive")
+    assert result.code == ExitCode.USAGE
+    assert result.stderr.strip().endswith("this session is read by Codex's rules")
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert project.read_bytes() == before
+    assert sorted(p.name for p in project.parent.iterdir()) == [project.name]
+
+
+def test_no_record_and_out_dir(project: Path, tmp_path: Path) -> None:
+    before = project.read_bytes()
+    out = tmp_path / "elsewhere"
+    args = ("--model", "extractive", "--no-record", "--out-dir", out, "-q")
+    result = run_cli("handoff", project, *args)
+    assert result.code == 0, result.stderr
+    assert project.read_bytes() == before
+    (written,) = out.iterdir()  # the folder named, not a date's below it
+    assert written.name.startswith("rollout-")
+    assert written.name.endswith(f"-{result.stdout.strip()}.jsonl")
+
+
+def test_a_rollout_handed_off_to_starts_from_its_document() -> None:
+    new = HANDED / "tools-new.jsonl"
+    shown = run_cli("show", new, "--document")
+    assert shown.code == 0 and shown.stdout.startswith("## Goal")
+    planned = run_cli("handoff", new, "--dry-run", "--model", "extractive")
+    assert planned.code == 0, planned.stderr
+    prompt = json.loads(planned.stdout)["messages"][-1]["content"]
+    assert prompt.startswith("Update the handoff document of this coding session.")
+
+
+def test_rotate_hands_each_rollout_off_once(project: Path) -> None:
+    old = project.stat().st_mtime - 3 * 86400
+    os.utime(project, (old, old))
+    args = ("rotate", project.parents[3], "--model", "extractive", "--over-tokens", "10")
+    first = run_cli(*args)
+    assert first.code == 0, first.stderr
+    (line,) = first.stdout.splitlines()
+    assert line.split()[0] == "01a231d8-6485-70d0-866d-03e1c0f10e57"
+    again = run_cli(*args)
+    assert again.code == 0, again.stderr
+    assert "01a231d8-6485" not in again.stdout  # handed off already: its last items say so
+
+
+# --- --to: among the four agents -------------------------------------------------------------
+
+PI_EXAMPLE = next((FIXTURES.parent.parent / "sessions").glob("--home-dev-projects-notes-app--/*"))
+
+
+def test_to_codex_writes_a_rollout_codex_resumes(tmp_path: Path) -> None:
+    """A pi session continued in Codex: a rollout in today's folder of Codex's sessions, in the
+    shapes the real CLI resumed (``handoff/from-pi-new``, rc 0: it names no provider, so the
+    configured one is used), naming the pi session as its parent and the session's model."""
+    home = tmp_path / "home"
+    source = tmp_path / "sessions" / PI_EXAMPLE.name
+    source.parent.mkdir()
+    shutil.copyfile(PI_EXAMPLE, source)
+    env = {"HOME": str(home), "HANDOFF_SESSIONS_DIR": ""}
+    result = run_cli("handoff", source, "--to", "codex", "--model", "extractive", env=env)
+    assert result.code == 0, result.stderr
+    new_id = result.stdout.strip()
+    # How to continue is said in the agent continued in, not the one handed off from.
+    assert result.stderr.splitlines()[-1] == f"continue in Codex: codex resume {new_id}"
+    (new,) = codex.dated(home / ".codex/sessions").glob(f"rollout-*-{new_id}.jsonl")
+    written = lines_of(new)
+    assert shapes(written) == shapes(lines_of(HANDED / "from-pi-new.jsonl"))
+    assert "model_provider" not in written[0]["payload"]
+    assert written[0]["payload"]["cwd"] == "/home/dev/projects/notes-app"
+    assert written[1]["payload"] == {"parentSession": str(source)}
+    assert written[3]["payload"]["model"] == "gpt-4.1"  # the pi session's, an OpenAI model
+    assert load_session(new).agent == CODEX and load_session(new).parent == str(source)
+    request = json.loads((HANDED / "from-pi-new.jsonl.codex-request.json").read_text("utf-8"))
+    assert request["rc"] == 0
+    last = [e["message"] for e in lines_of(source) if e.get("type") == "message"][-2:]
+    assert is_handoff_prompt(last[0]["content"][0]["text"])  # pi's own exchange
+    listed = run_cli("list", "--json", source.parent, home / ".codex/sessions")
+    rows = {row["id"]: row for row in json.loads(listed.stdout)}
+    assert rows[new_id]["parent"]["id"] == load_session(source).id
+
+
+@pytest.mark.parametrize(
+    ("to", "folder"),
+    [
+        ("pi", ".pi/agent/sessions/--tmp-codex-oracle-project--"),
+        ("omp", ".omp/agent/sessions/-tmp-codex-oracle-project"),
+        ("claude", ".claude/projects/-tmp-codex-oracle-project"),
+    ],
+)
+def test_from_codex_to_every_other_agent(project: Path, to: str, folder: str) -> None:
+    """A rollout continued in another agent: that agent's session in its folder for the
+    rollout's cwd, naming the rollout as its parent; the rollout records the exchange in its own
+    shapes and is listed as handed off."""
+    home = project.parents[5]
+    before = project.read_bytes()
+    env = {"HOME": str(home), "HANDOFF_SESSIONS_DIR": ""}
+    result = run_cli("handoff", project, "--to", to, "--model", "extractive", env=env)
+    assert result.code == 0, result.stderr
+    new_id = result.stdout.strip()
+    assert result.stderr.splitlines()[-1].startswith(f"continue in {get(to).title}: ")
+    (new,) = (home / folder).glob(f"*{new_id}.jsonl")
+    loaded = load_session(new)
+    assert loaded.parent == str(project)
+    assert choose_agent(loaded, AUTO, to).agent == to
+    recorded = [json.loads(line) for line in project.read_bytes()[len(before) :].splitlines()]
+    assert [v["type"] for v in recorded] == ["response_item", "event_msg"] * 2
+    listed = {row["id"]: row for row in json.loads(run_cli("list", "--json", env=env).stdout)}
+    assert listed[new_id]["parent"]["id"] == "01a231d8-6485-70d0-866d-03e1c0f10e57"
+    assert listed["01a231d8-6485-70d0-866d-03e1c0f10e57"]["handed_off"] is True
+
+
+def test_a_rollout_handed_off_to_and_again_takes_no_title_from_our_prompt(tmp_path: Path) -> None:
+    """Its first user message is our next handoff's prompt: no title of the user's."""
+    again = tmp_path / "again.jsonl"
+    exchange = (HANDED / "tools-old.jsonl").read_text("utf-8").splitlines(keepends=True)[-4:]
+    again.write_text((HANDED / "tools-new.jsonl").read_text("utf-8") + "".join(exchange), "utf-8")
+    assert load_session(again).title is None
+    result = run_cli(
+        "handoff", again, "--to", "pi", "--model", "extractive", "--out-dir", tmp_path / "pi"
+    )
+    assert result.code == 0, result.stderr
+    (new,) = (tmp_path / "pi").iterdir()
+    assert "Write a handoff document" not in new.read_text("utf-8").split("<handoff-context>")[0]
+
+
+def test_a_rollout_is_known_by_a_first_line_longer_than_the_head_read() -> None:
+    """A ``session_meta`` holds Codex's whole base instructions: the catalog reads 64 KiB."""
+    head = TOOLS.read_bytes()[:200]
+    assert b"\n" not in head and codex.owns_head(head)
+    assert codex.owns_head((WRITTEN / "basic-legacy.jsonl").read_bytes()[:80])  # json.dumps'
+    assert not codex.owns_head(b'{"type":"session","version":3,"id":"x"}\n')
+    assert not codex.owns_head((WRITTEN / "bare-first-version.jsonl").read_bytes())
