@@ -329,7 +329,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(autouse=True)
 def _litellm_in_its_group(request: pytest.FixtureRequest) -> Iterator[None]:
     """A test without the marker that imports LiteLLM fails, saying so: else a worker would pay
-    the import unseen."""
+    the import unseen. A marked one has it imported first, outside the test: LiteLLM's import
+    sets variables of its own (``TIKTOKEN_CACHE_DIR``, its bundled tokenizers) that a
+    ``run_cli`` importing it would take back with the rest of the environment it restores."""
+    if request.node.get_closest_marker(LITELLM) is not None:
+        litellm()
     imported = "litellm" in sys.modules
     yield
     if not imported and "litellm" in sys.modules:
