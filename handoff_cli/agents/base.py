@@ -150,3 +150,42 @@ class Agent(Protocol):
         """The command line (argv) that opens the session ``session_id``, kept at ``path``
         (``own_folder``: under one of the agent's own sessions folders), in the agent: what a
         handoff tells its user to run next."""
+
+
+class OwnFormatAgent:
+    """What every agent with a file format of its own (Claude Code, Codex) answers alike: it
+    writes none of the pi family's entries (a session of it is started by its module's
+    ``new_session``, and names its model, title and thinking in its own records), and its
+    messages are read into the shared shape once, when loaded. Each subclass says the rest."""
+
+    name: str
+    title: str
+    compacts_in_place = False
+    title_slot = False
+
+    def wrote_header(self, session: Session) -> bool:
+        return session.agent == self.name
+
+    def wrote(self, record: Record) -> bool:
+        return False  # its records are never in a file of the pi family's format
+
+    def loaded(self, message: Message, facts: MessageFacts) -> Message:
+        return message
+
+    def custom(self, entry: Entry) -> Message:
+        return {"role": "custom", "content": entry.get("content")}
+
+    def model_change(self, entry: Entry, model: str, switched: bool) -> Entry:
+        raise NotImplementedError(f"{self.title} names its model in its own records")
+
+    def thinking_change(self, entry: Entry, thinking: Entry) -> Entry:
+        raise NotImplementedError(f"{self.title} keeps no thinking level entries")
+
+    def naming(self, entry: Entry, title: str) -> Entry:
+        raise NotImplementedError(f"{self.title}'s sessions are named by their first prompt")
+
+    def handoff_message(self, content: str, entry_id: str, parent: str | None, at: str) -> Entry:
+        raise NotImplementedError(f"a {self.title} session is started by its ``new_session``")
+
+    def header_title(self, title: str) -> Entry:
+        return {}

@@ -38,7 +38,7 @@ from typing import Any, NamedTuple, TypeGuard
 
 import orjson
 
-from handoff_cli.agents.base import LINEAGE_TYPE, Message, Usage
+from handoff_cli.agents.base import LINEAGE_TYPE, Message, OwnFormatAgent, Usage
 from handoff_cli.agents.context import Context
 from handoff_cli.errors import SessionFileError, os_reason
 from handoff_cli.handoff.document import HANDOFF_TYPE, WRAPPER_OPEN, is_handoff_prompt
@@ -96,13 +96,11 @@ _PATH_ARGUMENTS = ("file_path", "notebook_path")
 _STOP_REASONS = {"tool_use": "toolUse", "max_tokens": "length", "refusal": "error"}
 
 
-class Claude:
+class Claude(OwnFormatAgent):
     """Claude Code's rules, as the ``Agent`` protocol asks them."""
 
     name = NAME
     title = "Claude Code"
-    compacts_in_place = False
-    title_slot = False
 
     def sessions_folders(self, env: Mapping[str, str], home: Path, cwd: Path) -> list[Path]:
         return [config_folder(env, home) / "projects"]
@@ -116,35 +114,8 @@ class Claude:
         name = project_folder_name(cwd)
         return config_folder(env, home) / "projects" / name if name is not None else None
 
-    def wrote_header(self, session: Session) -> bool:
-        return session.agent == NAME
-
-    def wrote(self, record: Record) -> bool:
-        return False  # its records are never in a file of the pi family's format
-
     def context(self, branch: list[Record]) -> Context:
         return _context(branch)
-
-    def loaded(self, message: Message, facts: MessageFacts) -> Message:
-        return message  # read into the shared shape once, when loaded
-
-    def custom(self, entry: Entry) -> Message:
-        return {"role": "custom", "content": entry.get("content")}
-
-    def model_change(self, entry: Entry, model: str, switched: bool) -> Entry:
-        raise NotImplementedError("Claude Code names its model in each answer")
-
-    def thinking_change(self, entry: Entry, thinking: Entry) -> Entry:
-        raise NotImplementedError("Claude Code keeps no thinking level in its sessions")
-
-    def naming(self, entry: Entry, title: str) -> Entry:
-        raise NotImplementedError("Claude Code's sessions are named by their first prompt")
-
-    def handoff_message(self, content: str, entry_id: str, parent: str | None, at: str) -> Entry:
-        raise NotImplementedError("a Claude Code session is started by ``new_session``")
-
-    def header_title(self, title: str) -> Entry:
-        return {}
 
     def loses_model(self, branch: list[Record]) -> bool:
         return True  # the last answer's model is the session's

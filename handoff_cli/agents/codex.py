@@ -36,7 +36,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from handoff_cli.agents.base import LINEAGE_TYPE, Message, Usage
+from handoff_cli.agents.base import LINEAGE_TYPE, Message, OwnFormatAgent, Usage
 from handoff_cli.agents.context import Context
 from handoff_cli.errors import SessionFileError, os_reason
 from handoff_cli.handoff.document import HANDOFF_TYPE, WRAPPER_OPEN, is_handoff_prompt
@@ -47,7 +47,6 @@ from handoff_cli.sessions.session import (
     BOM,
     CURRENT_VERSION,
     Entry,
-    MessageFacts,
     Record,
     Session,
     Source,
@@ -104,13 +103,11 @@ _DATA_URL = re.compile(r"data:([\w.+/-]+);base64,(.*)", re.S)
 _SHELL_TOOLS = frozenset({"exec_command", "shell", "local_shell", "container.exec"})
 
 
-class Codex:
+class Codex(OwnFormatAgent):
     """Codex's rules, as the ``Agent`` protocol asks them."""
 
     name = NAME
     title = "Codex"
-    compacts_in_place = False
-    title_slot = False
 
     def sessions_folders(self, env: Mapping[str, str], home: Path, cwd: Path) -> list[Path]:
         return [home_folder(env, home) / "sessions"]
@@ -123,35 +120,8 @@ class Codex:
         # (``candidates/results.json``); it takes no path.
         return ["codex", "resume", session_id]
 
-    def wrote_header(self, session: Session) -> bool:
-        return session.agent == NAME
-
-    def wrote(self, record: Record) -> bool:
-        return False  # its lines are never in a file of the pi family's format
-
     def context(self, branch: list[Record]) -> Context:
         return _context(branch)
-
-    def loaded(self, message: Message, facts: MessageFacts) -> Message:
-        return message  # read into the shared shape once, when loaded
-
-    def custom(self, entry: Entry) -> Message:
-        return {"role": "custom", "content": entry.get("content")}
-
-    def model_change(self, entry: Entry, model: str, switched: bool) -> Entry:
-        raise NotImplementedError("Codex names its model in each turn_context")
-
-    def thinking_change(self, entry: Entry, thinking: Entry) -> Entry:
-        raise NotImplementedError("Codex names its reasoning effort in each turn_context")
-
-    def naming(self, entry: Entry, title: str) -> Entry:
-        raise NotImplementedError("Codex's sessions are named by their first prompt")
-
-    def handoff_message(self, content: str, entry_id: str, parent: str | None, at: str) -> Entry:
-        raise NotImplementedError("a Codex rollout is started by ``new_session``")
-
-    def header_title(self, title: str) -> Entry:
-        return {}
 
     def loses_model(self, branch: list[Record]) -> bool:
         return False  # the model is the configuration's, named again in each turn_context
