@@ -696,6 +696,16 @@ def _split_entry(raw: bytes | memoryview, longest: int | None) -> Entry | None:
     }
 
 
+def _parent(parent_id: bytes | None, by_id: dict[str, Record]) -> str | None:
+    """A record's parent id, as the string of the parent's own record when it is known: one
+    string held for both, not two alike."""
+    if parent_id is None:
+        return None
+    parent = parent_id.decode()
+    known = by_id.get(parent)
+    return known.id if known is not None else parent
+
+
 def _message_record(
     raw: bytes, start: int, source: Source, by_id: dict[str, Record]
 ) -> Record | None:
@@ -719,12 +729,7 @@ def _message_record(
     if isinstance(message, dict) and message.get("role") == "hookMessage":
         return None  # renamed, in version 3 only if the file is older: the long way decides
     entry_id, parent_id, _ = match.groups()
-    parent = None
-    if parent_id is not None:
-        parent = parent_id.decode()
-        known = by_id.get(parent)
-        if known is not None:
-            parent = known.id
+    parent = _parent(parent_id, by_id)
     size = end - begin if isinstance(message, dict) else 0
     # Built as a plain tuple: once per message line, and twice as fast as through __new__.
     return _new_record(
@@ -1112,12 +1117,7 @@ def _read_blocks(source: Source, file: BinaryIO, lazy_before: int) -> _Body:
                     else:
                         entry_id, parent_id, _ = match.groups()
                         entry_id = entry_id.decode()
-                        parent = None
-                        if parent_id is not None:
-                            parent = parent_id.decode()
-                            known = by_id.get(parent)
-                            if known is not None:
-                                parent = known.id
+                        parent = _parent(parent_id, by_id)
                         record = _new_record(
                             Record,
                             (
@@ -1180,12 +1180,7 @@ def _line_record(
         read = _read_message(memoryview(block)[begin:last], source) if is_split else None
         if read is not None:
             entry_id, parent_id, _ = match.groups()
-            parent = None
-            if parent_id is not None:
-                parent = parent_id.decode()
-                known = by_id.get(parent)
-                if known is not None:
-                    parent = known.id
+            parent = _parent(parent_id, by_id)
             length = last - begin if isinstance(read[0], dict) else 0
             span = stop - position | (begin - position) << _FIELD_BITS
             span |= length << 2 * _FIELD_BITS | (at + position) << _OFFSET_SHIFT
