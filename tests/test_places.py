@@ -11,7 +11,7 @@ import pytest
 from handoff_cli.agents import OMP, PI
 from handoff_cli.agents.places import Root, agent_of, default_roots, roots
 
-from .conftest import FIXTURES, HEADER, Entries, run_cli, write_session
+from .conftest import EXAMPLES, FIXTURES, HEADER, Entries, run_cli, write_session
 
 HOME = Path("/home/u")
 
@@ -153,3 +153,31 @@ def test_a_projects_own_sessions_folder_is_left_alone(
     assert default_roots({}, place["home"], app)[-1] == Root(app / "sessions")
     with_it = run_cli("list", cwd=app)
     assert len(with_it.stdout.splitlines()) == 3 and "skipped" in with_it.stderr
+
+
+CLAUDE_EXAMPLE = next(EXAMPLES.glob("-home-dev-projects-todo-api/*.jsonl"))
+CODEX_MADE = FIXTURES / "codex/made/sessions"
+
+
+@pytest.mark.parametrize(
+    ("source", "placed"),
+    [
+        (CLAUDE_EXAMPLE, CLAUDE_EXAMPLE.relative_to(EXAMPLES)),  # one folder down
+        *((p, p.relative_to(CODEX_MADE)) for p in sorted(CODEX_MADE.glob("*/*/*/*.jsonl"))[:1]),
+    ],
+    ids=["claude", "codex"],
+)
+def test_sessions_of_an_agent_with_a_format_of_its_own_are_found_in_dot_sessions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: Path, placed: Path
+) -> None:
+    """``./sessions`` holding only a Claude Code session, or only a Codex rollout in its date
+    folders (``YYYY/MM/DD``), is searched: such a file opens with no header of the pi
+    family's."""
+    place = fake_home(tmp_path, monkeypatch)
+    app = tmp_path / "app"
+    (app / "sessions" / placed).parent.mkdir(parents=True)
+    shutil.copyfile(source, app / "sessions" / placed)
+    assert default_roots({}, place["home"], app)[-1] == Root(app / "sessions")
+    listed = run_cli("list", "--json", cwd=app)
+    assert listed.code == 0, listed.stderr
+    assert str(app / "sessions" / placed) in {s["path"] for s in listed.json()}

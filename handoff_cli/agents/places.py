@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from handoff_cli.agents import REGISTERED
+from handoff_cli.agents import REGISTERED, format_of
 from handoff_cli.errors import SessionFileError
 from handoff_cli.options import DEFAULT_SESSIONS_DIR
 from handoff_cli.sessions.session import numbered, open_regular, read_head
@@ -49,25 +49,32 @@ def default_roots(env: Mapping[str, str], home: Path, cwd: Path) -> list[Root]:
 
 
 HEAD_BYTES = 1 << 16
-"""Enough of a file's start for its header: omp's title slot is a few hundred bytes."""
+"""Enough of a file's start to know it: omp's title slot is a few hundred bytes, and a cut
+first line still says it is a Codex rollout."""
 LOOKED_AT = 16
 """Files opened at most: in a folder of sessions the first one is one; in a folder of other
 things, every command would otherwise read them all."""
+_LAYOUTS = ("*.jsonl", "*/*.jsonl", "[0-9][0-9][0-9][0-9]/[0-9][0-9]/[0-9][0-9]/rollout-*.jsonl")
+"""Where the agents put session files in their folders: in it or one folder down (the pi
+family's, Claude Code's), in date folders (Codex's); digits only, so that a web app's own tree
+is not walked."""
 
 
 def holds_sessions(folder: Path) -> bool:
-    """Whether ``folder`` holds an agent's session, laid out as the agents lay them out:
-    ``*.jsonl`` in it or one folder down, opening with a session header."""
+    """Whether ``folder`` holds an agent's session, laid out as the agents lay them out
+    (``_LAYOUTS``): a file that opens with a session header, or in an agent's own format."""
     if not folder.is_dir():
         return False
-    files = itertools.chain(sorted(folder.glob("*.jsonl")), sorted(folder.glob("*/*.jsonl")))
-    return any(_opens_with_header(path) for path in itertools.islice(files, LOOKED_AT))
+    files = itertools.chain.from_iterable(sorted(folder.glob(layout)) for layout in _LAYOUTS)
+    return any(_is_session(path) for path in itertools.islice(files, LOOKED_AT))
 
 
-def _opens_with_header(path: Path) -> bool:
+def _is_session(path: Path) -> bool:
     try:
         with open_regular(path) as file:
             head = file.read(HEAD_BYTES)
+        if format_of(head) is not None:
+            return True
         lines = list(io.BytesIO(head))
         read_head(path, iter(numbered(lines[:-1] if len(head) == HEAD_BYTES else lines)))
     except (OSError, SessionFileError):
