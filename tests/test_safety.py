@@ -29,7 +29,7 @@ from handoff_cli.sessions import files as writer
 from handoff_cli.sessions.catalog import list_sessions
 from handoff_cli.sessions.session import load_session
 
-from .conftest import EXAMPLES, FAKE_MODEL, handoff_entry, quick_and_stress, run_cli
+from .conftest import EXAMPLES, FAKE_MODEL, FIXTURES, handoff_entry, quick_and_stress, run_cli
 from .fakellm import FakeLLMServer, Reply
 from .helpers import zygote
 from .helpers.zygote import Forked, fork
@@ -179,6 +179,86 @@ def test_handoffs_of_one_session_at_once(
     for asked, answered, switched in zip(entries[::3], entries[1::3], entries[2::3], strict=True):
         assert asked["parentId"] == leaf_of(original) and answered["parentId"] == asked["id"]
         assert switched["type"] == "model_change" and switched["parentId"] == answered["id"]
+
+
+CODEX_ROLLOUT = (
+    FIXTURES
+    / "codex/made/sessions/2026/12/01"
+    / "rollout-2026-12-01T13-43-14-01a231d8-6485-70d0-866d-03e1c0f10e57.jsonl"
+)
+"""A rollout Codex made (``made/tools``), its lines numbered by their ``ordinal``."""
+CODEX_TURN = """
+import json, sys
+path = sys.argv[1]
+with open(path, "rb") as file:
+    last = json.loads(file.read().splitlines()[-1])["ordinal"]
+turn = [
+    {"type": "response_item", "payload": {"type": "message", "role": "user",
+     "content": [{"type": "input_text", "text": "And now?"}]}},
+    {"type": "response_item", "payload": {"type": "message", "role": "assistant",
+     "content": [{"type": "output_text", "text": "Still here."}]}},
+]
+at = "2026-12-01T14:00:00.000Z"
+with open(path, "a") as file:
+    for n, line in enumerate(turn, 1):
+        file.write(json.dumps({"timestamp": at, "ordinal": last + n, **line}) + "\\n")
+"""
+"""Codex going on in a rollout while a handoff of it waits for its model: a turn appended,
+numbered on from the file's last line, without our lock (Codex takes none)."""
+
+
+def codex_copy(folder: Path) -> Path:
+    """A copy of ``CODEX_ROLLOUT`` in a date folder, as Codex keeps it."""
+    target = folder / "sessions/2026/12/01" / CODEX_ROLLOUT.name
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(CODEX_ROLLOUT, target)
+    return target
+
+
+def ordinals(path: Path) -> list[int]:
+    return [orjson.loads(line)["ordinal"] for line in path.read_bytes().splitlines()]
+
+
+@pytest.mark.parametrize("count", quick_and_stress(2, 6))
+def test_handoffs_of_one_rollout_at_once_number_on(
+    tmp_path: Path, llm_server: FakeLLMServer, count: int
+) -> None:
+    """Every handoff has read the rollout before any records its exchange (each one's model is
+    held until all have asked): each numbers its lines on from the file as it is under the
+    lock, so no ordinal is given twice and none is skipped."""
+    source = codex_copy(tmp_path)
+    before = len(ordinals(source))
+    asked = threading.Barrier(count, timeout=60)
+
+    def all_asked(request: object) -> Reply:
+        asked.wait()
+        return Reply(DOCUMENT)
+
+    llm_server.default = all_asked
+    processes = [race(source, llm_server, tmp_path / f"run-{n}") for n in range(count)]
+    assert [p.wait(timeout=120) for p in processes] == [0] * count, processes[0].stderr
+    assert ordinals(source) == list(range(before + 4 * count))
+
+
+@pytest.mark.litellm
+def test_codex_appending_while_the_model_writes(tmp_path: Path, llm_server: FakeLLMServer) -> None:
+    """Codex appends a turn to the rollout (in a process of its own) while the handoff waits
+    for its model: the exchange is numbered on from Codex's last line, not from the last one
+    read."""
+    source = codex_copy(tmp_path)
+    before = len(ordinals(source))
+
+    def codex_goes_on(request: object) -> Reply:
+        subprocess.run([sys.executable, "-c", CODEX_TURN, str(source)], check=True)
+        return Reply(DOCUMENT)
+
+    llm_server.default = codex_goes_on
+    result = run_cli(*start_args(source, llm_server))
+    assert result.code == 0, result.stderr
+    lines = [orjson.loads(line) for line in source.read_bytes().splitlines()]
+    assert [v["ordinal"] for v in lines] == list(range(before + 2 + 4))
+    assert lines[before + 1]["payload"]["content"][0]["text"] == "Still here."  # Codex's
+    assert lines[-2]["payload"]["content"][0]["text"].startswith(DOCUMENT)  # then ours
 
 
 @pytest.mark.litellm

@@ -77,6 +77,11 @@ class Format(Protocol):
     ) -> list[Entry]:
         """The handoff recorded in ``old`` as the agent records a turn."""
 
+    def continued(self, lines: list[Entry], old: Session, since: bytes) -> list[Entry]:
+        """``lines`` as they are appended to ``old``'s file, now that others have appended
+        ``since`` to it (the bytes after what was read, read under the lock): numbered on from
+        the file's last line, where the format numbers its lines."""
+
 
 class Agent(Protocol):
     """One agent's rules."""

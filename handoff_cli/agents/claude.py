@@ -789,6 +789,11 @@ def exchange(
     return [asked, answered, _last_prompt(prompt, answered, tail)]
 
 
+def continued(lines: list[Entry], old: Session, since: bytes) -> list[Entry]:
+    """``lines`` as appended: Claude Code numbers no lines (its records chain by ``uuid``)."""
+    return lines
+
+
 def _tail(old: Session, session_id: str) -> Entry:
     """The keys every record of the CLI's ends with, as the old session's last record says
     them (its cwd, version and branch), for ``session_id``."""

@@ -34,7 +34,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
 from handoff_cli.agents.base import LINEAGE_TYPE, Message, OwnFormatAgent, Usage
 from handoff_cli.agents.context import Context
@@ -650,14 +650,43 @@ def exchange(
     answered_at: str,
 ) -> list[Entry]:
     """The handoff as Codex records a turn it resumes: the prompt as a user item and its
-    ``user_message`` event, the document as an assistant item and its ``agent_message``, in
-    the rollout's own line shape (its ordinals continued: ``candidates/results.json``,
-    ``exchange``). Codex appends at the end whatever the leaf; so do we."""
-    ordinal = old.header.get("ordinal")
-    start = ordinal + 1 if isinstance(ordinal, int) and not isinstance(ordinal, bool) else None
+    ``user_message`` event, the document as an assistant item and its ``agent_message``
+    (``candidates/results.json``, ``exchange``), numbered when appended (``continued``).
+    Codex appends at the end whatever the leaf; so do we."""
     turn = _turn(prompt, document)
-    answered = start + 2 if start is not None else None
-    return [*_lines(turn[:2], asked_at, start), *_lines(turn[2:], answered_at, answered)]
+    return [*_lines(turn[:2], asked_at, None), *_lines(turn[2:], answered_at, None)]
+
+
+def continued(lines: list[Entry], old: Session, since: bytes) -> list[Entry]:
+    """``lines`` in the rollout's own line shape: its ordinals continued from its last line's
+    (one another writer appended since it was read, among ``since``, else the last read),
+    none where it has none. Decided under the lock, so that two writers of ours never give
+    one ordinal twice."""
+    last = _last_ordinal(since)
+    if last is None:
+        last = old.header.get("ordinal")
+    if not _is_ordinal(last):
+        return lines
+    return [
+        {"timestamp": line["timestamp"], "ordinal": last + n} | line
+        for n, line in enumerate(lines, 1)
+    ]
+
+
+def _last_ordinal(data: bytes) -> int | None:
+    """The ordinal of the last line in ``data`` that is a rollout line with one."""
+    for raw in reversed(data.split(b"\n")):
+        try:
+            value = parse_line(raw)
+        except ValueError:
+            continue
+        if isinstance(value, dict) and _is_ordinal(value.get("ordinal")):
+            return int(value["ordinal"])
+    return None
+
+
+def _is_ordinal(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _turn(prompt: str, answer: str) -> list[tuple[str, Entry]]:

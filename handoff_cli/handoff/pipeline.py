@@ -667,8 +667,8 @@ def _commit(
     to = options.to or request.source.agent
     folder = options.out_dir or _folder_of(request, to, target, old)
     recorded: list[Entry] = []
+    own = FORMATS.get(request.source.agent)
     if options.record:
-        own = FORMATS.get(request.source.agent)
         recorded = _own_exchange(own, request, answer) if own else _exchange(request, answer)
     # Dated after the exchange, the new session is the newer one in every agent's order.
     written = FORMATS.get(to)
@@ -686,7 +686,7 @@ def _commit(
         with _holding(request, old, target.exclusive, folder) as held:
             new_path = _write_new(new_file, data)
             try:
-                _append(held, recorded)
+                _append(held, _continued(own, request, held, recorded))
             except BaseException:
                 new_path.unlink(missing_ok=True)
                 raise
@@ -716,6 +716,20 @@ def _own_exchange(own: Format, request: Request, answer: Answer) -> list[Entry]:
         source.session, source.leaf_id, source.session_model, prompt, answer.text, usage,
         asked_at, answered_at,
     )  # fmt: skip
+
+
+def _continued(
+    own: Format | None, request: Request, held: Locked, lines: list[Entry]
+) -> list[Entry]:
+    """``lines`` as appended to the session held, in an agent's own format: numbered on from
+    what the file holds now, under the lock (``Format.continued``)."""
+    if own is None:
+        return lines
+    session = request.source.session
+    assert session.read_as is not None, "a loaded session knows how it was read"
+    read = session.read_as.st_size
+    since = held.read(read, held.status().st_size - read)
+    return own.continued(lines, session, since)
 
 
 def _own_session(
