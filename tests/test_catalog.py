@@ -541,10 +541,6 @@ def test_a_warm_list_reads_heads_and_tails_not_whole_files(tmp_path: Path) -> No
     root, cache = tmp_path / "s", tmp_path / "cache"
     cached_folder(root, sessions=4, turns=400)  # about 1.6 MB each
 
-    def bytes_read() -> int:
-        with open("/proc/self/io") as io_counts:
-            return int(next(f for f in io_counts if f.startswith("rchar")).split()[1])
-
     start = bytes_read()
     cold = run_cli("list", root, "--json", "--cache-dir", cache)
     middle = bytes_read()
@@ -651,6 +647,12 @@ def test_each_id_has_its_shortest_unique_prefix() -> None:
 # --- Claude Code's sessions, listed from their heads and tails too ----------------------------
 
 
+def bytes_read() -> int:
+    """The bytes this process has read so far, from any file."""
+    with open("/proc/self/io") as io_counts:
+        return int(next(f for f in io_counts if f.startswith("rchar")).split()[1])
+
+
 def claude_folder(root: Path, sessions: int = 3, megabytes: float = 1.5) -> list[Path]:
     """Claude Code sessions of ``megabytes`` each (``test_limits.CLAUDE_SHAPE``), quiet."""
     paths = []
@@ -663,7 +665,7 @@ def claude_folder(root: Path, sessions: int = 3, megabytes: float = 1.5) -> list
     return paths
 
 
-def _hand_off_claude(path: Path) -> None:
+def _hand_off_extractively(path: Path) -> None:
     """Handed off: the exchange recorded in it, a new session beside it."""
     handoff(path, Options(model="extractive"))
 
@@ -682,14 +684,15 @@ def _retitle_claude_in_place(path: Path) -> None:
     os.utime(path, ns=(HOUR_AGO_NS, HOUR_AGO_NS))
 
 
-def _truncate_claude(path: Path) -> None:
+def _truncate_in_half(path: Path) -> None:
     data = path.read_bytes()
     with path.open("r+b") as file:
         file.truncate(data.index(b"\n", len(data) // 2) + 1)
 
 
 @pytest.mark.parametrize(
-    "change", [_hand_off_claude, _append_claude_prompt, _retitle_claude_in_place, _truncate_claude]
+    "change",
+    [_hand_off_extractively, _append_claude_prompt, _retitle_claude_in_place, _truncate_in_half],
 )
 def test_a_warm_list_of_claude_code_sessions_reads_heads_and_tails(
     tmp_path: Path, change: Callable[[Path], None]
@@ -698,6 +701,99 @@ def test_a_warm_list_of_claude_code_sessions_reads_heads_and_tails(
     the tail for our exchange; and after any change, as a first run lists them."""
     root, cache = tmp_path / "projects", tmp_path / "cache"
     paths = claude_folder(root)
+
+    cold = listings(root, cache)
+    start = bytes_read()
+    warm = listings(root, cache)
+    assert bytes_read() - start < 3 * 3 * 200_000  # three lists, a head and a tail a file
+    assert warm == cold == uncached(root, tmp_path / "fresh")
+    change(paths[1])
+    after = listings(root, cache)
+    assert after == uncached(root, tmp_path / "fresh") and after != cold
+
+
+# --- Codex's rollouts, listed from their heads and tails too ----------------------------------
+
+CODEX_TOOLS = (
+    FIXTURES
+    / "codex/made/sessions/2026/12/01"
+    / "rollout-2026-12-01T13-43-14-01a231d8-6485-70d0-866d-03e1c0f10e57.jsonl"
+)
+
+
+def codex_rollout(path: Path, session_id: str, megabytes: float) -> Path:
+    """A rollout of about ``megabytes`` MB: the ``session_meta`` Codex wrote for ``made/tools``
+    (its base instructions included), then turns of a prompt, a call and its long output."""
+    meta = orjson.loads(CODEX_TOOLS.read_bytes().split(b"\n", 1)[0])
+    meta["payload"] |= {"id": session_id, "session_id": session_id}
+    lines = [meta]
+    turn = 0
+    while sum(len(orjson.dumps(v)) for v in lines) < megabytes * 1_000_000:
+        call = f"call_{turn}"
+        for payload in (
+            {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": f"step {turn}: fix the parser"}],
+            },
+            {"type": "function_call", "name": "exec_command", "arguments": "{}", "call_id": call},
+            {"type": "function_call_output", "call_id": call, "output": "x" * 20_000},
+        ):
+            lines.append({"type": "response_item", "payload": payload})
+        turn += 1
+    with open(path, "wb") as out:
+        for ordinal, value in enumerate(lines):
+            out.write(line({"timestamp": "2026-12-01T13:43:14.000Z", "ordinal": ordinal} | value))
+    return path
+
+
+def codex_folder(
+    root: Path, sessions: int = 3, megabytes: float = 1.5, day: str = "2026/12/01"
+) -> list[Path]:
+    """Rollouts of ``megabytes`` each in the date folder ``day`` of ``root``, quiet."""
+    folder = root / day
+    folder.mkdir(parents=True)
+    paths = []
+    for index in range(sessions):
+        session_id = f"01a231d8-0000-7000-8000-{index:012d}"
+        name = f"rollout-2026-12-01T13-43-14-{session_id}.jsonl"
+        path = codex_rollout(folder / name, session_id, megabytes)
+        os.utime(path, ns=(HOUR_AGO_NS, HOUR_AGO_NS))
+        paths.append(path)
+    return paths
+
+
+def _append_codex_prompt(path: Path) -> None:
+    last = orjson.loads(path.read_bytes().rsplit(b"\n", 2)[-2])["ordinal"]
+    prompt = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "?"}]}
+    with path.open("ab") as file:
+        file.write(
+            line(
+                {"timestamp": "", "ordinal": last + 1, "type": "response_item"}
+                | {"payload": prompt}
+            )
+        )
+
+
+def _retitle_codex_in_place(path: Path) -> None:
+    """The first prompt changed in place, the size and mtime as they were."""
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b"step 0: fix the parser", b"step 0: FIX THE PARSER", 1))
+    os.utime(path, ns=(HOUR_AGO_NS, HOUR_AGO_NS))
+
+
+@pytest.mark.parametrize(
+    "change",
+    [_hand_off_extractively, _append_codex_prompt, _retitle_codex_in_place, _truncate_in_half],
+)
+def test_a_warm_list_of_codex_rollouts_reads_heads_and_tails(
+    tmp_path: Path, change: Callable[[Path], None]
+) -> None:
+    """Listed as the others are: the cache's line count, the head up to the first request
+    (past a ``session_meta`` of Codex's base instructions), the tail for our exchange; and
+    after any change, as a first run lists them."""
+    root, cache = tmp_path / "sessions", tmp_path / "cache"
+    paths = codex_folder(root)
 
     def bytes_read() -> int:
         with open("/proc/self/io") as io_counts:
@@ -708,6 +804,7 @@ def test_a_warm_list_of_claude_code_sessions_reads_heads_and_tails(
     warm = listings(root, cache)
     assert bytes_read() - start < 3 * 3 * 200_000  # three lists, a head and a tail a file
     assert warm == cold == uncached(root, tmp_path / "fresh")
+    assert "step 0: fix the parser" in warm[0]
     change(paths[1])
     after = listings(root, cache)
     assert after == uncached(root, tmp_path / "fresh") and after != cold

@@ -18,9 +18,11 @@ from handoff_cli.errors import ExitCode
 from handoff_cli.handoff.document import WRAPPER_OPEN, is_handoff_prompt
 from handoff_cli.handoff.facts import facts_of
 from handoff_cli.options import AUTO
+from handoff_cli.sessions import catalog
 
-from .conftest import DOCUMENT, FIXTURES, model_env, run_cli
+from .conftest import DOCUMENT, FIXTURES, NOT_SESSIONS, model_env, run_cli
 from .fakellm import FakeLLMServer, Reply
+from .test_catalog import bytes_read, codex_folder
 
 CODEX_FIXTURES = FIXTURES / "codex"
 ROLLOUTS = sorted(
@@ -124,6 +126,43 @@ def test_list_and_every_view_work_on_them() -> None:
             result = run_cli("show", path, *view)
             assert result.code in (0, ExitCode.USAGE, ExitCode.NOTHING_TO_HAND_OFF), result.stderr
             assert "Traceback" not in result.stderr
+
+
+EVERY_ROLLOUT = sorted(p for p in CODEX_FIXTURES.rglob("*.jsonl") if p.name not in NOT_SESSIONS)
+
+
+@pytest.mark.parametrize("head", [catalog.HEAD_BYTES, 200], ids=["head", "cut-meta"])
+def test_list_reads_from_the_head_what_the_whole_rollout_says(
+    head: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``list`` reads a rollout's head (and, where it holds no user request, or its
+    ``session_meta`` is longer than the head, the file up to one) and its tail, and once its
+    lines are counted (the list cache) not the whole of a big one: what it says of every
+    fixture is what loading it whole says."""
+    monkeypatch.setattr(catalog, "HEAD_BYTES", head)
+    (big,) = codex_folder(tmp_path / "sessions", sessions=1, megabytes=3)
+    cached = catalog.catalog(tmp_path / "sessions", cache=tmp_path / "cache")
+    start = bytes_read()
+    warm = catalog.catalog(tmp_path / "sessions", cache=tmp_path / "cache")
+    assert bytes_read() - start < 200_000 < big.stat().st_size // 10
+    assert warm.sessions == cached.sessions
+    assert warm.sessions[0].first_request == "step 0: fix the parser"
+    for path in EVERY_ROLLOUT:
+        summary = catalog.summarize(path)
+        session = load_session(path)
+        starts = codex.starts_from_handoff(session)
+        assert (summary.id, summary.parent_session, summary.starts_from_handoff) == (
+            session.id,
+            session.parent,
+            starts,
+        ), path
+        assert (summary.timestamp, summary.cwd) == (
+            session.header.get("timestamp", ""),
+            session.header.get("cwd", ""),
+        ), path
+        assert summary.first_request == session.title, path
+        assert summary.title == (None if starts else session.title), path
+        assert summary.agent == CODEX
 
 
 def test_bad_lines_are_skipped_and_named() -> None:

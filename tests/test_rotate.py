@@ -36,6 +36,7 @@ from .conftest import FAKE_MODEL, HEADER, Entries, run_cli, write_session
 from .fakellm import FakeLLMServer, Reply
 from .helpers import zygote
 from .helpers.zygote import fork
+from .test_catalog import codex_folder
 from .test_limits import claude_session
 
 DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()} facts" for name in SECTIONS)
@@ -459,16 +460,19 @@ def test_the_later_of_two_in_place_rotations_skips(tmp_path: Path) -> None:
 
 
 @pytest.mark.litellm
-@pytest.mark.parametrize("agent", ["omp", "claude"])
+@pytest.mark.parametrize("agent", ["omp", "claude", "codex"])
 def test_a_handoff_newer_than_the_last_entry_counts_as_done(
     tmp_path: Path, llm_server: FakeLLMServer, agent: str
 ) -> None:
     """Another run wrote its new session and recorded nothing (``--no-record``, or killed
     between its writes) while ours was asking the model: the session is handed off, and a
     rotation deciding under the lock leaves it alone. Its new session names it in a header,
-    or (Claude Code's) in our lineage record."""
+    or (Claude Code's, Codex's) in our lineage line; a new rollout is in today's folder, not
+    the old one's."""
     if agent == "claude":
         path = make_claude_session(tmp_path, "c8e5e286-ae88-42dd-9175-7a7482e56fde")
+    elif agent == "codex":
+        (path,) = codex_folder(tmp_path, sessions=1, megabytes=0.1, day="2025/01/31")
     else:
         path = make_session(tmp_path, "s", turns=8)
     before = path.read_bytes()
@@ -482,7 +486,8 @@ def test_a_handoff_newer_than_the_last_entry_counts_as_done(
     with pytest.raises(HandedOffError):
         handoff(path, options, target=Target(exclusive=True))
     assert path.read_bytes() == before
-    assert len(new_sessions(tmp_path, [path])) == 1  # only the other run's
+    made = [p for p in tmp_path.rglob("*.jsonl") if p != path]
+    assert len(made) == 1  # only the other run's
 
 
 # --- what cannot be handed off, and what is skipped ---------------------------------------------

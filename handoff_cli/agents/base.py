@@ -9,7 +9,7 @@ the agents differ.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -33,17 +33,35 @@ class Usage(NamedTuple):
     output_tokens: int = 0
 
 
+class Opening(NamedTuple):
+    """What a session's first lines tell ``list``, in a format of an agent's own."""
+
+    header: Entry
+    """The header ``load`` makes of them: the id, the first time and cwd, our lineage."""
+    first_request: str | None
+    """The first user request, on one line (``Session.title``'s rule)."""
+    starts_from_handoff: bool
+    """Its first message is a handoff document: it was handed off to."""
+
+
 class Format(Protocol):
     """What the module of an agent with a file format of its own (Claude Code's, Codex's)
     provides beside its ``Agent``: how its files are known and read, and what it writes."""
 
     NAME: str
+    HEADER_LINES: int
+    """How many of a file's first lines are its header, not entries."""
 
     def owns_head(self, head: bytes) -> bool:
         """Whether a file starting with ``head`` is in this format."""
 
     def load(self, path: Path) -> Session:
         """The file read into the shared ``Session``."""
+
+    def opening(self, path: Path, values: Iterable[Any]) -> Opening:
+        """What the values of the first lines of the file at ``path`` (in order, None for a
+        line that is no JSON) say of its session, read up to its first user request, as
+        ``load`` would read them."""
 
     def starts_from_handoff(self, session: Session) -> bool:
         """Whether the session was handed off to."""

@@ -38,7 +38,7 @@ from typing import Any, NamedTuple, TypeGuard
 
 import orjson
 
-from handoff_cli.agents.base import LINEAGE_TYPE, Message, OwnFormatAgent, Usage
+from handoff_cli.agents.base import LINEAGE_TYPE, Message, Opening, OwnFormatAgent, Usage
 from handoff_cli.agents.context import Context
 from handoff_cli.errors import SessionFileError, os_reason
 from handoff_cli.handoff.document import HANDOFF_TYPE, WRAPPER_OPEN, is_handoff_prompt
@@ -65,6 +65,8 @@ from handoff_cli.sessions.session import (
 from handoff_cli.text import text_of
 
 NAME = "claude"
+HEADER_LINES = 0
+"""It has no header: every line is a record."""
 PROVIDER = "anthropic"
 """LiteLLM's name for the provider of the models Claude Code names."""
 SYNTHETIC_MODEL = "<synthetic>"
@@ -418,21 +420,10 @@ def _raw(record: Record) -> Entry:
     return value
 
 
-class Opening(NamedTuple):
-    """What a Claude Code session's first records tell ``list``."""
-
-    header: Entry
-    """The header ``load`` makes of them: the id, the first time and cwd, our lineage."""
-    first_request: str | None
-    """The first user request, on one line (``Session.title``'s rule)."""
-    starts_from_handoff: bool
-    """Its first message is a handoff document: it was handed off to."""
-
-
-def opening(session_id: str, values: Iterable[Any]) -> Opening:
+def opening(path: Path, values: Iterable[Any]) -> Opening:
     """What the values of a file's first lines (``values``, in order) say of its session,
     read up to its first user request, as ``load`` would read them."""
-    header: Entry = {"type": "session", "version": CURRENT_VERSION, "id": session_id}
+    header: Entry = {"type": "session", "version": CURRENT_VERSION, "id": path.stem}
     first_message: Message | None = None
     request: str | None = None
     for value in values:

@@ -36,7 +36,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple, TypeGuard
 
-from handoff_cli.agents.base import LINEAGE_TYPE, Message, OwnFormatAgent, Usage
+from handoff_cli.agents.base import LINEAGE_TYPE, Message, Opening, OwnFormatAgent, Usage
 from handoff_cli.agents.context import Context
 from handoff_cli.errors import SessionFileError, os_reason
 from handoff_cli.handoff.document import HANDOFF_TYPE, WRAPPER_OPEN, is_handoff_prompt
@@ -53,11 +53,14 @@ from handoff_cli.sessions.session import (
     message_facts,
     numbered,
     open_regular,
+    session_title,
     spanning,
 )
 from handoff_cli.text import text_of
 
 NAME = "codex"
+HEADER_LINES = 1
+"""Its ``session_meta``."""
 PROVIDER = "openai"
 """LiteLLM's name for the provider of the models Codex names."""
 OWNS_BYTES = 1 << 20
@@ -294,6 +297,43 @@ def _raw(record: Record) -> Entry:
     if not isinstance(value, dict) or not isinstance(value.get("payload"), dict):
         raise SessionFileError(record.source.path, "changed while being read", record.line)
     return value
+
+
+def opening(path: Path, values: Iterable[Any]) -> Opening:
+    """What the values of a rollout's first lines (``values``, in order, None for a line that
+    is no JSON) say of its session, read up to its first user request, as ``load`` would read
+    them: the ``session_meta`` if it is the first, our lineage line, the first message."""
+    header: Entry = {"type": "session", "version": CURRENT_VERSION, "id": path.stem}
+    first_message: Message | None = None
+    request: str | None = None
+    model: Any = None
+    names: dict[str, str] = {}
+    for number, value in enumerate(values, 1):
+        payload = value.get("payload") if isinstance(value, dict) else None
+        if not isinstance(value, dict) or not isinstance(payload, dict):
+            continue
+        kind = value.get("type")
+        if kind == "session_meta" and number == 1:
+            _meta(header, payload)
+        elif kind == LINEAGE_TYPE and isinstance(payload.get("parentSession"), str):
+            header["parentSession"] = payload["parentSession"]
+        elif kind == "turn_context":
+            model = payload.get("model")
+        elif kind in ("response_item", "compacted"):
+            shared = (
+                _shared(payload, model, names)
+                if kind == "response_item"
+                else {"role": "compactionSummary"}
+            )
+            if shared is None:
+                continue
+            first_message = first_message or shared
+            text = text_of(shared.get("content")).strip() if shared["role"] == "user" else ""
+            if text and not is_handoff_prompt(text):
+                request = text
+                break
+    starts = first_message is not None and first_message.get("customType") == HANDOFF_TYPE
+    return Opening(header, session_title(None, header, None, request), starts)
 
 
 def starts_from_handoff(session: Session) -> bool:

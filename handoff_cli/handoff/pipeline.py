@@ -683,7 +683,9 @@ def _commit(
     if not options.record:
         new_path = _write_new(new_file, data)
     else:
-        with _holding(request, old, target.exclusive, folder) as held:
+        # The folder the new session goes to, where another run's would be too (a rollout's
+        # is today's, not the folder named).
+        with _holding(request, old, target.exclusive, new_file.parent) as held:
             new_path = _write_new(new_file, data)
             try:
                 _append(held, _continued(own, request, held, recorded))

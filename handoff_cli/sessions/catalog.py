@@ -116,11 +116,9 @@ def _summarize(
             scan = _scan(file, status, known, now_ns)
     except OSError as error:
         raise SessionFileError(path, os_reason(error)) from None
-    if claude.owns_head(scan.head):
-        return _claude_summary(path, key, status, scan), scan.known
     own = format_of(scan.head)
     if own is not None:
-        return _own_summary(own, path, key, status), scan.known
+        return _own_summary(own, path, key, status, scan), scan.known
     chunks = list(io.BytesIO(scan.head))  # split at "\n" only, as loading does
     if status.st_size > len(scan.head) and chunks:
         chunks.pop()  # the last line is cut off by the read
@@ -169,19 +167,20 @@ def _summarize(
     return summary, scan.known
 
 
-def _claude_summary(path: Path, key: str, status: os.stat_result, scan: _Scan) -> SessionSummary:
-    """A Claude Code session's summary, from the head and the tail of its file as for the
-    others (its lines counted by the scan, which the cache keeps): the head says who it is,
-    up to its first user request (the rest of the file is read only where the head holds
-    none), the tail whether it ends with our exchange. It has no header: its entries are all
-    of its lines."""
+def _own_summary(
+    own: Format, path: Path, key: str, status: os.stat_result, scan: _Scan
+) -> SessionSummary:
+    """The summary of a session in an agent's own format (Claude Code's, Codex's), from the
+    head and the tail of its file as for the others (its lines counted by the scan, which the
+    cache keeps): the head says who it is, up to its first user request (the rest of the file
+    is read only where the head holds none), the tail whether it ends with our exchange."""
     size = status.st_size
     # A line cut by the head's end is no JSON object (it does not end with its brace).
-    head = claude.opening(path.stem, _values(io.BytesIO(scan.head.removeprefix(BOM))))
+    head = own.opening(path, _parsed(io.BytesIO(scan.head.removeprefix(BOM))))
     if head.first_request is None and len(scan.head) < size:
         with open_regular(path) as file:
             first = file.readline().removeprefix(BOM)
-            head = claude.opening(path.stem, _values(itertools.chain([first], file)))
+            head = own.opening(path, _parsed(itertools.chain([first], file)))
     tail = io.BytesIO(scan.tail).readlines()
     values = list(_values(tail if len(scan.tail) == size else tail[1:]))  # the first is cut
     return SessionSummary(
@@ -194,38 +193,21 @@ def _claude_summary(path: Path, key: str, status: os.stat_result, scan: _Scan) -
         size=size,
         modified=status.st_mtime,
         starts_from_handoff=head.starts_from_handoff,
-        ends_with_handoff=claude.ends_with_exchange(values),
-        agent=claude.NAME,  # its format is only Claude Code's, wherever the file lies
-        first_request=head.first_request,
-        entries=scan.known.newlines,
-        key=key,
-    )
-
-
-def _own_summary(own: Format, path: Path, key: str, status: os.stat_result) -> SessionSummary:
-    """The summary of a session in an agent's own format (Claude Code's, Codex's): it is read
-    whole, its records say all of it."""
-    session = own.load(path)
-    header = session.header
-    starts = own.starts_from_handoff(session)
-    first_request = session.title
-    tail = [session.entry(r) for r in session.records[-2:]]
-    return SessionSummary(
-        id=session.id,
-        path=path,
-        timestamp=str(header.get("timestamp", "")),
-        cwd=str(header.get("cwd", "")),
-        title=None if starts else first_request,
-        parent_session=parent_session(header),
-        size=status.st_size,
-        modified=status.st_mtime,
-        starts_from_handoff=starts,
-        ends_with_handoff=own.ends_with_exchange(tail),
+        ends_with_handoff=own.ends_with_exchange(values),
         agent=own.NAME,  # its format is only that agent's, wherever the file lies
-        first_request=first_request,
-        entries=len(session.records),
+        first_request=head.first_request,
+        entries=max(0, scan.known.newlines - own.HEADER_LINES),
         key=key,
     )
+
+
+def _parsed(lines: Iterable[bytes]) -> Iterator[Any]:
+    """The value of each line, None for one that does not parse."""
+    for raw in lines:
+        try:
+            yield parse_line(raw)
+        except ValueError:
+            yield None
 
 
 def _values(lines: Iterable[bytes]) -> Iterator[Any]:
@@ -757,11 +739,12 @@ def iso_name_stamp(ms: int) -> str:
 
 def _handoff_head(path: Path) -> str | None:
     """The parent a session names, if it starts from a handoff document; else None: in a
-    pi-family header, or in a Claude Code file our lineage record."""
+    pi-family header, or our lineage line in a file of an agent's own format."""
     with open_regular(path) as file:
         head = file.read(HEAD_BYTES)
-    if claude.owns_head(head):
-        opening = claude.opening(path.stem, _values(io.BytesIO(head.removeprefix(BOM))))
+    own = format_of(head)
+    if own is not None:
+        opening = own.opening(path, _parsed(io.BytesIO(head.removeprefix(BOM))))
         return parent_session(opening.header) if opening.starts_from_handoff else None
     lines = numbered(io.BytesIO(head))
     found = read_head(path, lines)
