@@ -9,10 +9,11 @@ the agents differ.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, Protocol
 
+from handoff_cli.errors import InPlaceRefusedError
 from handoff_cli.sessions.session import Entry, MessageFacts, Record, Session
 
 if TYPE_CHECKING:
@@ -31,6 +32,45 @@ class Usage(NamedTuple):
 
     input_tokens: int = 0
     output_tokens: int = 0
+
+
+Mask = Callable[[Any], Any]
+"""What masks the secrets in a value (a string, or dicts and lists of them) we write."""
+
+
+class Compacted(NamedTuple):
+    """What an in-place handoff appends: the agent's compaction, holding the document."""
+
+    lines: list[Entry]
+    entry_id: str | None
+    """The id of the compaction appended (None: the agent's lines have none, as Codex's)."""
+    tokens_after: int
+    """The agent's estimate of the context from then on (its messages, without the system
+    prompt and tools)."""
+
+
+class Compaction(Protocol):
+    """Where an in-place handoff compacts a branch, as the agent compacts a session itself
+    (``Agent.compaction``), and how it writes that."""
+
+    @property
+    def first_kept_entry_id(self) -> str | None:
+        """The first entry kept as it is (None: the agent replaces the whole history)."""
+
+    @property
+    def tokens_before(self) -> int | float:
+        """The context's size before, as the agent counts it (NaN where a usage it adds up
+        lacks a count, as JavaScript's arithmetic gives it: written as null)."""
+
+    @property
+    def kept(self) -> int:
+        """How many entries of the branch, from the first kept one to the leaf, stay as they
+        are."""
+
+    def write(self, document: str, at: str, mask: Mask) -> Compacted:
+        """The compaction holding ``document`` (its ``<files>`` block at its end, its secrets
+        masked), made at ``at``; what it adds of the session's own (paths, say) is masked by
+        ``mask``."""
 
 
 class Opening(NamedTuple):
@@ -68,6 +108,10 @@ class Format(Protocol):
 
     def ends_with_exchange(self, values: list[Any]) -> bool:
         """Whether the file's last objects, ``values``, are a recorded handoff."""
+
+    def ends_with_compaction(self, tail: bytes) -> bool:
+        """Whether the file, whose last bytes are ``tail``, ends with the agent's compaction
+        that an in-place handoff wrote (however long its line)."""
 
     def new_uuid(self) -> str:
         """A new session's id."""
@@ -113,10 +157,6 @@ class Agent(Protocol):
         """What people call it."""
 
     @property
-    def compacts_in_place(self) -> bool:
-        """Whether it hands off in place, as a compaction entry (``--in-place``)."""
-
-    @property
     def title_slot(self) -> bool:
         """Whether a session it starts may open with a title slot (``sessions.files``)."""
 
@@ -138,6 +178,12 @@ class Agent(Protocol):
 
     def context(self, branch: list[Record]) -> Context:
         """The context it builds for ``branch`` (its ``buildSessionContext``)."""
+
+    def compaction(self, session: Session, branch: list[Record]) -> Compaction:
+        """Where an in-place handoff (``--in-place``) compacts ``branch`` (root to leaf) of
+        ``session``, as the agent compacts a session itself. ``InPlaceRefusedError`` where
+        the agent has no such handoff; ``AlreadyCompactedError`` or ``NothingToCompactError``
+        where there is nothing to compact."""
 
     def loaded(self, message: Message, facts: MessageFacts) -> Message:
         """A message entry's message as the agent holds it once loaded."""
@@ -183,11 +229,13 @@ class OwnFormatAgent:
 
     name: str
     title: str
-    compacts_in_place = False
     title_slot = False
 
     def wrote_header(self, session: Session) -> bool:
         return session.agent == self.name
+
+    def compaction(self, session: Session, branch: list[Record]) -> Compaction:
+        refuse_in_place(self.title)
 
     def wrote(self, record: Record) -> bool:
         return False  # its records are never in a file of the pi family's format
@@ -212,3 +260,12 @@ class OwnFormatAgent:
 
     def header_title(self, title: str) -> Entry:
         return {}
+
+
+def refuse_in_place(title: str, hint: str = "") -> NoReturn:
+    """``--in-place`` on a session read by the rules of an agent that has no handoff in place
+    that we write."""
+    raise InPlaceRefusedError(
+        "--in-place writes an agent's own compaction (oh-my-pi's, Codex's); this session is "
+        f"read by {title}'s rules{hint}"
+    )

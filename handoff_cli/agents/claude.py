@@ -450,6 +450,11 @@ def opening(path: Path, values: Iterable[Any]) -> Opening:
     return Opening(header, title, starts)
 
 
+def ends_with_compaction(tail: bytes) -> bool:
+    """Never: no compaction of Claude Code's is written by a handoff."""
+    return False
+
+
 def starts_from_handoff(session: Session) -> bool:
     """Whether the session's first message is a handoff document: it was handed off to."""
     first = next((r for r in session.records if r.type == "message" and r.has_message), None)

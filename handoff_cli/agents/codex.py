@@ -22,6 +22,10 @@ real CLI: tests/fixtures/codex/, each rule's fixture named in the docs):
 Each item is also read as one message in the shared shape (pi's roles and blocks; Codex's shell
 tools as ``bash``), which is what the facts, the conversation sent to the writer and the views
 read; the context's JSON is Codex's own items (``Context.sent``).
+
+What it writes: a new rollout and the exchange in the old one (a handoff), or, in place,
+Codex's own compaction holding the document (``Codex.compaction``), as the real CLI's
+``/compact`` writes one (tests/fixtures/codex/inplace/).
 """
 
 from __future__ import annotations
@@ -32,14 +36,31 @@ import os
 import re
 import uuid
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple, TypeGuard
 
-from handoff_cli.agents.base import LINEAGE_TYPE, Message, Opening, OwnFormatAgent, Usage
+from handoff_cli.agents.base import (
+    LINEAGE_TYPE,
+    Compacted,
+    Compaction,
+    Mask,
+    Message,
+    Opening,
+    OwnFormatAgent,
+    Usage,
+)
 from handoff_cli.agents.context import Context
-from handoff_cli.errors import SessionFileError, os_reason
-from handoff_cli.handoff.document import HANDOFF_TYPE, WRAPPER_OPEN, is_handoff_prompt
+from handoff_cli.errors import AlreadyCompactedError, SessionFileError, os_reason
+from handoff_cli.handoff.document import (
+    HANDOFF_TYPE,
+    WRAPPER_CLOSE,
+    WRAPPER_OPEN,
+    is_handoff_prompt,
+    summarised_document,
+    wrap_document,
+)
 from handoff_cli.sessions.files import uuid7
 from handoff_cli.sessions.js import UNDEFINED
 from handoff_cli.sessions.jsonl import dumps, dumps_line, parse_line
@@ -125,6 +146,9 @@ class Codex(OwnFormatAgent):
 
     def context(self, branch: list[Record]) -> Context:
         return _context(branch)
+
+    def compaction(self, session: Session, branch: list[Record]) -> Compaction:
+        return _compaction(branch)
 
     def loses_model(self, branch: list[Record]) -> bool:
         return False  # the model is the configuration's, named again in each turn_context
@@ -358,6 +382,21 @@ def ends_with_exchange(values: list[Any]) -> bool:
     return roles == ("user", "assistant") and is_handoff_prompt(text_of(items[0].get("content")))
 
 
+def ends_with_compaction(tail: bytes) -> bool:
+    """Whether a rollout whose last bytes are ``tail`` ends with our compaction: its last line
+    a ``compacted`` one whose summary is a handoff document (by how our line ends, when its
+    start is not in ``tail``)."""
+    line = tail.rstrip(b"\n").rsplit(b"\n", 1)[-1]
+    try:
+        value = parse_line(line)
+    except ValueError:
+        return line.endswith(_COMPACTION_END)  # cut by the tail's start, or torn
+    payload = value.get("payload") if isinstance(value, dict) else None
+    if not isinstance(payload, dict) or value.get("type") != "compacted":
+        return False
+    return summarised_document(text_of(payload.get("message"))) is not None
+
+
 # --- the shared shape -------------------------------------------------------------------------
 
 
@@ -510,6 +549,23 @@ class _Item(NamedTuple):
 
 
 def _context(branch: list[Record]) -> Context:
+    history, model = _history(branch)
+    kept = [h for h in history if h.item is None or not _own_context(h.item)]
+    sent = tuple(h.item for h in kept if h.item is not None)
+    return Context(
+        AGENT,
+        head=(),
+        records=[h.record for h in kept if h.record is not None and h.record.has_message],
+        changes={},
+        thinking_level=UNDEFINED,
+        model=f"{PROVIDER}/{model}" if isinstance(model, str) and model else None,
+        sent=lambda: iter(sent),
+    )
+
+
+def _history(branch: list[Record]) -> tuple[list[_Item], Any]:
+    """The history Codex rebuilds from ``branch`` (its own items included), and the model the
+    last ``turn_context`` names."""
     history: list[_Item] = []
     model: Any = None
     for record in branch:
@@ -526,18 +582,7 @@ def _context(branch: list[Record]) -> Context:
                 item = _wire(payload)
                 if item is not None:
                     history.append(_Item(item, record))
-    history = _paired(history)
-    kept = [h for h in history if h.item is None or not _own_context(h.item)]
-    sent = tuple(h.item for h in kept if h.item is not None)
-    return Context(
-        AGENT,
-        head=(),
-        records=[h.record for h in kept if h.record is not None and h.record.has_message],
-        changes={},
-        thinking_level=UNDEFINED,
-        model=f"{PROVIDER}/{model}" if isinstance(model, str) and model else None,
-        sent=lambda: iter(sent),
-    )
+    return _paired(history), model
 
 
 def _wire(item: Entry) -> Entry | None:
@@ -608,6 +653,133 @@ def _paired(history: list[_Item]) -> list[_Item]:
             output = {"type": _OUTPUTS[kind], "call_id": h.item.get("call_id"), "output": ABORTED}
             paired.append(_Item(output, None))
     return paired
+
+
+# --- its compaction, holding a handoff (``--in-place``) -------------------------------------
+
+SUMMARY_PREFIX = (
+    "Another language model started to solve this problem and produced a summary of its "
+    "thinking process. You also have access to the state of the tools that were used by that "
+    "language model. Use this to build on the work that has already been done and avoid "
+    "duplicating work. Here is the summary produced by the other language model, use the "
+    "information in this summary to assist with your own analysis:"
+)
+"""What Codex writes before a compaction's summary, on a line of its own (``made/compact``),
+and by which it knows a summary among the user's messages."""
+KEPT_USER_TOKENS = 20_000
+"""How many tokens of the user's messages a compaction keeps, the newest first."""
+_COMPACTION_END = dumps(WRAPPER_CLOSE)[1:] + b"}]}]}}"
+"""How our compaction's line ends: its summary, the document wrapped, is its last item (a
+line we can know by its end, however much longer than a file's tail it is)."""
+
+
+@dataclass(frozen=True)
+class _Compaction:
+    """Codex's own compaction of a branch (``Agent.compaction``): a ``compacted`` line whose
+    replacement history is the user's messages (the newest, up to ``KEPT_USER_TOKENS``) and
+    the summary, which is the document (``inplace/``: each rule against the real CLI's own
+    ``/compact`` of the same rollout)."""
+
+    history: tuple[Entry, ...] = field(repr=False)
+    """The history as Codex would send it, its own context included."""
+    first_kept_entry_id: None = None
+    kept: int = 0
+
+    @property
+    def tokens_before(self) -> int:
+        return _estimate(i for i in self.history if not _own_context(i))
+
+    def write(self, document: str, at: str, mask: Mask) -> Compacted:
+        summary = f"{SUMMARY_PREFIX}\n{wrap_document(document)}"
+        replacement = [*_replacement(self.history), _with_id(_message("user", summary))]
+        # The line alone: a line of a type Codex does not know, or an event of its own beside
+        # it, makes Codex warn as it reads a paginated rollout (``inplace/results.json``).
+        line = ("compacted", {"message": summary, "replacement_history": replacement})
+        after = _estimate(replacement)
+        return Compacted(_lines([line], at, None), None, after)
+
+
+def _compaction(branch: list[Record]) -> _Compaction:
+    """Where Codex compacts ``branch``: all of its history, if anything of the conversation
+    came after its last compaction."""
+    history, _ = _history(branch)
+    since = max((i for i, h in enumerate(history) if h.item is None), default=-1)
+    # What the rollout's lines added since (not the history its compaction put back).
+    added = (h.item for h in history[since + 1 :] if h.item is not None and h.record is not None)
+    if since >= 0 and all(_own_context(i) for i in added):
+        raise AlreadyCompactedError()
+    return _Compaction(tuple(h.item for h in history if h.item is not None))
+
+
+def _replacement(history: Iterable[Entry]) -> list[Entry]:
+    """The history a compaction leaves, but its summary: the user's messages, the newest
+    first up to ``KEPT_USER_TOKENS`` (the one that does not fit cut in its middle), as they
+    were. Not Codex's own context, which Codex makes again for its configuration as it
+    compacts, and which it so makes when it resumes a compaction without it: a file cannot
+    know the skills, permissions and environment that will be."""
+    users = [
+        item
+        for item in history
+        if _starts_turn(item) and not _text(item.get("content")).startswith(SUMMARY_PREFIX + "\n")
+    ]
+    kept: list[Entry] = []
+    left = KEPT_USER_TOKENS
+    for item in reversed(users):
+        if left == 0:
+            break
+        text = _text(item.get("content"))
+        tokens = _tokens(text)
+        if tokens > left:
+            kept.append(_with_id(_cut_middle(item, text, left)))
+            break
+        kept.append(_with_id(item))
+        left -= tokens
+    kept.reverse()
+    return kept
+
+
+def _cut_middle(item: Entry, text: str, tokens: int) -> Entry:
+    """A user's message cut to ``tokens``: its head and its tail, each half of that in bytes
+    (on a character's edge), and between them a part saying how many tokens were cut."""
+    data = text.encode("utf-8", "surrogatepass")
+    half = tokens * 4 // 2
+    head_end, tail_start = half, len(data) - (tokens * 4 - half)
+    while head_end > 0 and data[head_end] & 0xC0 == 0x80:
+        head_end -= 1
+    while tail_start < len(data) and data[tail_start] & 0xC0 == 0x80:
+        tail_start += 1
+    parts = (
+        data[:head_end],
+        f"\u2026{_tokens_of(tail_start - head_end)} tokens truncated\u2026".encode(),
+        data[tail_start:],
+    )
+    content = [{"type": "input_text", "text": p.decode("utf-8", "surrogatepass")} for p in parts]
+    return item | {"content": content}
+
+
+def _message(role: str, text: str) -> Entry:
+    return {"type": "message", "role": role, "content": [{"type": "input_text", "text": text}]}
+
+
+def _with_id(item: Entry) -> Entry:
+    """``item`` with an id after its type, a new one (as Codex gives one) if it has none."""
+    if isinstance(item.get("id"), str):
+        return item
+    return {"type": item.get("type"), "id": f"msg_{uuid7()}"} | item
+
+
+def _tokens(text: str) -> int:
+    """Codex's estimate of a text: a quarter of its UTF-8 bytes, rounded up."""
+    return _tokens_of(len(text.encode("utf-8", "surrogatepass")))
+
+
+def _tokens_of(size: int) -> int:
+    return (size + 3) // 4
+
+
+def _estimate(items: Iterable[Entry]) -> int:
+    """Codex's estimate of items: each one's JSON, a quarter of its bytes."""
+    return sum(_tokens_of(len(dumps(item))) for item in items)
 
 
 # --- what it writes: a new rollout holding a handoff, and the exchange in the old one -------

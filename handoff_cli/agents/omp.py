@@ -33,12 +33,12 @@ import math
 import os
 import re
 import sys
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Container, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
 
-from handoff_cli.agents.base import Message
+from handoff_cli.agents.base import Compacted, Compaction, Mask, Message
 from handoff_cli.agents.context import (
     FAILED_STOP_REASONS,
     Change,
@@ -48,8 +48,9 @@ from handoff_cli.agents.context import (
     last_index,
 )
 from handoff_cli.agents.pi import separated
+from handoff_cli.errors import AlreadyCompactedError, NothingToCompactError
 from handoff_cli.handoff.document import HANDOFF_TYPE, files_block, js_order, with_files
-from handoff_cli.sessions.files import replace_file
+from handoff_cli.sessions.files import new_entry_id, replace_file
 from handoff_cli.sessions.js import UNPAIRABLE, js_string, js_time, js_truthy
 from handoff_cli.sessions.jsonl import dumps
 from handoff_cli.sessions.session import (
@@ -93,7 +94,6 @@ class OhMyPi:
 
     name = NAME
     title = "oh-my-pi"
-    compacts_in_place = True
     title_slot = True
 
     def sessions_folders(self, env: Mapping[str, str], home: Path, cwd: Path) -> list[Path]:
@@ -123,6 +123,15 @@ class OhMyPi:
 
     def context(self, branch: list[Record]) -> Context:
         return _context(branch)
+
+    def compaction(self, session: Session, branch: list[Record]) -> Compaction:
+        where = cut(branch)
+        if where is None:
+            since = last_index(branch, "compaction")
+            if since >= 0 and not any(r.type == "message" for r in branch[since + 1 :]):
+                raise AlreadyCompactedError()
+            raise NothingToCompactError(KEEP_RECENT_TOKENS, since >= 0)
+        return _Compaction(where, branch, session.by_id)
 
     def loaded(self, message: Message, facts: MessageFacts) -> Message:
         return _loaded(message, facts)
@@ -743,6 +752,38 @@ def compaction_entry(
         "details": {"readFiles": list(cut.read_files), "modifiedFiles": list(cut.modified_files)},
         "fromExtension": False,
     }
+
+
+@dataclass(frozen=True)
+class _Compaction:
+    """oh-my-pi's ``/handoff`` of a branch (``Agent.compaction``): its compaction entry, chained
+    from the leaf."""
+
+    cut: Cut
+    branch: list[Record] = field(repr=False)
+    taken: Container[str] = field(repr=False)
+    """The session's entry ids, which the new entry's must not be."""
+
+    @property
+    def first_kept_entry_id(self) -> str:
+        return self.cut.first_kept_entry_id
+
+    @property
+    def tokens_before(self) -> int | float:
+        return self.cut.tokens_before
+
+    @property
+    def kept(self) -> int:
+        return self.cut.kept
+
+    def write(self, document: str, at: str, mask: Mask) -> Compacted:
+        leaf = self.branch[-1].id
+        entry = compaction_entry(self.cut, document, new_entry_id(self.taken), leaf, at)
+        entry = with_tokens_after(self.branch, entry)
+        # Its <files> block and details are made of the session's paths, unmasked.
+        entry["summary"] = mask(entry["summary"])
+        entry["details"] = mask(entry["details"])
+        return Compacted([entry], entry["id"], entry["tokensAfter"])
 
 
 def with_tokens_after(branch: list[Record], entry: Entry) -> Entry:

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from handoff_cli.agents.base import Message
+from handoff_cli.agents.base import Compaction, Message, refuse_in_place
 from handoff_cli.agents.context import Change, Context, entry_time, kept_from, last_index
 from handoff_cli.handoff.document import HANDOFF_TYPE
 from handoff_cli.sessions.js import UNDEFINED, js_string, js_truthy
@@ -47,7 +47,6 @@ class Pi:
 
     name = NAME
     title = "pi"
-    compacts_in_place = False
     title_slot = False
 
     def sessions_folders(self, env: Mapping[str, str], home: Path, cwd: Path) -> list[Path]:
@@ -76,6 +75,9 @@ class Pi:
 
     def context(self, branch: list[Record]) -> Context:
         return _context(branch)
+
+    def compaction(self, session: Session, branch: list[Record]) -> Compaction:
+        refuse_in_place(self.title, " (--agent omp to hand it off in place anyway)")
 
     def loaded(self, message: Message, facts: MessageFacts) -> Message:
         return _loaded(message, facts.role)

@@ -423,8 +423,9 @@ InPlaceOpt = Annotated[
     bool,
     typer.Option(
         "--in-place",
-        help="As oh-my-pi's own /handoff: append a compaction entry holding the document to "
-        "the same session, keeping the most recent messages; no new session.",
+        help="As the agent compacts a session itself (oh-my-pi's /handoff, Codex's /compact): "
+        "append a compaction holding the document to the same session, keeping the most recent "
+        "messages (Codex: the user's); no new session.",
     ),
 ]
 

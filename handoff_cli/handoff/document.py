@@ -93,6 +93,16 @@ def unwrap_document(content: str) -> str:
     return _ESCAPED_TAG.sub(r"<\1>", content).strip()
 
 
+def summarised_document(summary: str) -> str | None:
+    """The handoff document a compaction's summary holds when an in-place handoff wrote it as
+    the agent's own compaction (Codex's: the agent's line of introduction, then the document
+    wrapped as a new session holds it); None for any other summary."""
+    at = summary.find(WRAPPER_OPEN)
+    if at < 0 or (at > 0 and summary[at - 1] != "\n") or not summary.endswith(WRAPPER_CLOSE):
+        return None
+    return unwrap_document(summary[at:])
+
+
 _HEADING = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
 
 Sections = tuple[tuple[str, str], ...]

@@ -29,6 +29,7 @@ from handoff_cli.handoff.document import (
     js_order,
     opens_session,
     sections_of,
+    summarised_document,
     unwrap_document,
 )
 from handoff_cli.sessions.js import js_string
@@ -525,6 +526,11 @@ class _Reader:
             self._assistant(index, message)
         elif role == "toolResult":
             self._result(index, message)
+        elif role == "compactionSummary":
+            summary = message.get("summary")
+            document = summarised_document(summary) if isinstance(summary, str) else None
+            if document is not None:  # an in-place handoff's, in an agent's own format
+                self._anchor(index, document)
         elif role == "bashExecution" and not message.get("excludeFromContext"):
             code = message.get("exitCode")
             code = code if isinstance(code, int) else None

@@ -26,18 +26,11 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from handoff_cli.agents import DEFAULT, FORMATS, PI_FAMILY, build_context, get, load_session
-from handoff_cli.agents.base import Format, Usage
+from handoff_cli.agents import DEFAULT, FORMATS, build_context, get, load_session
+from handoff_cli.agents.base import Compaction, Format, Usage
 from handoff_cli.agents.choice import choose_agent
-from handoff_cli.agents.context import Context, last_index
-from handoff_cli.agents.omp import (
-    KEEP_RECENT_TOKENS,
-    Cut,
-    compaction_entry,
-    cut,
-    move_pointers,
-    with_tokens_after,
-)
+from handoff_cli.agents.context import Context
+from handoff_cli.agents.omp import move_pointers
 from handoff_cli.agents.places import Root, agent_of
 from handoff_cli.agents.resume import (
     continued_title,
@@ -50,11 +43,8 @@ from handoff_cli.agents.resume import (
 )
 from handoff_cli.cli.output import Reporter, objects
 from handoff_cli.errors import (
-    AlreadyCompactedError,
     CancelledError,
     HandedOffError,
-    InPlaceRefusedError,
-    NothingToCompactError,
     NothingToHandOffError,
     SessionChangedError,
     SessionFileError,
@@ -134,8 +124,8 @@ class Source:
     """The entries from the root to the leaf handed off."""
     agent: str
     """Whose rules read the session: the context replayed, and the shapes written."""
-    compaction: Cut | None
-    """In place: where the compaction cuts the branch."""
+    compaction: Compaction | None
+    """In place: where the agent's compaction cuts the branch."""
     context: Context = field(repr=False)
     writer: Writer
     leaf_digest: bytes = field(repr=False)
@@ -173,10 +163,12 @@ class Request:
 
 @dataclass(frozen=True)
 class InPlace:
-    """What an in-place handoff appended: one compaction entry."""
+    """What an in-place handoff appended: the agent's compaction."""
 
-    entry_id: str
-    first_kept_entry_id: str
+    entry_id: str | None
+    """None: the agent's lines have no ids (Codex's)."""
+    first_kept_entry_id: str | None
+    """None: the agent replaces the whole history (Codex)."""
     tokens_before: int | float | None
     tokens_after: int
     """The agent's estimate of the context from then on (its messages, without the system
@@ -256,8 +248,8 @@ class DryRun:
     budget_tokens: int | None
     redacted: int
     agent: str
-    compaction: Cut | None
-    """In place: where the compaction would cut the branch."""
+    compaction: Compaction | None
+    """In place: where the agent's compaction would cut the branch."""
 
     @property
     def strategy(self) -> str:
@@ -351,7 +343,7 @@ def read_source(
     tip = leaf(session, options.leaf_id)
     path_records = branch(session, tip)
     chosen = choose_agent(session, options.agent, target.folder_agent)
-    where = guard(path_records, chosen.agent, options.in_place)
+    where = guard(session, path_records, chosen.agent, options.in_place)
     if chosen.note:
         reporter.warn(chosen.note)
     assert tip is not None, "the guard leaves no empty branch"
@@ -411,26 +403,12 @@ def prepare(
     return request_for(read_source(path, options, target, reporter), options, reporter)
 
 
-def guard(records: list[Record], agent: str, in_place: bool) -> Cut | None:
-    """Whether the branch ``records`` can be handed off (else the error that says why); in
-    place, where the compaction cuts it."""
+def guard(session: Session, records: list[Record], agent: str, in_place: bool) -> Compaction | None:
+    """Whether the branch ``records`` of ``session`` can be handed off (else the error that
+    says why); in place, where the agent's compaction cuts it (``Agent.compaction``)."""
     if sum(1 for r in records if r.type == "message") < 2:
         raise NothingToHandOffError()
-    if not in_place:
-        return None
-    if not get(agent).compacts_in_place:
-        anyway = " (--agent omp to hand it off in place anyway)" if agent in PI_FAMILY else ""
-        raise InPlaceRefusedError(
-            "--in-place writes oh-my-pi's compaction entry; this session is read by "
-            f"{get(agent).title}'s rules{anyway}"
-        )
-    where = cut(records)
-    if where is None:
-        since = last_index(records, "compaction")
-        if since >= 0 and not any(r.type == "message" for r in records[since + 1 :]):
-            raise AlreadyCompactedError()
-        raise NothingToCompactError(KEEP_RECENT_TOKENS, since >= 0)
-    return where
+    return get(agent).compaction(session, records) if in_place else None
 
 
 def _handed_off_since(session: Session) -> bool:
@@ -802,28 +780,26 @@ def _write_new(target: Path, data: bytes) -> Path:
 
 
 def _commit_in_place(
-    request: Request, where: Cut, target: Target, answer: Answer, source: Path
+    request: Request, where: Compaction, target: Target, answer: Answer, source: Path
 ) -> InPlace:
-    """Append the compaction entry to the session itself, chained from the leaf: one whole
-    line under the lock (an old version migrated first, as for a record)."""
-    session = request.source.session
-    entry = compaction_entry(
-        where, answer.text, new_entry_id(session.by_id), request.source.leaf_id, iso_timestamp()
-    )
-    entry = with_tokens_after(request.source.branch, entry)
-    if request.redactor is not None:  # its <files> block and details: paths of the session
-        entry["summary"] = request.redactor.text(entry["summary"])
-        if "details" in entry:
-            entry["details"] = request.redactor.value(entry["details"])
+    """Append the agent's compaction to the session itself: whole lines under the lock (an
+    old version migrated first, as for a record), numbered on as the file is then."""
+    mask = request.redactor.value if request.redactor is not None else _unmasked
+    made = where.write(answer.text, iso_timestamp(), mask)
     old = source.resolve()
+    own = FORMATS.get(request.source.agent)
     with _holding(request, old, target.exclusive, old.parent) as held:
-        _append(held, [entry])
+        _append(held, _continued(own, request, held, made.lines))
     return InPlace(
-        entry_id=entry["id"],
+        entry_id=made.entry_id,
         first_kept_entry_id=where.first_kept_entry_id,
         tokens_before=_json_number(where.tokens_before),
-        tokens_after=entry["tokensAfter"],
+        tokens_after=made.tokens_after,
     )
+
+
+def _unmasked(value: Any) -> Any:
+    return value  # --no-redact
 
 
 @contextlib.contextmanager

@@ -193,7 +193,7 @@ def _own_summary(
         size=size,
         modified=status.st_mtime,
         starts_from_handoff=head.starts_from_handoff,
-        ends_with_handoff=own.ends_with_exchange(values),
+        ends_with_handoff=own.ends_with_exchange(values) or own.ends_with_compaction(scan.tail),
         agent=own.NAME,  # its format is only that agent's, wherever the file lies
         first_request=head.first_request,
         entries=max(0, scan.known.newlines - own.HEADER_LINES),
@@ -340,8 +340,11 @@ def _latest_name(file: BinaryIO, starts: list[int]) -> str | None:
 
 def ends_with_handoff(tail: bytes) -> bool:
     """Whether the leaf is a recorded handoff: our exchange (the handoff prompt, then the
-    answer, then perhaps the session's model named again), or oh-my-pi's own in-place handoff
-    (a compaction of method ``handoff``)."""
+    answer, then perhaps the session's model named again), or an in-place handoff (a
+    compaction of oh-my-pi's of method ``handoff``, or ours of a Codex rollout, whose line can
+    be longer than ``tail``)."""
+    if codex.ends_with_compaction(tail):
+        return True
     lines = [line for line in tail.rsplit(b"\n", 6)[1:] if line.strip()][-4:]
     try:
         entries = [parse_line(line) for line in lines]

@@ -5,6 +5,7 @@
     codex.py context [--out-dir DIR] ROLLOUT.jsonl ...
     codex.py make-fixtures [--out tests/fixtures/codex]
     codex.py findable [--keep DIR]
+    codex.py inplace [--out tests/fixtures/codex/inplace] [--python PY] [--only CASE ...]
 
 Every run happens in a network namespace of its own that has only loopback (``unshare -n``, so
 root or user namespaces are needed): the driver re-runs itself inside one, brings ``lo`` up,
@@ -21,7 +22,8 @@ writes what Codex sent (``<rollout>.codex-request.json``) and the part of it tha
 session's own history (``<rollout>.codex-context.json``; ``session_context``). ``make-fixtures``
 has Codex make sessions of its own and writes the hand-written cases, then runs ``context`` on
 all of them. ``findable`` answers which rollouts ``resume <id>``, ``resume --last`` and the
-picker find (README, "Codex 0.171.0").
+picker find (README, "Codex 0.171.0"). ``inplace`` compacts rollouts of the fixtures both ways,
+by our ``handoff --in-place`` and by Codex's own ``/compact``, and resumes each result.
 """
 
 from __future__ import annotations
@@ -1058,6 +1060,159 @@ def cmd_candidates(args: argparse.Namespace) -> None:
     )
 
 
+# --- compactions: Codex's own /compact, and our --in-place, of the same rollouts ---------------
+
+# Each case: a rollout of the fixtures (relative to tests/fixtures/codex/).
+COMPACTED = {
+    "chat": "made/sessions/2026/12/01/rollout-2026-12-01T13-43-12-01a231d8-5ae3-7510-969c-d405aff90f90.jsonl",
+    "tools": "made/sessions/2026/12/01/rollout-2026-12-01T13-43-14-01a231d8-6485-70d0-866d-03e1c0f10e57.jsonl",
+    "compact": "made/sessions/2026/12/01/rollout-2026-12-01T13-43-18-01a231d8-7227-7540-8ede-d019dcb986ca.jsonl",
+    "contextual": "written/contextual-items.jsonl",
+    "mixed": "written/mixed-records.jsonl",
+    "long": "written/long-prompts.jsonl",
+    "handed": "handoff/tools-new.jsonl",
+}
+OWN_SUMMARY = "SUMMARY-ORACLE: the work so far."
+SUMMARY_START = "Another language model started to solve this problem"
+
+
+def codex_compaction(path: Path) -> tuple[bytes, list[str]]:
+    """Codex's own compaction of a copy of ``path``: ``codex resume <id>`` in the TUI, then
+    ``/compact`` typed (the summary scripted as ``OWN_SUMMARY``); the file after it, and the
+    types of the lines Codex appended."""
+    meta = rollout_meta(path)
+    home = fresh_home()
+    copy = place(path, home / ".codex", meta)
+    before = copy.read_bytes()
+    run_tui(
+        home,
+        ["resume", meta.id],
+        [
+            Step(until="\u203a", keys="/compact", busy="Loading"),
+            Step(until="/compact", keys="\r"),
+            Step(until="Context compacted"),
+        ],
+        script=[{"text": OWN_SUMMARY}],
+        provider=meta.provider or PROVIDER,
+        model=meta.model or MODEL,
+    )
+    after = copy.read_bytes()
+    if b'"type":"compacted"' not in after[len(before) :]:
+        raise RuntimeError(f"{path.name}: Codex wrote no compacted line")
+    if not after.startswith(before):
+        raise RuntimeError(f"{path.name}: Codex rewrote the rollout")
+    added = [json.loads(x) for x in after[len(before) :].decode().splitlines() if x]
+    return after, [line_kind(v) for v in added]
+
+
+def line_kind(value: dict[str, Any]) -> str:
+    payload = value.get("payload")
+    kind = payload.get("type") if isinstance(payload, dict) else None
+    return f"{value.get('type')}/{kind}" if kind else str(value.get("type"))
+
+
+def our_compaction(path: Path, work: Path, python: str) -> tuple[bytes, list[str]]:
+    """Our ``handoff --in-place --model extractive`` of a copy of ``path`` (this checkout's
+    code, run by ``python``); the file after it, and the types of the lines it appended."""
+    copy = work / path.name
+    shutil.copyfile(path, copy)
+    before = copy.read_bytes()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(work), "PYTHONPATH": str(REPO)}
+    argv = [python, "-m", "handoff_cli", str(copy), "--in-place", "--model", "extractive", "-q"]
+    run = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    if run.returncode != 0:
+        raise RuntimeError(f"{path.name}: our --in-place failed: {run.stderr}")
+    after = copy.read_bytes()
+    added = [json.loads(x) for x in after[len(before) :].decode().splitlines() if x]
+    return after, [line_kind(v) for v in added]
+
+
+def history_shape(body: dict[str, Any]) -> list[Any]:
+    """A request's input as compared across compactions: each item without its id, a
+    summary's text as ``<summary>``."""
+    shaped = []
+    for item in body.get("input", []):
+        item = {k: v for k, v in item.items() if k != "id"}
+        if item.get("type") == "message" and message_text(item).startswith(SUMMARY_START):
+            item["content"] = "<summary>"
+        shaped.append(item)
+    return shaped
+
+
+def compacted_items(data: bytes) -> list[dict[str, Any]]:
+    """The replacement history of the last ``compacted`` line of a rollout."""
+    lines = [json.loads(x) for x in data.decode().splitlines() if x.strip()]
+    last = [v for v in lines if isinstance(v, dict) and v.get("type") == "compacted"][-1]
+    return last["payload"]["replacement_history"]
+
+
+def cmd_inplace(args: argparse.Namespace) -> None:
+    project()
+    fixtures = REPO / "tests/fixtures/codex"
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    results: dict[str, Any] = {"codex": VERSION, "own_summary": OWN_SUMMARY, "cases": {}}
+    if args.only and (out / "results.json").exists():  # the other cases as they were
+        results["cases"] = json.loads((out / "results.json").read_text())["cases"]
+    for name, source in COMPACTED.items():
+        if args.only and name not in args.only:
+            continue
+        path = fixtures / source
+        work = Path(tempfile.mkdtemp(prefix="codex-inplace-"))
+        ours, our_lines = our_compaction(path, work, args.python)
+        own, own_lines = codex_compaction(path)
+        case: dict[str, Any] = {"source": source, "ours_appended": our_lines}
+        case["codex_appended"] = own_lines
+        requests = {}
+        for kind, data in (("ours", ours), ("codex", own)):
+            target = out / (f"{name}.jsonl" if kind == "ours" else f"{name}.codex-own.jsonl")
+            target.write_bytes(data)
+            record, context = resume_oracle(target)
+            write_json(target.with_name(target.name + ".codex-request.json"), record)
+            if context is not None:
+                write_json(target.with_name(target.name + ".codex-context.json"), context)
+            case[f"{kind}_resumed"] = {"rc": record["rc"], "warnings": record["stderr"]}
+            requests[kind] = record["requests"][0] if record["requests"] else {}
+        ours_shape, own_shape = (history_shape(requests[k]) for k in ("ours", "codex"))
+        # Codex's own context is made for each compaction, and ours leaves it to Codex to make
+        # when it resumes: the same items, where each one puts them.
+        mine = [i for i in ours_shape if not own_item(i)]
+        theirs = [i for i in own_shape if not own_item(i)]
+        case["same_history_but_summary_and_ids"] = mine == theirs
+        case["own_context"] = {
+            kind: [(i, own_item(item)) for i, item in enumerate(shape) if own_item(item)]
+            for kind, shape in (("ours", ours_shape), ("codex", own_shape))
+        }
+        case["same_own_context"] = [i for i in ours_shape if own_item(i)] == [
+            i for i in own_shape if own_item(i)
+        ]
+        if mine != theirs:
+            case["differences"] = [
+                {"at": i, "ours": a, "codex": b}
+                for i, (a, b) in enumerate(zip(mine, theirs, strict=False))
+                if a != b
+            ][:6] + [{"lengths": [len(mine), len(theirs)]}]
+        if name == "tools":  # Codex compacting again what our compaction left
+            again, again_lines = codex_compaction(out / f"{name}.jsonl")
+            target = out / f"{name}.then-codex-own.jsonl"
+            target.write_bytes(again)
+            record, context = resume_oracle(target)
+            write_json(target.with_name(target.name + ".codex-request.json"), record)
+            if context is not None:
+                write_json(target.with_name(target.name + ".codex-context.json"), context)
+            kept = [message_text(i) for i in compacted_items(again) if i.get("role") == "user"]
+            case["then_codex"] = {
+                "appended": again_lines,
+                "rc": record["rc"],
+                "warnings": record["stderr"],
+                "our_summary_kept_as_a_user_message": any("<handoff-context>" in t for t in kept[:-1]),
+            }
+        results["cases"][name] = case
+        print(json.dumps({name: {k: v for k, v in case.items() if k != "differences"}})[:600], flush=True)
+        shutil.rmtree(work, ignore_errors=True)
+    write_json(out / "results.json", results)
+
+
 # --- commands -----------------------------------------------------------------------------------
 
 
@@ -1095,13 +1250,22 @@ def main() -> None:
     p.add_argument("--only", action="append")
     p = sub.add_parser("make")
     p.add_argument("--out", default=str(REPO / "tests/fixtures/codex"))
+    p = sub.add_parser("inplace")
+    p.add_argument("--out", default=str(REPO / "tests/fixtures/codex/inplace"))
+    p.add_argument("--python", default=str(REPO / ".venv/bin/python"), help="runs handoff_cli")
+    p.add_argument("--only", action="append")
     args = parser.parse_args()
     if args.command == "exec" and args.args[:1] == ["--"]:
         args.args = args.args[1:]
     enter_netns()
-    {"exec": cmd_exec, "context": cmd_context, "make": cmd_make, "candidates": cmd_candidates}[
-        args.command
-    ](args)
+    commands = {
+        "exec": cmd_exec,
+        "context": cmd_context,
+        "make": cmd_make,
+        "candidates": cmd_candidates,
+        "inplace": cmd_inplace,
+    }
+    commands[args.command](args)
 
 
 if __name__ == "__main__":

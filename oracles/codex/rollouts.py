@@ -376,6 +376,28 @@ def written() -> dict[str, Rollout]:
     r.assistant("A picture.")
     cases["mixed-records"] = r
 
+    # Prompts worth more than the 20,000 tokens a compaction keeps of the user's messages: the
+    # oldest dropped, the next cut in its middle (across its two parts, on a character's edge),
+    # the newest kept; Codex's own context in the history, as Codex writes it first.
+    r = Rollout(uuid_for(15)).meta()
+    r.item(developer("<permissions instructions>kept</permissions instructions>"))
+    r.item(environment())
+    r.turn("t1", ("Parse the logs in order. " * 1200)[:30000], "First answer.")
+    r.turn_context("t2")
+    r.item(
+        {
+            "type": "message",
+            "role": "user",
+            "content": [
+                {"type": "input_text", "text": "\u00e9" * 20000},
+                {"type": "input_text", "text": "q" * 20000},
+            ],
+        }
+    )
+    r.assistant("Second answer.")
+    r.turn("t3", ("Render the report table. " * 1600)[:40000] + " the end", "Third answer.")
+    cases["long-prompts"] = r
+
     return cases
 
 
