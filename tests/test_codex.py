@@ -47,9 +47,10 @@ def shown_context(path: Path, *args: str) -> Any:
 
 
 def test_every_oracle_rollout_is_here() -> None:
-    # made by Codex, written by hand (but the one it refuses), written by our handoff, and
-    # compacted in place: by us, by Codex's own /compact, and by Codex again after us
-    assert len(ROLLOUTS) == 4 + 14 + 3 + (7 + 7 + 1)
+    # made by Codex, written by hand (but the one it refuses), written by our handoff (from
+    # Codex, pi, oh-my-pi and Claude Code), and compacted in place: by us, by Codex's own
+    # /compact, and by Codex again after us
+    assert len(ROLLOUTS) == 4 + 14 + 5 + (7 + 7 + 1)
 
 
 @pytest.mark.parametrize(
@@ -129,7 +130,9 @@ def test_list_and_every_view_work_on_them() -> None:
             assert "Traceback" not in result.stderr
 
 
-EVERY_ROLLOUT = sorted(p for p in CODEX_FIXTURES.rglob("*.jsonl") if p.name not in NOT_SESSIONS)
+EVERY_ROLLOUT = sorted(
+    p for p in CODEX_FIXTURES.rglob("*.jsonl") if p.name not in NOT_SESSIONS and codex.owns(p)
+)
 
 
 @pytest.mark.parametrize("head", [catalog.HEAD_BYTES, 200], ids=["head", "cut-meta"])
@@ -414,3 +417,77 @@ def test_a_rollout_is_known_by_a_first_line_longer_than_the_head_read() -> None:
     assert codex.owns_head((WRITTEN / "basic-legacy.jsonl").read_bytes()[:80])  # json.dumps'
     assert not codex.owns_head(b'{"type":"session","version":3,"id":"x"}\n')
     assert not codex.owns_head((WRITTEN / "bare-first-version.jsonl").read_bytes())
+
+
+CROSSED = {
+    "omp": HANDED / "to-omp-new.jsonl",
+    "pi": HANDED / "to-pi-new.jsonl",
+    "claude": FIXTURES / "claude/handoff/from-codex-new.jsonl",
+}
+"""``made/tools`` handed off ``--to`` each agent, and read by the real one (oracles/crossings.py):
+oh-my-pi 18.2.3 and pi 1.6.0 resuming it in print mode (``*.agent-request.json``; their own
+contexts of it beside, which ours equals: tests/test_context.py), Claude Code 2.1.332
+(``*.claude-context.json``, which ours equals: tests/test_claude.py)."""
+
+
+def line_shapes(path: Path) -> list[Any]:
+    """Each line's keys in order and its type: what must be as the agent accepted it."""
+    return [(list(v), v.get("type")) for v in lines_of(path)]
+
+
+@pytest.mark.parametrize("to", sorted(CROSSED))
+def test_from_codex_each_agent_resumes_with_the_document(project: Path, to: str) -> None:
+    """What ``--to`` writes from a rollout is, line for line, in the shapes of the file the
+    real agent resumed, and that agent sent the document as the first message of its
+    context."""
+    home = project.parents[5]
+    env = {"HOME": str(home), "HANDOFF_SESSIONS_DIR": ""}
+    result = run_cli("handoff", project, "--to", to, "--model", "extractive", "--json", env=env)
+    assert result.code == 0, result.stderr
+    new = Path(result.json()["path"])
+    assert line_shapes(new) == line_shapes(CROSSED[to])
+    if to == "claude":
+        sent = json.loads(CROSSED[to].with_suffix(".claude-context.json").read_text("utf-8"))
+        assert sent[0]["role"] == "user" and sent[0]["content"].startswith(WRAPPER_OPEN)
+        return
+    resumed = json.loads(CROSSED[to].with_suffix(".agent-request.json").read_text("utf-8"))
+    assert resumed["exit"] == 0
+    first = resumed["request"]["messages"][1]  # after the agent's system prompt
+    assert first["role"] == "user" and first["content"][0]["text"].startswith(WRAPPER_OPEN)
+
+
+AGENTS_MADE = FIXTURES / "agents/omp-18.2.3"
+OMP_MADE = AGENTS_MADE / "2026-12-01T09-58-51-313Z_01a2310a-f4b1-73f4-88b3-c1b996fe6728.jsonl"
+CLAUDE_MADE = FIXTURES / "claude/made/tools.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("source", "folder", "kept"),
+    [
+        (OMP_MADE, ".omp/agent/sessions/-tmp-handoff-oracle-project", "from-omp-new"),
+        (CLAUDE_MADE, ".claude/projects/-tmp-handoff-oracle-claude-my-proj-v2", "from-claude-new"),
+    ],
+    ids=["omp", "claude"],
+)
+def test_to_codex_from_oh_my_pi_and_claude_code(
+    tmp_path: Path, source: Path, folder: str, kept: str
+) -> None:
+    """A session oh-my-pi 18.2.3 made, and one Claude Code 2.1.332 made, continued in Codex: a
+    rollout in the shapes the real CLI resumed (``handoff/<kept>``: rc 0, no warning), the
+    document the first item it sent."""
+    home = tmp_path / "home"
+    placed = home / folder / source.name
+    placed.parent.mkdir(parents=True)
+    shutil.copyfile(source, placed)
+    env = {"HOME": str(home), "HANDOFF_SESSIONS_DIR": ""}
+    result = run_cli("handoff", placed, "--to", "codex", "--model", "extractive", env=env)
+    assert result.code == 0, result.stderr
+    made = codex.dated(home / ".codex/sessions").glob(f"rollout-*-{result.stdout.strip()}.jsonl")
+    (new,) = made
+    fixture = HANDED / f"{kept}.jsonl"
+    assert shapes(lines_of(new)) == shapes(lines_of(fixture))
+    assert lines_of(new)[1]["payload"] == {"parentSession": str(placed)}
+    request = json.loads((HANDED / f"{kept}.jsonl.codex-request.json").read_text("utf-8"))
+    assert request["rc"] == 0 and request["stderr"] == []
+    first = oracle(fixture)["context"][0]
+    assert first["role"] == "user" and first["content"][0]["text"].startswith(WRAPPER_OPEN)
