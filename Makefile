@@ -15,9 +15,10 @@ COMPILE := $(BIN)/python -m compileall -q handoff_cli
 DEMO := .demo
 DEMO_SESSION := 019ac4d2
 DEMO_CLAUDE := 5c1e2f7a
-# Nothing configured: no key for the example's model, so the built-in extractive writer runs.
-DEMO_ENV := env -u ANTHROPIC_API_KEY -u HANDOFF_MODEL -u HANDOFF_API_KEY -u HANDOFF_API_BASE \
-	HANDOFF_SESSIONS_DIR=$(DEMO)/sessions
+DEMO_CODEX := 019ad9f3
+# Nothing configured: no key for the examples' models, so the built-in extractive writer runs.
+DEMO_ENV := env -u ANTHROPIC_API_KEY -u OPENAI_API_KEY -u HANDOFF_MODEL -u HANDOFF_API_KEY \
+	-u HANDOFF_API_BASE HANDOFF_SESSIONS_DIR=$(DEMO)/sessions
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -28,13 +29,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-demo: $(STAMP)  ## hand off the example sessions (pi's, Claude Code's) with no key and no model provider
+demo: $(STAMP)  ## hand off the example sessions (pi's, Claude Code's, Codex's) with no key and no model provider
 	rm -rf $(DEMO) && mkdir -p $(DEMO) && cp -R sessions $(DEMO)/sessions
 	@id=$$($(DEMO_ENV) $(BIN)/handoff $(DEMO_SESSION) --focus "the --retries flag") && \
 	echo "new session: $$id" && $(DEMO_ENV) $(BIN)/handoff show "$$id" && \
 	echo && $(DEMO_ENV) $(BIN)/handoff show "$$id" --document
 	@id=$$($(DEMO_ENV) $(BIN)/handoff $(DEMO_CLAUDE)) && \
 	echo && echo "new Claude Code session: $$id" && $(DEMO_ENV) $(BIN)/handoff show "$$id" --context
+	@id=$$($(DEMO_ENV) $(BIN)/handoff $(DEMO_CODEX)) && \
+	echo && echo "new Codex rollout: $$id" && $(DEMO_ENV) $(BIN)/handoff show "$$id" --context
 
 install: $(STAMP)  ## create .venv with the project (editable), its test and lint tools
 

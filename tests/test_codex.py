@@ -20,7 +20,7 @@ from handoff_cli.handoff.facts import facts_of
 from handoff_cli.options import AUTO
 from handoff_cli.sessions import catalog
 
-from .conftest import DOCUMENT, FIXTURES, NOT_SESSIONS, model_env, run_cli
+from .conftest import DOCUMENT, EXAMPLES, FIXTURES, NOT_SESSIONS, model_env, run_cli
 from .fakellm import FakeLLMServer, Reply
 from .test_catalog import bytes_read, codex_folder
 
@@ -48,9 +48,9 @@ def shown_context(path: Path, *args: str) -> Any:
 
 def test_every_oracle_rollout_is_here() -> None:
     # made by Codex, written by hand (but the one it refuses), written by our handoff (from
-    # Codex, pi, oh-my-pi and Claude Code), and compacted in place: by us, by Codex's own
-    # /compact, and by Codex again after us
-    assert len(ROLLOUTS) == 4 + 14 + 5 + (7 + 7 + 1)
+    # Codex, pi, oh-my-pi and Claude Code), compacted in place (by us, by Codex's own
+    # /compact, and by Codex again after us), and the example of sessions/
+    assert len(ROLLOUTS) == 4 + 14 + 5 + (7 + 7 + 1) + 1
 
 
 @pytest.mark.parametrize(
@@ -491,3 +491,37 @@ def test_to_codex_from_oh_my_pi_and_claude_code(
     assert request["rc"] == 0 and request["stderr"] == []
     first = oracle(fixture)["context"][0]
     assert first["role"] == "user" and first["content"][0]["text"].startswith(WRAPPER_OPEN)
+
+
+CODEX_EXAMPLE = next(EXAMPLES.glob("2026/11/30/rollout-*.jsonl"))
+"""The example of sessions/: a fix (calls, reasoning, a test run that fails, then passes), then
+the next request, in Codex 0.171.0's line shapes."""
+
+
+def test_the_codex_example_is_read_as_the_real_cli_read_it() -> None:
+    """The real Codex resumed the example (``example/``: the same lines, but the provider named
+    after the oracle's, since Codex will not have its own ``openai`` configured as another):
+    our context of it is what it sent."""
+    checked = CODEX_FIXTURES / "example" / CODEX_EXAMPLE.name
+    example, copy = CODEX_EXAMPLE.read_bytes().splitlines(), checked.read_bytes().splitlines()
+    assert example[1:] == copy[1:]
+    assert example[0].replace(b'"model_provider":"openai"', b'"model_provider":"fake"') == copy[0]
+    request = json.loads(checked.with_name(checked.name + ".codex-request.json").read_text("utf-8"))
+    assert request["rc"] == 0
+    assert shown_context(CODEX_EXAMPLE)["messages"] == oracle(checked)["context"]
+
+
+def test_the_codex_example_is_handed_off_with_nothing_configured(tmp_path: Path) -> None:
+    """As ``make demo`` hands it off: no key for its model, so the built-in writer; a new
+    rollout in today's folder of the copy's sessions folder, the document and its
+    acknowledgement its context."""
+    shutil.copytree(EXAMPLES, tmp_path / "sessions")
+    env = {"HANDOFF_SESSIONS_DIR": str(tmp_path / "sessions")}
+    result = run_cli("handoff", "019ad9f3", env=env)
+    assert result.code == 0, result.stderr
+    assert "the built-in extractive writer" in result.stderr
+    new_id = result.stdout.strip()
+    (new,) = codex.dated(tmp_path / "sessions").glob(f"rollout-*-{new_id}.jsonl")
+    messages = shown_context(new)["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    assert "parse_line" in messages[0]["content"][0]["text"]
