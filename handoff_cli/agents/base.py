@@ -108,8 +108,12 @@ class Agent(Protocol):
     def wrote_header(self, session: Session) -> bool:
         """Whether only this agent writes ``session``'s header (or title slot) as it is."""
 
+    @property
+    def roles(self) -> frozenset[str]:
+        """The roles of the messages only this agent writes."""
+
     def wrote(self, record: Record) -> bool:
-        """Whether ``record`` is an entry only this agent writes."""
+        """Whether ``record``, an entry other than a message, is one only this agent writes."""
 
     # --- its context ---------------------------------------------------------------------------
 
@@ -162,6 +166,7 @@ class OwnFormatAgent:
     title: str
     compacts_in_place = False
     title_slot = False
+    roles: frozenset[str] = frozenset()
 
     def wrote_header(self, session: Session) -> bool:
         return session.agent == self.name

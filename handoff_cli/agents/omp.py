@@ -76,7 +76,6 @@ _COMPACTION_KEYS = frozenset(
     "shortSummary tokensAfter method preserveData fromExtension "
     "providerReplayThroughEntryId".split()
 )
-_ROLES = frozenset({"developer", "pythonExecution", "fileMention"})
 
 # Its internal custom messages that never reach the model.
 HIDDEN_CUSTOM_TYPES = frozenset({"prewalk-plan", "vibe-mode-context"})
@@ -95,6 +94,7 @@ class OhMyPi:
     title = "oh-my-pi"
     compacts_in_place = True
     title_slot = True
+    roles = frozenset({"developer", "pythonExecution", "fileMention"})
 
     def sessions_folders(self, env: Mapping[str, str], home: Path, cwd: Path) -> list[Path]:
         return [sessions_folder(env, home)]
@@ -106,9 +106,7 @@ class OhMyPi:
         return session.title_slot is not None or not _HEADER_KEYS.isdisjoint(session.header)
 
     def wrote(self, record: Record) -> bool:
-        facts, entry = record.facts, record.entry
-        if facts is not None:
-            return facts.role in _ROLES
+        entry = record.entry
         if record.type in _TYPES:
             return True
         if entry is None:

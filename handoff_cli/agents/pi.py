@@ -39,7 +39,6 @@ EMPTIED_ROLES = frozenset({"system", "user", "assistant", "toolResult"})
 
 _HEADER_KEYS = frozenset({"provider", "modelId", "thinkingLevel", "branchedFrom"})
 _TYPES = frozenset({"session_info", "context_edit", "usage"})
-_ROLES = frozenset({"system"})
 
 
 class Pi:
@@ -49,6 +48,7 @@ class Pi:
     title = "pi"
     compacts_in_place = False
     title_slot = False
+    roles = frozenset({"system"})
 
     def sessions_folders(self, env: Mapping[str, str], home: Path, cwd: Path) -> list[Path]:
         return sessions_folders(env, home, cwd)
@@ -63,9 +63,7 @@ class Pi:
         return not _HEADER_KEYS.isdisjoint(session.header)
 
     def wrote(self, record: Record) -> bool:
-        facts, entry = record.facts, record.entry
-        if facts is not None:
-            return facts.role in _ROLES
+        entry = record.entry
         if record.type in _TYPES:
             return True
         if entry is None:
