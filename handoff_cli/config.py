@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import stat
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -230,15 +231,35 @@ def user_path(env: Mapping[str, str], home: Path) -> Path:
     return (Path(base) if os.path.isabs(base) else home / ".config") / USER_FILE
 
 
+def read_file(path: Path) -> bytes | None:
+    """The bytes of the file at ``path``; None when there is none. ``ValueError`` when what
+    is there is no regular file (a folder; a FIFO, which would block; a device), ``OSError``
+    when it cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise ValueError("is a folder" if stat.S_ISDIR(mode) else "not a regular file")
+        with open(fd, "rb", closefd=False) as file:
+            return file.read()
+    finally:
+        os.close(fd)
+
+
 def _read(path: Path, source: str, pyproject: bool = False) -> File | None:
     """The settings of the file at ``path``; None if there is no such file (or, for a
     ``pyproject.toml``, no ``[tool.handoff]`` in it)."""
     try:
-        data = path.read_bytes()
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-        return None
+        data = read_file(path)
+    except ValueError as error:
+        raise ConfigError(path, str(error)) from None
     except OSError as error:
         raise ConfigError(path, os_reason(error)) from None
+    if data is None:
+        return None
     if pyproject and b"handoff" not in data:
         return None  # not ours: never parsed, so another tool's broken file stops nothing
     try:
@@ -308,9 +329,9 @@ class Config:
         return self.settings[key].value
 
     def template(self) -> Template | None:
-        """The prompt file in force, read (``prompt.load_template``), with its sections; None:
-        the built-in prompt."""
-        from handoff_cli.handoff.prompt import load_template
+        """The prompt file in force, read (``prompt.parse_template``: UTF-8, not empty, no
+        field but ``{focus}``), with its sections; None: the built-in prompt."""
+        from handoff_cli.handoff.prompt import parse_template
 
         prompt, sections = self.settings[PROMPT_FILE], self.settings[SECTIONS_KEY]
         if prompt.value is None:
@@ -320,8 +341,21 @@ class Config:
                     "asks for: give the prompt file too (--prompt-file)"
                 )
             return None
-        named = f"{prompt.origin.names(PROMPT_FILE)} {prompt.value}"
-        return load_template(Path(prompt.value), named, tuple(sections.value))
+        path = Path(prompt.value)
+        named = f"{prompt.origin.names(PROMPT_FILE)} {path}"
+        try:
+            data = read_file(path)
+        except ValueError as error:
+            raise UsageError(f"{named}: {error}") from None
+        except OSError as error:
+            raise UsageError(f"{named}: {os_reason(error)}") from None
+        if data is None:
+            raise UsageError(f"{named}: no such file")
+        try:
+            text = data.decode()
+        except UnicodeDecodeError:
+            raise UsageError(f"{named}: not UTF-8 text") from None
+        return parse_template(text, path, named, tuple(sections.value))
 
     def to_json(self) -> dict[str, Any]:
         def shown(value: Any) -> Any:

@@ -4,6 +4,7 @@ user's own prompt (``--prompt-file``, ``--sections``): each precedence step, eac
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -604,3 +605,17 @@ def test_a_chunked_plans_drafts_ask_for_the_sections_named(
     assert asked[-1].startswith(f"{PROMPT_OPENINGS[0]}\n\nAnswer with ## Summary")
     six = hand_off(home, path, *small, env=model_env(llm_server)).json()["requests"]
     assert "in the same six sections." in six[1]["messages"][-1]["content"]
+
+
+def test_a_fifo_or_a_folder_is_no_file_and_never_waited_on(home: Path) -> None:
+    fifo = project(home) / ".handoff.toml"
+    os.mkfifo(fifo)  # read as a file, it would block until a writer came
+    assert config_error(home) == f"Usage error: {fifo}: not a regular file"
+    fifo.unlink()
+    os.mkfifo(home / "h.md")
+    said = config_error(home, "--prompt-file", str(home / "h.md"))
+    assert said == f"Usage error: --prompt-file {home / 'h.md'}: not a regular file"
+    said = config_error(home, "--prompt-file", str(home))
+    assert said == f"Usage error: --prompt-file {home}: is a folder"
+    said = config_error(home, "--prompt-file", "/dev/zero")  # endless, were it read
+    assert said == "Usage error: --prompt-file /dev/zero: not a regular file"

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from handoff_cli.agents.context import Message
-from handoff_cli.errors import UsageError, os_reason
+from handoff_cli.errors import UsageError
 from handoff_cli.handoff.document import PROMPT_OPENINGS, SECTIONS, section_list
 from handoff_cli.handoff.facts import Facts
 from handoff_cli.options import DEFAULT_DOCUMENT_TOKENS
@@ -125,24 +125,18 @@ class Template:
             nonlocal placed
             if found["escaped"] is not None:
                 return "{" + found["escaped"] + "}"
-            placed = True  # load_template lets no other field through
+            placed = True  # parse_template lets no other field through
             return focus or ""
 
         return _FIELD.sub(field, self.text), placed
 
 
-def load_template(path: Path, named: str, sections: tuple[str, ...] = SECTIONS) -> Template:
-    """The template in the file at ``path`` (``named`` says where it was named, for errors):
-    UTF-8 text, not empty, whose only field is ``{focus}``; a first sentence that is our
-    prompt's opening is dropped, as it is added again."""
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise UsageError(f"{named}: {os_reason(error)}") from None
-    try:
-        text = data.decode()
-    except UnicodeDecodeError:
-        raise UsageError(f"{named}: not UTF-8 text") from None
+def parse_template(
+    text: str, path: Path, named: str, sections: tuple[str, ...] = SECTIONS
+) -> Template:
+    """The template ``text`` of the file at ``path`` (``named`` says where it was named, for
+    errors): not empty, its only field ``{focus}``; a first sentence that is our prompt's
+    opening is dropped, as it is added again."""
     for found in _FIELD.finditer(text):
         if found["name"] is not None and (found["name"] != FOCUS or found["spec"] is not None):
             line = text.count("\n", 0, found.start()) + 1
