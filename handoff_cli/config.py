@@ -61,14 +61,13 @@ class Origin:
     place: str | None = None
 
     def names(self, key: str) -> str:
-        """How a message names the setting: its flag, ``$VARIABLE``, or ``FILE: key``."""
-        if self.source == FLAG and self.place:
-            return self.place
-        if self.source == ENV and self.place:
+        """How a message names the setting given (never a default): its flag,
+        ``$VARIABLE``, or ``FILE: key``."""
+        if self.source == FLAG:
+            return str(self.place)
+        if self.source == ENV:
             return f"${self.place}"
-        if self.place:
-            return f"{self.place}: {key}"
-        return key
+        return f"{self.place}: {key}"
 
 
 class Setting(NamedTuple):
