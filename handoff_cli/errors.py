@@ -28,7 +28,7 @@ EXIT_CODES: dict[ExitCode, str] = {
     ExitCode.FAILED: "the handoff failed: model, credentials, network, rate limit, timeout, disk",
     ExitCode.USAGE: (
         "usage error: bad option, unknown entry id, ambiguous id prefix, a text option that is "
-        "not UTF-8"
+        "not UTF-8, a configuration or prompt file that cannot be used"
     ),
     ExitCode.NOTHING_TO_HAND_OFF: (
         "nothing to hand off: fewer than two message entries (of any role) on the branch, as "
@@ -83,6 +83,16 @@ class UsageError(HandoffError):
 
     def __init__(self, reason: str) -> None:
         super().__init__(f"Usage error: {reason}")
+
+
+class ConfigError(UsageError):
+    """A configuration file that cannot be used (not TOML, an unknown key, a value of the wrong
+    type, a key of a provider's): named with the file and the key."""
+
+    def __init__(self, path: Path | str, reason: str, key: str | None = None) -> None:
+        self.path = str(path)
+        self.key = key
+        super().__init__(f"{path}: {key}: {reason}" if key else f"{path}: {reason}")
 
 
 class SessionFileError(HandoffError):

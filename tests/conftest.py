@@ -357,6 +357,7 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Itera
     monkeypatch.setenv("HANDOFF_SESSIONS_DIR", str(tmp_path / "sessions"))
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # never the developer's
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # nor their defaults
     yield
 
 

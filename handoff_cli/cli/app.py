@@ -76,9 +76,11 @@ from handoff_cli.sessions.tree import branch, leaf
 
 if TYPE_CHECKING:
     from handoff_cli.cli.render import RotateProgress
+    from handoff_cli.config import Config, Origin
     from handoff_cli.handoff.check import Checked
     from handoff_cli.handoff.judge import Judgement
     from handoff_cli.handoff.pipeline import HandoffResult
+    from handoff_cli.handoff.prompt import Template
     from handoff_cli.handoff.rotate import Outcome, RotateOptions, Rotation
 
 
@@ -248,7 +250,12 @@ def _text(context: click.Context, parameter: click.Parameter, value: str | None)
 
 FocusOpt = Annotated[
     str | None,
-    typer.Option("--focus", callback=_text, help="What the document should focus on."),
+    typer.Option(
+        "--focus",
+        envvar="HANDOFF_FOCUS",
+        callback=_text,
+        help="What the document should focus on (sent as it is, never expanded).",
+    ),
 ]
 ModelOpt = Annotated[
     str | None,
@@ -304,8 +311,48 @@ MaxDocTokensOpt = Annotated[
     int,
     typer.Option(
         "--max-doc-tokens",
-        min=MIN_DOCUMENT_TOKENS,
+        envvar="HANDOFF_MAX_DOC_TOKENS",
+        callback=_at_least(MIN_DOCUMENT_TOKENS),
         help="Cap of the document in tokens: the built-in writer's limit, a model's guidance.",
+    ),
+]
+PromptFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--prompt-file",
+        envvar="HANDOFF_PROMPT_FILE",
+        help="A file of your own handoff prompt, in place of the six sections' instructions; "
+        "{focus} in it is replaced by the focus (else the focus is appended). [default: the "
+        "built-in prompt]",
+        show_default=False,
+    ),
+]
+SectionsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--sections",
+        envvar="HANDOFF_SECTIONS",
+        help="The sections the prompt file asks for, separated by commas: the document is "
+        "checked for them. [default: the six]",
+        show_default=False,
+    ),
+]
+OverTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--over-tokens",
+        envvar="HANDOFF_OVER_TOKENS",
+        callback=_at_least(1),
+        help="Hand off a session whose context is over this many tokens "
+        "[default: 80% of the model's window].",
+    ),
+]
+IdleOpt = Annotated[
+    str,
+    typer.Option(
+        "--idle",
+        envvar="HANDOFF_IDLE",
+        help="Only sessions not written to for this long (30s, 10m, 2h, 1d).",
     ),
 ]
 NoRedactOpt = Annotated[
@@ -369,10 +416,12 @@ def _options(
     no_record: bool = False,
     out_dir: Path | None = None,
     dry_run: bool = False,
+    template: Template | None = None,
     **others: Any,
 ) -> Options:
-    """What the user said to ``handoff`` or ``rotate`` (their flags, ``ctx.params``; the
-    command's others are its own) as the ``Options`` of each handoff."""
+    """What the user said to ``handoff`` or ``rotate`` (their flags, ``ctx.params``, with the
+    settings of the configuration files: ``_configured``; the command's others are its own)
+    as the ``Options`` of each handoff."""
     return Options(
         focus=focus,
         model=model,
@@ -393,7 +442,40 @@ def _options(
         min_score=min_score,
         to=to,
         dry_run=dry_run,
+        template=template,
     )
+
+
+def _configuration(ctx: click.Context) -> Config:
+    """The settings in force (``handoff_cli.config``): each of the command's options that a
+    file may set as its flag or its variable gave it, else as the files give it, else its
+    default."""
+    from handoff_cli import config
+
+    given: dict[str, config.Setting] = {}
+    for parameter in ctx.command.params:
+        key = parameter.name or ""
+        if key not in config.KEYS:
+            continue
+        source = ctx.get_parameter_source(key)
+        if source is ParameterSource.ENVIRONMENT:
+            origin = config.Origin(config.ENV, str(parameter.envvar))
+        elif source is ParameterSource.COMMANDLINE:
+            origin = config.Origin(config.FLAG, parameter.opts[0])
+        else:
+            continue
+        value = ctx.params[key]
+        value = expand(value) if isinstance(value, Path) else value
+        given[key] = config.given_setting(key, value, origin)
+    return config.load(given, Path.cwd(), os.environ, Path.home())
+
+
+def _configured(ctx: click.Context) -> dict[str, Any]:
+    """The command's parameters, those a file may set as in force, and the prompt file read
+    (``template``)."""
+    found = _configuration(ctx)
+    settings = {key: found.value(key) for key in ctx.params if key in found.settings}
+    return {**ctx.params, **settings, "template": found.template()}
 
 
 def _out_dir(folder: Path) -> Path:
@@ -482,6 +564,8 @@ def handoff_command(
     strict: StrictOpt = False,
     context_window: ContextWindowOpt = None,
     max_doc_tokens: MaxDocTokensOpt = DEFAULT_DOCUMENT_TOKENS,
+    prompt_file: PromptFileOpt = None,
+    sections: SectionsOpt = None,
     no_redact: NoRedactOpt = False,
     agent: AgentOpt = AUTO,
     in_place: InPlaceOpt = False,
@@ -503,7 +587,7 @@ def handoff_command(
         raise UsageError(
             "--in-place writes to the session itself: no --no-record, no --out-dir, no --to"
         )
-    options = _options(**ctx.params)
+    options = _options(**_configured(ctx))
     terminals = _terminal_sessions()
     try:
         # Ctrl-C and SIGTERM both cancel, except while the result is being written.
@@ -821,21 +905,8 @@ def rotate(
         list[Path] | None,
         typer.Argument(help="Folders of sessions, as with --sessions-dir.", show_default=False),
     ] = None,
-    over_tokens: Annotated[
-        int | None,
-        typer.Option(
-            "--over-tokens",
-            min=1,
-            help="Hand off a session whose context is over this many tokens "
-            "[default: 80% of the model's window].",
-        ),
-    ] = None,
-    idle: Annotated[
-        str,
-        typer.Option(
-            "--idle", help="Only sessions not written to for this long (30s, 10m, 2h, 1d)."
-        ),
-    ] = DEFAULT_IDLE,
+    over_tokens: OverTokensOpt = None,
+    idle: IdleOpt = DEFAULT_IDLE,
     here: Annotated[
         bool, typer.Option("--here", help="Only the sessions of the current directory.")
     ] = False,
@@ -876,6 +947,8 @@ def rotate(
     strict: StrictOpt = False,
     context_window: ContextWindowOpt = None,
     max_doc_tokens: MaxDocTokensOpt = DEFAULT_DOCUMENT_TOKENS,
+    prompt_file: PromptFileOpt = None,
+    sections: SectionsOpt = None,
     no_redact: NoRedactOpt = False,
     agent: AgentOpt = AUTO,
     in_place: InPlaceOpt = False,
@@ -894,7 +967,7 @@ def rotate(
     from handoff_cli.handoff.rotate import check_budget, plan_rotation
     from handoff_cli.handoff.rotate import rotate as rotate_all
 
-    options = _rotate_options(**ctx.params)
+    options = _rotate_options(**_configured(ctx))
     found = catalog(_named_roots(ctx, directories, sessions_dirs))
     target = Target(terminal_sessions=_terminal_sessions())
     estimated = dry_run or max_cost is not None
@@ -926,7 +999,8 @@ def _rotate_options(
     max_cost: float | None,
     **given: Any,
 ) -> RotateOptions:
-    """What the user said to ``rotate`` (its flags, ``ctx.params``)."""
+    """What the user said to ``rotate`` (its flags, ``ctx.params``, with the settings of the
+    configuration files: ``_configured``)."""
     from handoff_cli.handoff.rotate import RotateOptions
 
     if here and cwd is not None:
@@ -979,6 +1053,74 @@ def _show_rotation_plan(rotation: Rotation, json_out: bool) -> None:
             )
         else:
             show_estimates(rotation.estimates, total)
+
+
+@app.command("config")
+def config_command(
+    ctx: typer.Context,
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    focus: FocusOpt = None,
+    prompt_file: PromptFileOpt = None,
+    sections: SectionsOpt = None,
+    over_tokens: OverTokensOpt = None,
+    idle: IdleOpt = DEFAULT_IDLE,
+    max_doc_tokens: MaxDocTokensOpt = DEFAULT_DOCUMENT_TOKENS,
+    json_out: JsonOpt = False,
+) -> None:
+    """Show the settings a handoff or a rotation here would use, and where each came from: a
+    flag, its HANDOFF_* variable, the project's file (.handoff.toml, or [tool.handoff] in
+    pyproject.toml, the nearest from here up), the user's
+    ($XDG_CONFIG_HOME/handoff/config.toml), or the default. Its options are the handoff's
+    and rotate's: what they would change. A file, or prompt file, that would stop a handoff
+    stops this too (exit 2)."""
+    take(interrupt)
+    found = _configuration(ctx)
+    found.template()  # read, as a handoff would read it
+    with reader_may_leave():
+        if json_out:
+            write_json_value(found.to_json())
+        else:
+            _show_config(found)
+
+
+CONFIG_COLUMN = 32
+"""The widest a column of ``handoff config``'s view grows."""
+
+
+def _show_config(found: Config) -> None:
+    """The files read, then a line a setting: its value, its source, and the flag, variable
+    or file that gave it."""
+    from handoff_cli.config import UNSET
+
+    user = str(found.user_path) + ("" if found.user else " (none there)")
+    write_line(f"project file  {found.project.label if found.project else 'none, from here up'}")
+    write_line(f"user file     {user}")
+    write_line("")
+    rows = [
+        (key, _setting_text(s.value, UNSET.get(key, "")), s.origin.source, _place(s.origin))
+        for key, s in found.settings.items()
+    ]
+    # A long value (a focus, the six sections) runs past its column rather than widen it.
+    widths = [min(CONFIG_COLUMN, max(len(row[column]) for row in rows)) for column in range(3)]
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        write_line("  ".join([*cells, row[3]]).rstrip())
+
+
+def _place(origin: Origin) -> str:
+    """The flag, ``$VARIABLE`` or file that gave a setting, as the view shows it."""
+    from handoff_cli.config import ENV
+
+    return f"${origin.place}" if origin.source == ENV else origin.place or ""
+
+
+def _setting_text(value: Any, unset: str) -> str:
+    if value is None:
+        return f"({unset})"
+    if isinstance(value, tuple):
+        return ", ".join(value)
+    return str(value)
 
 
 def run(args: list[str]) -> int:

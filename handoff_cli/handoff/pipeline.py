@@ -65,10 +65,16 @@ from handoff_cli.errors import (
 )
 from handoff_cli.handoff.check import Report, check_document, repair_prompt
 from handoff_cli.handoff.conversation import Conversation
-from handoff_cli.handoff.document import files_block, missing_sections, with_files, wrap_document
+from handoff_cli.handoff.document import (
+    SECTIONS,
+    files_block,
+    missing_sections,
+    with_files,
+    wrap_document,
+)
 from handoff_cli.handoff.facts import Facts, facts_of
 from handoff_cli.handoff.plan import Plan, Sized
-from handoff_cli.handoff.prompt import ChatMessage, handoff_prompt
+from handoff_cli.handoff.prompt import ChatMessage, handoff_prompt, required_sections
 from handoff_cli.handoff.redact import Redactor
 from handoff_cli.handoff.writer import Answer, Writer
 from handoff_cli.llm.model import resolve_model, run_on_loop
@@ -165,6 +171,8 @@ class Request:
     """How many distinct secrets were masked in the conversation and the prompt."""
     redactor: Redactor | None = field(default=None, repr=False, compare=False)
     """What masked them, to mask what is written the same way (None: ``--no-redact``)."""
+    sections: tuple[str, ...] = SECTIONS
+    """The sections the document must hold: the six, or a prompt file's (``--sections``)."""
 
     @property
     def writer(self) -> Writer:
@@ -315,7 +323,7 @@ def writer_for(options: Options, reporter: Reporter) -> Writers:
     """How the writer is decided (``llm.model.resolve_model``), its notes told ``reporter``."""
 
     def decide(session_model: str | None) -> Writer:
-        return resolve_model(
+        writer = resolve_model(
             options.model,
             session_model,
             api_key=options.api_key,
@@ -325,6 +333,12 @@ def writer_for(options: Options, reporter: Reporter) -> Writers:
             warn=reporter.warn,
             planned=options.dry_run,
         )
+        if options.template is not None and not writer.prompted:
+            reporter.warn(
+                f"note: {writer.name} writes its own six sections from the facts: the prompt "
+                f"file {options.template.path} is not used"
+            )
+        return writer
 
     return decide
 
@@ -380,7 +394,7 @@ def request_for(source: Source, options: Options, reporter: Reporter | None = No
     mask = redactor if options.redact else None
     prompt: ChatMessage = {
         "role": "user",
-        "content": handoff_prompt(focus, facts, options.max_doc_tokens),
+        "content": handoff_prompt(focus, facts, options.max_doc_tokens, options.template),
     }
     # Measured (and masked) before the prompt is masked: its secrets are numbered after the
     # conversation's, as in one pass over the whole request.
@@ -397,6 +411,7 @@ def request_for(source: Source, options: Options, reporter: Reporter | None = No
         focus=focus,
         redacted=redactor.count,
         redactor=mask,
+        sections=required_sections(options.template),
     )
 
 
@@ -636,10 +651,11 @@ async def _gated(
     floor = options.min_score
     if floor is None or report.passes(floor):
         return answer, missing, report
-    revised = await request.writer.revise(repair_prompt(answer.text, report), options, reporter)
+    asked = repair_prompt(answer.text, report, request.sections)
+    revised = await request.writer.revise(asked, options, reporter)
     if revised is not None:
         text = _as_written(request, revised).text
-        again, lacks = check_document(request.facts, text), missing_sections(text)
+        again, lacks = check_document(request.facts, text), missing_sections(text, request.sections)
         kept = again.overall > report.overall and len(lacks) <= len(missing)
         answer = answer.then(replace(revised, text=text if kept else answer.text))
         if kept:
