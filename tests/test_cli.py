@@ -637,3 +637,17 @@ def test_the_main_form_completes_session_ids_as_show_does(tmp_path: Path) -> Non
     commands = {item.value for item in complete.get_completions([], "sh")}
     assert commands == {"show"}  # the command words still complete
     assert "--version" in {item.value for item in complete.get_completions([], "--v")}
+
+
+def test_a_current_directory_that_is_gone_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    """A shell left in a removed directory: every command looks for the sessions and settings
+    there, so each says so in one line (a real process: a deleted cwd cannot be entered)."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = f'cd "{gone}" && rmdir "{gone}" && exec "{sys.executable}" -m handoff_cli list'
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    result = subprocess.run(["sh", "-c", script], capture_output=True, text=True, env=env)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "Usage error: the current directory no longer exists: cd to one that does"
+    ]

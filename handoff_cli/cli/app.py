@@ -1123,10 +1123,19 @@ def _setting_text(value: Any, unset: str) -> str:
     return str(value)
 
 
+def _check_cwd() -> None:
+    # Every command looks for the current directory's sessions and settings.
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        raise UsageError("the current directory no longer exists: cd to one that does") from None
+
+
 def run(args: list[str]) -> int:
     """Run the program on ``args``: the one place errors become messages and exit codes."""
     handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
     try:
+        _check_cwd()
         command = typer.main.get_command(app)
         result = command.main(args=args, prog_name="handoff", standalone_mode=False)
         if unanswered():  # a signal while --help or --version ran: no command took it
