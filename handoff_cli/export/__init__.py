@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from handoff_cli.export import as_html, as_markdown
-from handoff_cli.export.transcript import Transcript, transcript
+from handoff_cli.export.transcript import Transcript, transcript_of
 from handoff_cli.handoff.redact import Redactor
 from handoff_cli.sessions.session import Record, Session
 
@@ -39,7 +39,7 @@ def export(
     """``branch`` of ``session``, read by the rules of the agent called ``agent``, as a
     transcript in ``format`` (one of ``FORMATS``), UTF-8, in blocks as it is made; its secrets
     masked unless not ``redact``."""
-    made = transcript(session, branch, agent, Redactor() if redact else None)
+    made = transcript_of(session, branch, agent, Redactor() if redact else None)
     return _blocks(RENDERERS[format](made))
 
 

@@ -39,6 +39,9 @@ from handoff_cli.text import one_line, text_of
 
 SUMMARY_CHARS = 100
 """How much of a tool call's arguments its fold's one line shows."""
+MOST_PENDING = 256
+"""Parts of a step held at most for the results of its calls (a file whose calls never got
+any would be held whole otherwise)."""
 MASKED_AT_ONCE = 1 << 18
 """Characters of parts masked in one call."""
 LONG_ARGUMENT = 120
@@ -180,7 +183,7 @@ def day_of(stamp: str | None) -> str | None:
 _ISO = re.compile(r"(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)")
 
 
-def transcript(
+def transcript_of(
     session: Session, branch: list[Record], agent: str, redactor: Redactor | None = None
 ) -> Transcript:
     """The transcript of ``branch`` of ``session``, read by the rules of the agent called
@@ -272,7 +275,8 @@ class _Walk:
         if role == "toolResult":
             yield from self._result(message, stamp)
             return
-        yield from self._flush()
+        if role != ASSISTANT:  # an answer goes on with the step (parallel calls, each its own)
+            yield from self._flush()
         if role == USER:
             yield from self._user(message, stamp)
         elif role == ASSISTANT:
@@ -313,28 +317,30 @@ class _Walk:
             yield from self._change_model(model, stamp)
         parts: list[Part] = []
         calls: dict[Any, int] = {}
-        pending_from: int | None = None
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
         for block in blocks:
-            if not isinstance(block, dict):
-                continue
-            part = _block(block)
-            if part is None:
-                continue
-            if block.get("type") == "toolCall":
-                calls[_call_key(block.get("id"))] = len(parts)
-                pending_from = len(parts) if pending_from is None else pending_from
-            parts.append(part)
+            part = _block(block) if isinstance(block, dict) else None
+            if part is not None:
+                if block.get("type") == "toolCall":
+                    calls[_call_key(block.get("id"))] = len(parts)
+                parts.append(part)
         parts += _ending(message)
         if not parts:
             return
         yield from self._turn(ASSISTANT, stamp)
-        if pending_from is None:
+        pending = self._pending
+        if pending is not None and len(pending.parts) < MOST_PENDING:
+            at = len(pending.parts)
+            pending.parts.extend(parts)
+            pending.calls.update((key, index + at) for key, index in calls.items())
+            return
+        yield from self._flush()  # a step of calls that never had results: held no longer
+        if not calls:
             yield from parts
             return
-        yield from parts[:pending_from]
-        at = {key: index - pending_from for key, index in calls.items()}
-        self._pending = _Pending(parts[pending_from:], at)
+        first = min(calls.values())
+        yield from parts[:first]
+        self._pending = _Pending(parts[first:], {k: i - first for k, i in calls.items()})
 
     def _result(self, message: dict[str, Any], stamp: str | None) -> Iterator[Part]:
         """A tool's result: into its call's fold, when the call waits for it; else a fold of
@@ -429,7 +435,7 @@ class _Walk:
     def _summary(
         self, kind: str, text: Any, stamp: str | None, more: str = "", kept: tuple[Fold, ...] = ()
     ) -> Iterator[Part]:
-        title = "Compaction" if kind == COMPACTION else "Summary of a branch left"
+        title = "Compaction" if kind == COMPACTION else "Summary of a branch left behind"
         folds = (Fold(SUMMARY, "its summary", _prose(text)),) if isinstance(text, str) else ()
         yield from self._mark(Mark(kind, title + more, stamp, folds + kept))
 
@@ -461,6 +467,7 @@ class _Walk:
             yield Turn(role, stamp)
 
     def _mark(self, mark: Mark) -> Iterator[Part]:
+        yield from self._flush()
         self._role = None  # whoever speaks next opens a turn again
         yield mark
 
