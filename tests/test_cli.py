@@ -350,7 +350,7 @@ def test_show_list_and_export_never_import_litellm(tmp_path: Path) -> None:
         "import sys\nfrom handoff_cli.cli.app import run\n"
         "for args in (['show', sys.argv[1], '--context', '--json'], ['list', sys.argv[2]],\n"
         "             ['export', sys.argv[1]], ['export', sys.argv[1], '--format', 'html']):\n"
-        "    run(args)\n"
+        "    assert run(args) == 0, args\n"
         "print('litellm' in sys.modules, file=sys.stderr)\n"
     )
     completed = subprocess.run(  # a process: this one has imported LiteLLM already

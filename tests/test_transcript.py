@@ -143,6 +143,21 @@ def test_a_recorded_handoff_is_marked_with_its_document(tmp_path: Path, entries:
     assert Turn(USER, "2026-01-01T00:00:02.000Z") not in parts  # the prompt is no one's turn
 
 
+def test_a_handoff_prompt_not_answered_is_no_document(tmp_path: Path, entries: Entries) -> None:
+    entries.user(PROMPT_OPENINGS[0])
+    entries.user("never mind")  # the exchange broke off: what comes next is no document
+    entries.assistant("ok")
+    parts = parts_of(session_of(tmp_path, entries))
+    assert not [p for p in parts if isinstance(p, Mark)]
+    prompt = parts[1]
+    assert isinstance(prompt, Fold) and prompt.summary == "a handoff prompt, not answered"
+    assert parts[2:] == [
+        Text("never mind"),
+        Turn(ASSISTANT, "2026-01-01T00:00:02.000Z"),
+        Text("ok"),
+    ]
+
+
 def test_a_session_handed_off_to_starts_from_its_document(tmp_path: Path, entries: Entries) -> None:
     entries.add("model_change", model="anthropic/claude-sonnet-4-5")
     entries.custom_message("handoff", wrap_document("## Goal\n- go on"))

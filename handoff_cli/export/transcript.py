@@ -265,6 +265,7 @@ class _Walk:
                 if isinstance(message, dict):
                     yield from self._message(message, record.stamp)
         yield from self._flush()
+        yield from self._unanswered()
 
     # --- messages --------------------------------------------------------------------------
 
@@ -277,6 +278,7 @@ class _Walk:
             return
         if role != ASSISTANT:  # an answer goes on with the step (parallel calls, each its own)
             yield from self._flush()
+            yield from self._unanswered()
         if role == USER:
             yield from self._user(message, stamp)
         elif role == ASSISTANT:
@@ -455,6 +457,14 @@ class _Walk:
         yield from self._mark(Mark(HANDED_OFF, title, asked_at, folds))
 
     # --- what the parts so far say of the next ---------------------------------------------
+
+    def _unanswered(self) -> Iterator[Part]:
+        """Our handoff prompt, when no answer came right after it: shown as it is, folded."""
+        if self._asked is not None:
+            stamp, prompt = self._asked
+            self._asked = None
+            yield from self._turn(USER, stamp)
+            yield Fold(PROMPT, "a handoff prompt, not answered", _prose(prompt))
 
     def _change_model(self, model: str, stamp: str | None) -> Iterator[Part]:
         before, self._model = self._model, model
