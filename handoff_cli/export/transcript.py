@@ -264,8 +264,7 @@ class _Walk:
                 message = record.message()  # a string past 1 MiB: its head and tail
                 if isinstance(message, dict):
                     yield from self._message(message, record.stamp)
-        yield from self._flush()
-        yield from self._unanswered()
+        yield from self._settle()
 
     # --- messages --------------------------------------------------------------------------
 
@@ -277,8 +276,7 @@ class _Walk:
             yield from self._result(message, stamp)
             return
         if role != ASSISTANT:  # an answer goes on with the step (parallel calls, each its own)
-            yield from self._flush()
-            yield from self._unanswered()
+            yield from self._settle()
         if role == USER:
             yield from self._user(message, stamp)
         elif role == ASSISTANT:
@@ -364,7 +362,7 @@ class _Walk:
             if not pending.calls:
                 yield from self._flush()
             return
-        yield from self._flush()
+        yield from self._settle()
         yield from self._turn(self._role if self._role == ASSISTANT else TOOL, stamp)
         summary = f"result of {name}" if name else "a tool's result"
         yield Fold(TOOL_CALL, summary, (section,), failed)
@@ -379,22 +377,17 @@ class _Walk:
         if kind == "model_change":
             model = _changed_model(entry)
             if model is not None:
-                yield from self._flush()
                 yield from self._change_model(model, stamp)
         elif kind == "thinking_level_change":
             level = js_string(entry.get("thinkingLevel", "off"))
             before, self._thinking = self._thinking, level
             if before is not None and before != level:
-                yield from self._flush()
                 yield from self._mark(Mark(THINKING_LEVEL, f"Thinking level: {level}", stamp))
         elif kind == "compaction":
-            yield from self._flush()
             yield from self._compaction(entry, stamp)
         elif kind == "branch_summary":
-            yield from self._flush()
             yield from self._summary(BRANCH_SUMMARY, entry.get("summary"), stamp)
         elif kind == "custom_message":
-            yield from self._flush()
             if opening and is_handoff_start(entry):
                 yield from self._handed_off_from(entry.get("content"), stamp)
             else:
@@ -403,23 +396,19 @@ class _Walk:
         elif kind in ("session_info", "title_change"):
             name = entry.get("name" if kind == "session_info" else "title")
             if isinstance(name, str) and name.strip():
-                yield from self._flush()
                 yield from self._mark(Mark(TITLE, f"Named: {one_line(name, 200)}", stamp))
         elif kind == "thread_rolled_back":  # Codex's: the last turns taken back
-            yield from self._flush()
             turns = js_string(entry.get("num_turns", "?"))
             yield from self._mark(Mark(ROLLBACK, f"Rolled back: {turns} turn(s)", stamp))
         elif kind == "context_edit":  # pi's: what an extension changed of what the model sees
-            yield from self._flush()
             yield from self._turn(AGENT, stamp)
             yield _context_edit(entry)
         elif (prompt := self._agent.queued_prompt(entry)) is not None:
-            yield from self._flush()
             yield from self._turn(USER, stamp)
             yield Text(prompt)
             yield Note("sent while the agent was at work")
         # Labels, extension state, usage, a rollout's turn settings, Claude Code's system
-        # records and what we do not know: nothing a reader of the talk needs.
+        # records and what we do not know: nothing a reader of the conversation needs.
 
     def _compaction(self, entry: Entry, stamp: str | None) -> Iterator[Part]:
         summary = entry.get("summary")
@@ -463,7 +452,9 @@ class _Walk:
         if self._asked is not None:
             stamp, prompt = self._asked
             self._asked = None
-            yield from self._turn(USER, stamp)
+            if self._role != USER:
+                self._role = USER
+                yield Turn(USER, stamp)
             yield Fold(PROMPT, "a handoff prompt, not answered", _prose(prompt))
 
     def _change_model(self, model: str, stamp: str | None) -> Iterator[Part]:
@@ -472,14 +463,23 @@ class _Walk:
             yield from self._mark(Mark(MODEL, f"Model: {before} → {model}", stamp))
 
     def _turn(self, role: str, stamp: str | None) -> Iterator[Part]:
+        """A turn of ``role`` begins, unless it goes on; what was waiting comes first."""
+        if role == self._role and role == ASSISTANT:
+            return  # the step waiting for its results goes on too
+        yield from self._settle()
         if role != self._role:
             self._role = role
             yield Turn(role, stamp)
 
     def _mark(self, mark: Mark) -> Iterator[Part]:
-        yield from self._flush()
+        yield from self._settle()
         self._role = None  # whoever speaks next opens a turn again
         yield mark
+
+    def _settle(self) -> Iterator[Part]:
+        """What waited for what comes next: the step's calls, our prompt."""
+        yield from self._flush()
+        yield from self._unanswered()
 
     def _flush(self) -> Iterator[Part]:
         """The step that waited for its results, with those that came (a call without one is
