@@ -25,7 +25,10 @@ class ExitCode(IntEnum):
 
 EXIT_CODES: dict[ExitCode, str] = {
     ExitCode.OK: "success",
-    ExitCode.FAILED: "the handoff failed: model, credentials, network, rate limit, timeout, disk",
+    ExitCode.FAILED: (
+        "the handoff failed: model, credentials, network, rate limit, timeout, disk (export: "
+        "its file cannot be written)"
+    ),
     ExitCode.USAGE: (
         "usage error: bad option, unknown entry id, ambiguous id prefix, a text option that is "
         "not UTF-8, a configuration or prompt file that cannot be used"
@@ -239,3 +242,12 @@ class WriteError(HandoffError):
 
     def __init__(self, path: Path | str, error: OSError) -> None:
         super().__init__(f"Handoff failed: cannot write {path}: {os_reason(error)}")
+
+
+class ExportWriteError(HandoffError):
+    """An export's file could not be written; what was there before is as it was."""
+
+    exit_code = ExitCode.FAILED
+
+    def __init__(self, path: Path | str, error: OSError) -> None:
+        super().__init__(f"Export failed: cannot write {path}: {os_reason(error)}")

@@ -123,6 +123,10 @@ class Agent(Protocol):
     def loaded(self, message: Message, facts: MessageFacts) -> Message:
         """A message entry's message as the agent holds it once loaded."""
 
+    def queued_prompt(self, entry: Entry) -> str | None:
+        """The user's words an entry that is no message holds, if it is one that does: a
+        prompt sent while the agent was at work, which it keeps apart (for a transcript)."""
+
     def custom(self, entry: Entry) -> Message:
         """The message a ``custom_message`` entry becomes."""
 
@@ -176,6 +180,9 @@ class OwnFormatAgent:
 
     def loaded(self, message: Message, facts: MessageFacts) -> Message:
         return message
+
+    def queued_prompt(self, entry: Entry) -> str | None:
+        return None
 
     def custom(self, entry: Entry) -> Message:
         return {"role": "custom", "content": entry.get("content")}

@@ -120,6 +120,9 @@ class Claude(OwnFormatAgent):
     def loses_model(self, branch: list[Record]) -> bool:
         return True  # the last answer's model is the session's
 
+    def queued_prompt(self, entry: Entry) -> str | None:
+        return queued_prompt(entry)
+
 
 AGENT = Claude()
 
@@ -607,15 +610,23 @@ def _model(records: list[Record]) -> str | None:
     return None
 
 
+def queued_prompt(value: Entry) -> str | None:
+    """The prompt of a record that queued one (a ``queued_command`` attachment): sent while
+    Claude Code was at work, as a reminder within the turn."""
+    attachment = value.get("attachment") if value.get("type") == "attachment" else None
+    if isinstance(attachment, dict) and attachment.get("type") == "queued_command":
+        return text_of(attachment.get("prompt"), "\n")
+    return None
+
+
 def _turns(branch: list[Record]) -> Iterator[_Turn]:
     for record in branch:
         if record.type not in ("message", "attachment") or _sidechain(record):
             continue
         value = _raw(record)
         if record.type == "attachment":
-            attachment = value.get("attachment")
-            if isinstance(attachment, dict) and attachment.get("type") == "queued_command":
-                prompt = text_of(attachment.get("prompt"), "\n")
+            prompt = queued_prompt(value)
+            if prompt is not None:
                 text = {"type": "text", "text": _QUEUED.format(prompt)}
                 yield _Turn("user", [text], reminder=True)
             continue

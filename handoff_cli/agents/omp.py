@@ -156,6 +156,9 @@ class OhMyPi:
     def header_title(self, title: str) -> Entry:
         return {"title": title, "titleSource": "auto"}  # read where there is no title slot
 
+    def queued_prompt(self, entry: Entry) -> str | None:
+        return None  # a prompt sent mid-turn is a message entry like any other
+
     def resume_command(self, session_id: str, path: Path, own_folder: bool) -> list[str]:
         # It finds an id only in its own folders; elsewhere it opens a path (main.ts: a
         # value with a slash or ending in .jsonl is one).

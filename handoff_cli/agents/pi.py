@@ -108,6 +108,9 @@ class Pi:
     def loses_model(self, branch: list[Record]) -> bool:
         return True  # the latest of a model_change and an answer is the model
 
+    def queued_prompt(self, entry: Entry) -> str | None:
+        return None  # a prompt sent mid-turn is a message entry like any other
+
     def resume_command(self, session_id: str, path: Path, own_folder: bool) -> list[str]:
         return ["pi", "--session", str(path)]  # a path: it opens any file, wherever it is
 
