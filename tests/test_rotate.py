@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import os
 import resource
+import shlex
 import signal
 import subprocess
 import sys
@@ -190,7 +191,13 @@ def test_rotation_hands_off_each_once_concurrently(
         "duration_s",
         "score",
         "missing_probes",
+        "resume_command",
     }
+    # What opens each new session, as a handoff's --json says it (oh-my-pi's, outside its own
+    # folders by its path).
+    assert all(
+        r["resume_command"] == shlex.join(["omp", "--session", r["new_path"]]) for r in results
+    )
     assert 2 <= llm_server.most_in_flight <= 3  # concurrent, and never more than --jobs
     assert all(exchanges(p, lines[p]) == 1 for p in sources)
     assert len(new_sessions(tmp_path, sources)) == 6
