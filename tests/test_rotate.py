@@ -609,3 +609,16 @@ def test_each_writer_note_is_said_once_naming_the_sessions_chosen(tmp_path: Path
     assert done.code == 0, done.stderr
     said = [line for line in done.stderr.splitlines() if "ANTHROPIC_API_KEY" in line]
     assert len(said) == 1 and "writes the document" in said[0]
+
+
+def test_a_sessions_notes_name_it_by_its_whole_id(tmp_path: Path) -> None:
+    """Ids made within a minute share their first digits: a note names its session whole."""
+    sources = [make_session(tmp_path, f"s{n}", turns=8) for n in range(2)]
+    ids = [load_session(p).id for p in sources]
+    assert ids[0][:8] == ids[1][:8]
+    result = run_cli(
+        "rotate", tmp_path, "--over-tokens", "2000", "--model", FAKE_MODEL, "--dry-run"
+    )
+    assert result.code == 0, result.stderr
+    notes = [line for line in result.stderr.splitlines() if "nothing in it says" in line]
+    assert sorted(line.split(": ", 1)[0] for line in notes) == sorted(ids)

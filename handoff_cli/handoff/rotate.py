@@ -523,7 +523,7 @@ class _Quiet(Reporter):
 
     def __init__(self, outer: Reporter, session_id: str) -> None:
         self._outer = outer
-        self._name = session_id[:8]
+        self._name = session_id  # whole: the first digits of ids made in one minute are alike
 
     def loaded(self, session: Any) -> None:
         self._outer.loaded(session)
