@@ -257,7 +257,9 @@ def codex_contexts(paths: list[Path]) -> dict[Path, Any]:
         for copy, path in copies.items():
             shutil.copyfile(path, copy)
         command = [sys.executable, str(HERE / "codex/codex.py"), "context", *map(str, copies)]
-        subprocess.run(command, capture_output=True, text=True, check=True)
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode:
+            raise SystemExit(f"codex.py context: {done.stderr[-2000:]}")
         for copy, path in copies.items():
             context = copy.with_name(copy.name + ".codex-context.json")
             found[path] = json.loads(context.read_text())["context"] if context.exists() else "refused"
@@ -332,7 +334,7 @@ def in_order(wanted: list[str], found: list[str]) -> bool:
 
 
 def _shown(path: Path) -> str:
-    return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else path.name
+    return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else f"sources/{path.name}"
 
 
 def main() -> None:
@@ -389,8 +391,9 @@ def main() -> None:
         our_new = ours(case["file"])
         for agent in agents:
             context = readers[agent].get(case["file"])
-            row = {k: case[k] for k in ("case", "source", "target", "budget", "kept_messages",
-                                        "kept_tokens", "agent", "first_kept_entry_id", "stderr")}  # fmt: skip
+            row = {k: case[k] for k in ("case", "source", "source_path", "target", "budget",
+                                        "kept_messages", "kept_tokens", "agent",
+                                        "first_kept_entry_id", "stderr")}  # fmt: skip
             row["reader"] = agent
             row["opened"] = isinstance(context, list)
             rows.append(row)

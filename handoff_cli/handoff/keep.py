@@ -61,28 +61,33 @@ def recent_turns(context: Context, agent: str, budget: int, model: str | None) -
     rules = get(agent)
     count = counter(model)
     records = context.records
-    kept: list[KeptMessage] = []
+    turns: list[list[KeptMessage]] = []  # newest first
     total = 0
     end = len(records)
+    last: int | None = None
     while end > 0:
         start = end - 1
         while start >= 0 and not rules.starts_turn(records[start], _before(records, start)):
             start -= 1
         if start < 0:
             break  # the rest began before the window: no whole turn
-        turn = [
-            KeptMessage(r, to_message(r, context.agent, change, None), i == 0, change is not None)
-            for i, r in enumerate(records[start:end])
-            for change in (context.changes.get(r.id),)
-        ]
+        turn = [_kept_message(context, r, r is records[start]) for r in records[start:end]]
         tokens_of_turn = sum(count(chat) for chat in to_chat(m.message for m in turn))
         if total + tokens_of_turn > budget:
-            last = tokens_of_turn if end == len(records) else None
-            return Recent(_kept(agent, kept, total), last)
-        kept[:0] = turn
+            last = tokens_of_turn if not turns else None
+            break
+        turns.append(turn)
         total += tokens_of_turn
         end = start
-    return Recent(_kept(agent, kept, total))
+    kept = [message for turn in reversed(turns) for message in turn]
+    return Recent(_kept(agent, kept, total), last)
+
+
+def _kept_message(context: Context, record: Record, first: bool) -> KeptMessage:
+    """A record of the context as it sends it, whole."""
+    change = context.changes.get(record.id)
+    message = to_message(record, context.agent, change, longest=None)
+    return KeptMessage(record, message, first, change is not None)
 
 
 def _kept(agent: str, messages: list[KeptMessage], tokens: int) -> Kept:
@@ -119,46 +124,44 @@ def counter(model: str | None) -> Callable[[ChatMessage], int]:
 
 def family_entries(kept: Kept, parent: str | None, taken: set[str], at: str) -> list[Entry]:
     """The kept messages as the entries of a pi-family session, chained from ``parent`` with
-    fresh ids (in ``taken``): a pi-family branch's entries as they were, their messages byte
-    for byte where the context sends them as stored; another agent's messages in the shared
-    shape, an answer's records joined into one message."""
+    fresh ids (in ``taken``): a pi-family branch's entries as they were (their times too: a
+    custom message's is the message's), their messages byte for byte where the context sends
+    them as stored; another agent's messages in the shared shape, an answer's records joined
+    into one message, at ``at``."""
     entries: list[Entry] = []
     for entry in _family_values(kept, at):
         made = new_entry_id(taken)
         taken.add(made)
-        fresh = {"id": made, "parentId": parent, "timestamp": at}
+        fresh = {"id": made, "parentId": parent}
         entries.append({k: fresh.get(k, v) for k, v in entry.items()} | fresh)
         parent = made
     return entries
 
 
 def _family_values(kept: Kept, at: str) -> Iterator[Entry]:
-    """Each kept message's entry, its id, parent and time still to be made fresh."""
+    """Each kept message's entry, its id and parent still to be made fresh."""
     if kept.agent in PI_FAMILY:
         for message in kept.messages:
             record = message.record
             if record.type != "message":
                 assert record.entry is not None, "only a message is stored without its entry"
                 edited = message.changed and "content" in message.message  # pi's context_edit
-                yield (
-                    record.entry | {"content": message.message["content"]}
-                    if edited
-                    else record.entry
-                )
+                yield record.entry | ({"content": message.message["content"]} if edited else {})
             else:  # as the context sends it: changed (a tool call nobody answered, an edit)
                 sent = message.message if message.changed else Verbatim(record.message_json())
-                yield _message_entry(sent)
+                yield _message_entry(sent, record.stamp)
         return
     for shared in kept.shared:
         converted = dict(shared)
         converted.setdefault("timestamp", millis(at))
         if converted.get("role") == "assistant":
             converted.setdefault("usage", _ZERO_USAGE)
-        yield _message_entry(converted)
+        yield _message_entry(converted, at)
 
 
-def _message_entry(message: Any) -> Entry:
-    return {"type": "message", "id": None, "parentId": None, "timestamp": None, "message": message}
+def _message_entry(message: Any, stamp: Any) -> Entry:
+    head: Entry = {"type": "message", "id": None, "parentId": None}
+    return head | ({"timestamp": stamp} if isinstance(stamp, str) else {}) | {"message": message}
 
 
 def joined_answers(messages: Iterable[Message]) -> Iterator[Message]:
