@@ -25,8 +25,10 @@ checked, printed a line a case and kept in ``cases.json``:
   message (so the tests, which read with ours, hold what the agent reads);
 - the kept part holds each text of the turns kept, in order (``texts``).
 
-Each new file is kept as ``OUT/<case>.jsonl`` with the agent's context beside it
-(``<case>.<agent>-context.json``), the sources written here in ``OUT/sources/``.
+Each new file is kept as ``OUT/<case>.session`` with the agent's context beside it
+(``<case>.<agent>-context.json``), the sources written here in ``OUT/sources/`` (``.session``,
+not ``.jsonl``: the sweeps of every fixture session, golden requests and ``make eval``, leave
+them to ``tests/test_keep.py``).
 """
 
 from __future__ import annotations
@@ -83,9 +85,9 @@ def image_sessions(folder: Path) -> dict[str, Path]:
     with an image, then a command whose result holds an image."""
     folder.mkdir(parents=True, exist_ok=True)
     made = {}
-    made["images-pi"] = _write(folder / "images-pi.jsonl", _pi_lines())
-    made["images-claude"] = _write(folder / "images-claude.jsonl", _claude_lines())
-    made["images-codex"] = _write(folder / "images-codex.jsonl", _codex_lines())
+    made["images-pi"] = _write(folder / "images-pi.session", _pi_lines())
+    made["images-claude"] = _write(folder / "images-claude.session", _claude_lines())
+    made["images-codex"] = _write(folder / "images-codex.session", _codex_lines())
     return made
 
 
@@ -278,7 +280,7 @@ def whole(out: Path) -> list[dict[str, Any]]:
     for agent, case in WHOLE.items():
         with tempfile.TemporaryDirectory(prefix="keep-whole-") as tmp:
             session = Path(tmp) / "new.jsonl"
-            shutil.copyfile(out / f"{case}.jsonl", session)
+            shutil.copyfile(out / f"{case}.session", session)
             command = [sys.executable, str(HERE / "agents.py"), "next", agent, "--home",
                        str(Path(tmp) / "home"), "--cwd", PI_PROJECT, "--session", str(session)]  # fmt: skip
             done = subprocess.run(command, capture_output=True, text=True, check=True)
@@ -353,7 +355,8 @@ def main() -> None:
         # Each source beside nothing else, as the handoff finds it (a Claude Code file by its id).
         home = work / "src" / name
         home.mkdir(parents=True)
-        placed = home / (f"{cc.session_id_cwd(source)[0]}.jsonl" if "claude" in name else source.name)
+        named = f"{cc.session_id_cwd(source)[0]}.jsonl" if "claude" in name else source.name
+        placed = home / Path(named).with_suffix(".jsonl")
         shutil.copyfile(source, placed)
         for target in TARGETS:
             for budget in BUDGETS:
@@ -362,14 +365,13 @@ def main() -> None:
                 folder.mkdir(parents=True)
                 done = hand_off(placed, target, budget, folder)
                 new = Path(done["path"])
-                kept = out / f"{case}.jsonl"
-                kept.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(new, kept)
+                out.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(new, out / f"{case}.session")
                 cases.append({"case": case, "source": name, "source_path": _shown(source),
                               "target": target, "budget": budget, "kept_messages": done["kept_messages"],
                               "kept_tokens": done["kept_tokens"], "agent": done["agent"],
                               "first_kept_entry_id": done["first_kept_entry_id"],
-                              "stderr": done["stderr"], "file": kept, "placed": placed})  # fmt: skip
+                              "stderr": done["stderr"], "file": new, "placed": placed})  # fmt: skip
     # The agents read every new file, and every source in its own agent's format.
     readers: dict[str, dict[Path, Any]] = {}
     for agent in ("omp", "omp-18.3.4", "pi"):

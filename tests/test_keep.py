@@ -2,8 +2,8 @@
 (handoff/keep.py, docs/handoff.md §17).
 
 The real agents' verdicts are in tests/fixtures/keep (``oracles/keep.py``): for each source
-session, target agent and budget, the new file our handoff wrote and the context the target
-agent itself built from it. The first test writes each again and holds it to that file, so the
+session, target agent and budget, the new file our handoff wrote (``<case>.session``) and the
+context the target agent itself built from it. The first test writes each again and holds it to that file, so the
 agents' reading of it is the reading of what we write now.
 """
 
@@ -74,7 +74,7 @@ def placed_source(row: dict[str, Any], folder: Path) -> Path:
     session id)."""
     source = PROJECT / row["source_path"]
     folder.mkdir(parents=True)
-    name = source.name
+    name = f"{source.stem}.jsonl"
     if row["agent"] == "claude":
         values = (orjson.loads(line) for line in source.read_bytes().splitlines())
         name = next(f"{v['sessionId']}.jsonl" for v in values if "sessionId" in v)
@@ -101,7 +101,7 @@ def test_the_agents_read_the_document_then_exactly_the_turns_kept(
         row["first_kept_entry_id"],
     )
     written = Path(result["path"])
-    assert file_values(written) == file_values(KEEP / f"{case}.jsonl")
+    assert file_values(written) == file_values(KEEP / f"{case}.session")
     for seen in rows:  # each agent that read the file we wrote then
         assert seen["opened"] and seen["document_first"], seen
         assert seen.get("suffix_of_source", True), seen  # verbatim, where the format is the same
