@@ -3,8 +3,8 @@
 
 The real agents' verdicts are in tests/fixtures/keep (``oracles/keep.py``): for each source
 session, target agent and budget, the new file our handoff wrote (``<case>.session``) and the
-context the target agent itself built from it. The first test writes each again and holds it to that file, so the
-agents' reading of it is the reading of what we write now.
+context the target agent itself built from it. The first test writes each again and holds it
+to that file, so the agents' reading of it is the reading of what we write now.
 """
 
 from __future__ import annotations
@@ -41,6 +41,11 @@ CASES = orjson.loads((KEEP / "cases.json").read_bytes())
 BY_CASE: dict[str, list[dict[str, Any]]] = {}
 for _row in CASES:
     BY_CASE.setdefault(_row["case"], []).append(_row)
+WHOLE: dict[str, list[dict[str, Any]]] = {}
+for _row in orjson.loads((KEEP / "whole.json").read_bytes()):
+    WHOLE.setdefault(_row["case"], []).append(_row)
+"""oh-my-pi 18.2.3 and 18.3.4 and pi 1.6.0 run whole in print mode, each resuming one new
+session: their first request (``agents.py next``), in tests/fixtures/keep/whole/."""
 READER_OF = {"omp": OMP, "omp-18.3.4": OMP, "pi": PI, "claude": "claude", "codex": "codex"}
 
 _IDS = re.compile(
@@ -120,6 +125,11 @@ def test_the_agents_read_the_document_then_exactly_the_turns_kept(
             len(context) - (1 if seen["reader"] in ("omp", "omp-18.3.4", "pi") else 2)
             == (seen["kept_in_context"])
         )
+    for run in WHOLE.get(case, []):  # the agent whole: its next request
+        assert run["document_first"] and run["kept_texts_in_order"], run
+        request = orjson.loads((KEEP / "whole" / f"{run['agent']}.request.json").read_bytes())
+        assert "<handoff-context>" in str(request[1]["content"])
+        assert "Plan the change in two steps." in str(request[-3]["content"])
 
 
 def _images_omitted(item: Any) -> Any:
@@ -128,18 +138,6 @@ def _images_omitted(item: Any) -> Any:
         return item
     omitted = {"type": "input_text", "text": IMAGE_OMITTED}
     return item | {"content": [omitted if p.get("type") == "input_image" else p for p in content]}
-
-
-def test_the_agents_whole_send_the_document_then_the_kept_turns() -> None:
-    """oh-my-pi 18.2.3 and 18.3.4 and pi 1.6.0 run whole in print mode, resuming a new session:
-    their first request (``agents.py next``), kept in tests/fixtures/keep/whole/."""
-    rows = orjson.loads((KEEP / "whole.json").read_bytes())
-    assert {r["agent"] for r in rows} == {"omp-18.2.3", "omp-18.3.4", "pi-1.6.0"}
-    for row in rows:
-        assert row["document_first"] and row["kept_texts_in_order"], row
-        sent = orjson.loads((KEEP / "whole" / f"{row['agent']}.request.json").read_bytes())
-        assert "<handoff-context>" in str(sent[1]["content"])
-        assert "Plan the change in two steps." in str(sent[-3]["content"])
 
 
 # --- the cut, and the edges ----------------------------------------------------------------
