@@ -97,6 +97,9 @@ class Options:
     to: str | None = None
     """The agent whose file the new session is, in that agent's folder for the session's cwd
     (``--to``); None: the session's own agent, beside the old file."""
+    keep_recent: int = 0
+    """Tokens of the branch's most recent whole turns to keep verbatim after the document in
+    the new session (``--keep-recent``); 0: the document alone."""
     dry_run: bool = False
     """Only planned (``--dry-run``): what the notes say would be done is not done."""
     template: Template | None = None

@@ -128,6 +128,10 @@ class OhMyPi:
     def custom(self, entry: Entry) -> Message:
         return _custom(entry)
 
+    def starts_turn(self, record: Record, previous: Record | None) -> bool:
+        facts = record.facts
+        return _turn_start(record, facts.role if facts is not None else None)
+
     def model_change(self, entry: Entry, model: str, switched: bool) -> Entry:
         entry = entry | {"model": model}
         if switched:
@@ -896,6 +900,8 @@ def _message(record: Record) -> Any:
 
 
 def _turn_start(record: Record, role: str | None) -> bool:
+    """``isTurnStartEntry``: a user's message or command, a custom message, a branch's
+    summary."""
     if record.type in ("branch_summary", "custom_message"):
         return True
     return record.type == "message" and role in ("user", "bashExecution")

@@ -39,6 +39,8 @@ EMPTIED_ROLES = frozenset({"system", "user", "assistant", "toolResult"})
 
 _HEADER_KEYS = frozenset({"provider", "modelId", "thinkingLevel", "branchedFrom"})
 _TYPES = frozenset({"session_info", "context_edit", "usage"})
+_TURN_ROLES = frozenset({"user", "bashExecution", "custom", "branchSummary", "compactionSummary"})
+"""The roles of the messages that open a turn (``isTurnStartMessage``)."""
 
 
 class Pi:
@@ -80,6 +82,13 @@ class Pi:
 
     def custom(self, entry: Entry) -> Message:
         return _custom(entry)
+
+    def starts_turn(self, record: Record, previous: Record | None) -> bool:
+        # ``isTurnStartEntry``: a custom message and a branch summary are sent as such roles.
+        if record.type in ("custom_message", "branch_summary"):
+            return True
+        facts = record.facts
+        return record.type == "message" and facts is not None and facts.role in _TURN_ROLES
 
     def model_change(self, entry: Entry, model: str, switched: bool) -> Entry:
         provider, _, model_id = model.partition("/")

@@ -414,6 +414,7 @@ def _options(
     price_out: float | None,
     min_score: float | None = None,
     to: str | None = None,
+    keep_recent: int = 0,
     leaf_id: str | None = None,
     no_record: bool = False,
     out_dir: Path | None = None,
@@ -424,6 +425,11 @@ def _options(
     """What the user said to ``handoff`` or ``rotate`` (their flags, ``ctx.params``, with the
     settings of the configuration files: ``_configured``; the command's others are its own)
     as the ``Options`` of each handoff."""
+    if in_place and keep_recent:
+        raise UsageError(
+            "--keep-recent keeps turns after a new session's document; --in-place keeps the "
+            "most recent turns by oh-my-pi's own rule: give one"
+        )
     return Options(
         focus=focus,
         model=model,
@@ -443,6 +449,7 @@ def _options(
         prices=_prices(price_in, price_out),
         min_score=min_score,
         to=to,
+        keep_recent=keep_recent,
         dry_run=dry_run,
         template=template,
     )
@@ -513,6 +520,18 @@ InPlaceOpt = Annotated[
 ]
 
 
+KeepRecentOpt = Annotated[
+    int,
+    typer.Option(
+        "--keep-recent",
+        metavar="TOKENS",
+        min=0,
+        help="Keep the most recent whole turns, up to this many tokens, verbatim after the "
+        "document in the new session (0: the document alone).",
+    ),
+]
+
+
 ToOpt = Annotated[
     str | None,
     typer.Option(
@@ -572,6 +591,7 @@ def handoff_command(
     agent: AgentOpt = AUTO,
     in_place: InPlaceOpt = False,
     to: ToOpt = None,
+    keep_recent: KeepRecentOpt = 0,
     price_in: PriceInOpt = None,
     price_out: PriceOutOpt = None,
     min_score: MinScoreOpt = None,
@@ -1019,6 +1039,7 @@ def rotate(
     no_redact: NoRedactOpt = False,
     agent: AgentOpt = AUTO,
     in_place: InPlaceOpt = False,
+    keep_recent: KeepRecentOpt = 0,
     price_in: PriceInOpt = None,
     price_out: PriceOutOpt = None,
     min_score: MinScoreOpt = None,

@@ -27,7 +27,7 @@ from types import FrameType
 from typing import Any
 
 from handoff_cli.agents import DEFAULT, FORMATS, PI_FAMILY, build_context, get, load_session
-from handoff_cli.agents.base import Format, Usage
+from handoff_cli.agents.base import NOTHING_KEPT, Format, Kept, Usage
 from handoff_cli.agents.choice import choose_agent
 from handoff_cli.agents.context import Context, last_index
 from handoff_cli.agents.omp import (
@@ -73,6 +73,7 @@ from handoff_cli.handoff.document import (
     wrap_document,
 )
 from handoff_cli.handoff.facts import Facts, facts_of
+from handoff_cli.handoff.keep import family_entries, recent_turns
 from handoff_cli.handoff.plan import Plan, Sized
 from handoff_cli.handoff.prompt import ChatMessage, handoff_prompt, required_sections
 from handoff_cli.handoff.redact import Redactor
@@ -173,6 +174,9 @@ class Request:
     """What masked them, to mask what is written the same way (None: ``--no-redact``)."""
     sections: tuple[str, ...] = SECTIONS
     """The sections the document must hold: the six, or a prompt file's (``--sections``)."""
+    kept: Kept | None = field(default=None, repr=False)
+    """The most recent whole turns, written after the document as they are (``--keep-recent``;
+    None: not asked for)."""
 
     @property
     def writer(self) -> Writer:
@@ -217,6 +221,8 @@ class HandoffResult:
     """In place: the entry appended (``id`` and ``path`` are then the session's own)."""
     resume: tuple[str, ...] = ()
     """The command line that opens the result in the agent (``Agent.resume_command``)."""
+    kept: Kept | None = None
+    """With ``--keep-recent``: the turns written after the document."""
 
     @property
     def resume_command(self) -> str:
@@ -243,6 +249,8 @@ class HandoffResult:
             "agent": self.agent,
             "resume_command": self.resume_command,
         }
+        if self.kept is not None:
+            fields |= _kept_json(self.kept)
         if self.in_place is not None:
             done = self.in_place
             fields["entry_id"] = done.entry_id
@@ -266,6 +274,8 @@ class DryRun:
     agent: str
     compaction: Cut | None
     """In place: where the compaction would cut the branch."""
+    kept: Kept | None = None
+    """With ``--keep-recent``: the turns that would follow the document."""
 
     @property
     def strategy(self) -> str:
@@ -288,11 +298,22 @@ class DryRun:
             "redacted": self.redacted,
             "agent": self.agent,
         }
+        if self.kept is not None:
+            fields |= _kept_json(self.kept)
         if where is not None:
             fields["first_kept_entry_id"] = where.first_kept_entry_id
             fields["tokens_before"] = _json_number(where.tokens_before)
             fields["kept_entries"] = where.kept
         return fields
+
+
+def _kept_json(kept: Kept) -> dict[str, Any]:
+    first = kept.messages[0].record.id if kept.messages else None
+    return {
+        "kept_messages": len(kept.messages),
+        "kept_tokens": kept.tokens,
+        "first_kept_entry_id": first,
+    }
 
 
 # --- cancellation ------------------------------------------------------------------------------
@@ -412,7 +433,24 @@ def request_for(source: Source, options: Options, reporter: Reporter | None = No
         redacted=redactor.count,
         redactor=mask,
         sections=required_sections(options.template),
+        kept=_kept(since, source, options, reporter),
     )
+
+
+def _kept(since: Context, source: Source, options: Options, reporter: Reporter) -> Kept | None:
+    """``--keep-recent``: the most recent whole turns of what the document replaces
+    (``keep``), read as they are, never masked: the new session goes on with them as the old
+    one had them."""
+    budget = options.keep_recent
+    if budget <= 0 or source.compaction is not None:
+        return None
+    recent = recent_turns(since, source.agent, budget, source.session_model)
+    if recent.last_turn is not None:
+        reporter.warn(
+            f"note: the last turn is {recent.last_turn:,} tokens, more than --keep-recent "
+            f"{budget:,}: no turn is kept, the new session holds the document alone"
+        )
+    return recent.kept
 
 
 def prepare(
@@ -525,6 +563,7 @@ def dry_run_of(request: Request) -> DryRun:
         redacted=request.redacted,
         agent=request.source.agent,
         compaction=request.source.compaction,
+        kept=request.kept,
     )
 
 
@@ -623,6 +662,7 @@ async def ahandoff_request(
         redacted=request.redactor.count if request.redactor else request.redacted,
         agent=source.agent,
         in_place=done,
+        kept=request.kept,
         resume=_resume(options.to or source.agent, new_id, new_path, target),  # --to A: A's
     )
 
@@ -740,7 +780,10 @@ def _own_session(
     """The new session in an agent's own format (``new_session``)."""
     source = request.source
     wrapped = wrap_document(answer.text)
-    return own.new_session(source.session, new_id, old, source.session_model, wrapped, created)
+    kept = request.kept or NOTHING_KEPT
+    return own.new_session(
+        source.session, new_id, old, source.session_model, wrapped, created, kept
+    )
 
 
 def _new_session(
@@ -775,6 +818,8 @@ def _new_session(
         entries.append(naming_entry(agent, title, document["id"], taken, created))
         if not slot:
             header |= rules.header_title(title)
+    if request.kept is not None:  # after the document and its name, the leaf the last of them
+        entries += family_entries(request.kept, entries[-1]["id"], taken, created)
     if not slot:
         return new_session_bytes(header, entries, None)
     return new_session_bytes(header, entries, TitleSlot(title or "", created, title is not None))

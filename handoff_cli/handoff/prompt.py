@@ -288,7 +288,7 @@ def _bash_text(message: Message) -> str:
     return text
 
 
-def _side_text(message: Message) -> str | None:
+def side_text(message: Message) -> str | None:
     """User-side text for the messages that are not turns of the conversation."""
     role = message.get("role")
     if role == "compactionSummary":
@@ -360,7 +360,7 @@ def chat_steps(messages: Iterable[Message]) -> Iterator[tuple[int, int, list[Cha
             intro = f"{RESULT_INTRO}{_printed(name)} call {_printed(call)}]"
             chat.append(_user(f"{intro}\n{_result_text(message)}"))
         else:
-            text = _side_text(message)
+            text = side_text(message)
             if text:
                 chat.append(_user(text))
         yield at, ahead.taken, chat
