@@ -25,10 +25,13 @@ class ExitCode(IntEnum):
 
 EXIT_CODES: dict[ExitCode, str] = {
     ExitCode.OK: "success",
-    ExitCode.FAILED: "the handoff failed: model, credentials, network, rate limit, timeout, disk",
+    ExitCode.FAILED: (
+        "the handoff failed: model, credentials, network, rate limit, timeout, disk (export: "
+        "its file cannot be written)"
+    ),
     ExitCode.USAGE: (
         "usage error: bad option, unknown entry id, ambiguous id prefix, a text option that is "
-        "not UTF-8"
+        "not UTF-8, a configuration or prompt file that cannot be used"
     ),
     ExitCode.NOTHING_TO_HAND_OFF: (
         "nothing to hand off: fewer than two message entries (of any role) on the branch, as "
@@ -83,6 +86,16 @@ class UsageError(HandoffError):
 
     def __init__(self, reason: str) -> None:
         super().__init__(f"Usage error: {reason}")
+
+
+class ConfigError(UsageError):
+    """A configuration file that cannot be used (not TOML, an unknown key, a value of the wrong
+    type, a key of a provider's): named with the file and the key."""
+
+    def __init__(self, path: Path | str, reason: str, key: str | None = None) -> None:
+        self.path = str(path)
+        self.key = key
+        super().__init__(f"{path}: {key}: {reason}" if key else f"{path}: {reason}")
 
 
 class SessionFileError(HandoffError):
@@ -229,3 +242,12 @@ class WriteError(HandoffError):
 
     def __init__(self, path: Path | str, error: OSError) -> None:
         super().__init__(f"Handoff failed: cannot write {path}: {os_reason(error)}")
+
+
+class ExportWriteError(HandoffError):
+    """An export's file could not be written; what was there before is as it was."""
+
+    exit_code = ExitCode.FAILED
+
+    def __init__(self, path: Path | str, error: OSError) -> None:
+        super().__init__(f"Export failed: cannot write {path}: {os_reason(error)}")

@@ -1,7 +1,8 @@
 """What a handoff is asked to do: its options and their defaults, defined once.
 
-The CLI fills ``Options`` from flags and ``HANDOFF_*`` variables (a flag wins over a variable,
-a variable over the default); the library reads nothing from the environment itself.
+The CLI fills ``Options`` from flags, ``HANDOFF_*`` variables and the configuration files (a
+flag wins over a variable, a variable over the files, the files over the default:
+``handoff_cli.config``); the library reads nothing from the environment itself.
 """
 
 from __future__ import annotations
@@ -9,6 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from handoff_cli.handoff.prompt import Template
 
 AUTO = "auto"
 """Read a session by the rules of the agent whose folder holds it, else of the one its content
@@ -92,5 +97,11 @@ class Options:
     to: str | None = None
     """The agent whose file the new session is, in that agent's folder for the session's cwd
     (``--to``); None: the session's own agent, beside the old file."""
+    keep_recent: int = 0
+    """Tokens of the branch's most recent whole turns to keep verbatim after the document in
+    the new session (``--keep-recent``); 0: the document alone."""
     dry_run: bool = False
     """Only planned (``--dry-run``): what the notes say would be done is not done."""
+    template: Template | None = None
+    """The user's prompt in place of the six sections' instructions (``--prompt-file``, with
+    the sections it asks for, ``--sections``); None: ours."""

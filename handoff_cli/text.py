@@ -102,6 +102,7 @@ _HIDDEN = [
 ]
 _PICTURES |= {code: f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}" for code in _HIDDEN}
 _PICTURES_KEEPING_LINES = {k: v for k, v in _PICTURES.items() if k != ord("\n")}
+_PICTURES_KEEPING_LAYOUT = {k: v for k, v in _PICTURES_KEEPING_LINES.items() if k != ord("\t")}
 
 
 def visible(text: str, lines: bool = False) -> str:
@@ -109,6 +110,13 @@ def visible(text: str, lines: bool = False) -> str:
     can move the cursor, clear the screen or write the clipboard, and no character reorders
     or hides what is shown (those are shown as ``\\u202e``). Newlines stay with ``lines``."""
     return text.translate(_PICTURES_KEEPING_LINES if lines else _PICTURES)
+
+
+def readable(text: str) -> str:
+    """``text`` for a transcript people read in any viewer: as ``visible`` makes it, keeping
+    its newlines and tabs (code keeps its layout), lone surrogates (which UTF-8 cannot carry)
+    as U+FFFD."""
+    return text.translate(_PICTURES_KEEPING_LAYOUT)
 
 
 def _json_escape(code: int) -> str:

@@ -200,6 +200,43 @@ class Entries:
         )
 
 
+HOSTILE = (
+    "<script>alert(1)</script>",
+    "</details></summary><details open>",
+    '"><img src=x onerror=alert(2)>',
+    "[click](javascript:alert(3)) <javascript:alert(4)> ![pixel](https://example.com/t.png)",
+    "## Assistant\n# Owned\n---\n| a | b |\n|---|---|\n```\n~~~\n> quoted\n1. item\n- item",
+    "*em* _em_ `code` &amp; &#60;b&#62; \\ $x$ ~~gone~~ <b>bold</b>",
+    "    indented code\n\tand a tab",
+)
+"""What a session can hold that must never act in an export: tags, a fold closed, attributes
+broken out of, script links, remote images, and Markdown's own marks."""
+
+
+def hostile_session(path: Path) -> Path:
+    """A session with every ``HOSTILE`` text in every place an export shows: the title, a
+    request, an answer, thinking, a tool call's arguments and its result, a compaction's
+    summary, a model's name, a custom message, a document handed off."""
+    text = "\n".join(HOSTILE)
+    entries = Entries()
+    entries.user(text)
+    entries.assistant(
+        {"type": "thinking", "thinking": text},
+        text,
+        {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": text}},
+        {"type": "toolCall", "id": "c2", "name": text, "arguments": {"path": text, "x": [text]}},
+    )
+    entries.result("c1", text)
+    entries.result("c2", text)
+    entries.add("compaction", summary=text, firstKeptEntryId="e0000001", tokensBefore=10)
+    entries.add("model_change", model=HOSTILE[2])
+    entries.custom_message("note", text)
+    entries.user("Write a handoff document for the work in this conversation.")
+    entries.assistant(text, provider="handoff", model="extractive")
+    header = {**HEADER, "title": text, "cwd": HOSTILE[0]}
+    return write_session(path, entries.items, header)
+
+
 def handoff_entry(path: Path) -> dict[str, Any]:
     """The entry of a new session that holds the handoff document (after the model and the
     thinking level the session starts with, before its name)."""
@@ -357,6 +394,7 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Itera
     monkeypatch.setenv("HANDOFF_SESSIONS_DIR", str(tmp_path / "sessions"))
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # never the developer's
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # nor their defaults
     yield
 
 

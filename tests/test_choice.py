@@ -136,3 +136,41 @@ def test_unclear_content_is_read_by_omp_with_a_note(tmp_path: Path, entries: Ent
     result = run_cli("show", path, "--context", "--json")
     assert result.code == 0 and result.stderr.startswith("note: ")  # stdout is the JSON only
     assert list(result.json()) == ["messages", "thinkingLevel", "model"]
+
+
+@pytest.mark.parametrize(
+    ("message", "agent"),
+    [
+        (b'{"role":"user","content":"x","role":"system"}', PI),  # JSON.parse takes the last
+        (b'{"role":"user","content":"x","r\\u006fle":"developer"}', OMP),  # a key in escapes
+        (b'{"content":"x","role":"fileMention"}', OMP),  # not its first key
+        (b'{"role":"toolResult","content":"\\u0072ole \\"role\\""}', None),  # text, not a key
+        (b'{"role":"assistant","content":[{"type":"text","text":"system"}]}', None),
+    ],
+)
+def test_a_role_read_from_its_first_bytes_is_the_role_json_parse_reads(
+    tmp_path: Path, message: bytes, agent: str | None
+) -> None:
+    """A message before the last compaction is left on disk, its role read from its first
+    bytes where nothing after could be another "role" key (``Session.roles``): the agent it
+    marks is the one its parsed role marks."""
+    lines = [json.dumps(HEADER, separators=(",", ":")).encode()]
+    line = b'{"type":"message","id":"m%d","parentId":%s,"timestamp":"t","message":%s}'
+    lines.append(line % (0, b"null", message))
+    for n in range(1, 12):
+        lines.append(line % (n, b'"m%d"' % (n - 1), b'{"role":"user","content":"hi"}'))
+    lines.append(
+        b'{"type":"compaction","id":"c","parentId":"m11","timestamp":"t","summary":"S",'
+        b'"firstKeptEntryId":"m11","tokensBefore":1}'
+    )
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    session = load_session(path)
+    assert repr(session.records[0].loaded_facts) == "LAZY"  # on disk: the fast way is taken
+    got, note = chosen(path)
+    assert got == (agent or OMP) and (note is None) == (agent is not None)
+    source = session.records[0].source
+    assert source is not None
+    roles = list(session.roles())
+    assert len(source._facts) <= 1  # the plain messages' facts were never read
+    assert roles == [r.facts.role if r.facts else None for r in session.records]

@@ -345,11 +345,12 @@ def test_readme_lists_every_exit_code() -> None:
         assert row is not None and meaning in row, f"exit code {int(code)}"
 
 
-def test_show_and_list_never_import_litellm(tmp_path: Path) -> None:
+def test_show_list_and_export_never_import_litellm(tmp_path: Path) -> None:
     probe = (
         "import sys\nfrom handoff_cli.cli.app import run\n"
-        "for args in (['show', sys.argv[1], '--context', '--json'], ['list', sys.argv[2]]):\n"
-        "    run(args)\n"
+        "for args in (['show', sys.argv[1], '--context', '--json'], ['list', sys.argv[2]],\n"
+        "             ['export', sys.argv[1]], ['export', sys.argv[1], '--format', 'html']):\n"
+        "    assert run(args) == 0, args\n"
         "print('litellm' in sys.modules, file=sys.stderr)\n"
     )
     completed = subprocess.run(  # a process: this one has imported LiteLLM already
@@ -363,7 +364,14 @@ def test_show_and_list_never_import_litellm(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "args",
-    [["show", "--context", "--json"], ["show"], ["show", "--tree"], ["show", "--context"]],
+    [
+        ["show", "--context", "--json"],
+        ["show"],
+        ["show", "--tree"],
+        ["show", "--context"],
+        ["export"],
+        ["export", "--format", "html"],
+    ],
     ids=" ".join,
 )
 def test_a_closed_pipe_is_not_a_failure(args: list[str]) -> None:
@@ -637,3 +645,17 @@ def test_the_main_form_completes_session_ids_as_show_does(tmp_path: Path) -> Non
     commands = {item.value for item in complete.get_completions([], "sh")}
     assert commands == {"show"}  # the command words still complete
     assert "--version" in {item.value for item in complete.get_completions([], "--v")}
+
+
+def test_a_current_directory_that_is_gone_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    """A shell left in a removed directory: every command looks for the sessions and settings
+    there, so each says so in one line (a real process: a deleted cwd cannot be entered)."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = f'cd "{gone}" && rmdir "{gone}" && exec "{sys.executable}" -m handoff_cli list'
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    result = subprocess.run(["sh", "-c", script], capture_output=True, text=True, env=env)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "Usage error: the current directory no longer exists: cd to one that does"
+    ]

@@ -575,6 +575,7 @@ COMMANDS: dict[str, Callable[[Path], list[str]]] = {
     "show": lambda p: ["show", str(p)],
     "show --json": lambda p: ["show", str(p), "--json"],
     "show --context --json": lambda p: ["show", str(p), "--context", "--json"],
+    "export": lambda p: ["export", str(p)],
     "extractive handoff": lambda p: [str(p), "--model", "extractive", "-q"],
     "in-place handoff": lambda p: [str(p), "--in-place", "--model", "extractive", "-q"],
     # A model in LiteLLM's table, counted with its tokenizer: planned (many requests, for the

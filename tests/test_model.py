@@ -55,6 +55,7 @@ class Brief:
     facts: Facts = field(default_factory=Facts)
     focus: str | None = None
     conversation: Conversation = field(default_factory=Conversation.empty)
+    sections: tuple[str, ...] = SECTIONS
 
 
 def complete_now(messages: Any, model: Model, **options: Any) -> Answer:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import os
 import resource
+import shlex
 import signal
 import subprocess
 import sys
@@ -191,7 +192,13 @@ def test_rotation_hands_off_each_once_concurrently(
         "duration_s",
         "score",
         "missing_probes",
+        "resume_command",
     }
+    # What opens each new session, as a handoff's --json says it (oh-my-pi's, outside its own
+    # folders by its path).
+    assert all(
+        r["resume_command"] == shlex.join(["omp", "--session", r["new_path"]]) for r in results
+    )
     assert 2 <= llm_server.most_in_flight <= 3  # concurrent, and never more than --jobs
     assert all(exchanges(p, lines[p]) == 1 for p in sources)
     assert len(new_sessions(tmp_path, sources)) == 6
@@ -607,3 +614,16 @@ def test_each_writer_note_is_said_once_naming_the_sessions_chosen(tmp_path: Path
     assert done.code == 0, done.stderr
     said = [line for line in done.stderr.splitlines() if "ANTHROPIC_API_KEY" in line]
     assert len(said) == 1 and "writes the document" in said[0]
+
+
+def test_a_sessions_notes_name_it_by_its_whole_id(tmp_path: Path) -> None:
+    """Ids made within a minute share their first digits: a note names its session whole."""
+    sources = [make_session(tmp_path, f"s{n}", turns=8) for n in range(2)]
+    ids = [load_session(p).id for p in sources]
+    assert ids[0][:8] == ids[1][:8]
+    result = run_cli(
+        "rotate", tmp_path, "--over-tokens", "2000", "--model", FAKE_MODEL, "--dry-run"
+    )
+    assert result.code == 0, result.stderr
+    notes = [line for line in result.stderr.splitlines() if "nothing in it says" in line]
+    assert sorted(line.split(": ", 1)[0] for line in notes) == sorted(ids)

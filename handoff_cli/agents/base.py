@@ -84,6 +84,39 @@ class Opening(NamedTuple):
     """Its first message is a handoff document: it was handed off to."""
 
 
+class KeptMessage(NamedTuple):
+    """A message of the branch kept verbatim after a new session's document
+    (``--keep-recent``)."""
+
+    record: Record
+    message: Message
+    """As the context sends it, in the shared shape (pi's roles and blocks)."""
+    starts_turn: bool
+    """It opens a turn, by the rules of the agent that read it (``Agent.starts_turn``)."""
+    changed: bool = False
+    """The context sends it otherwise than it is stored (oh-my-pi's unanswered tool calls
+    taken out, pi's ``context_edit``)."""
+
+
+class Kept(NamedTuple):
+    """The most recent whole turns of a branch, to follow the document in the new session."""
+
+    agent: str
+    """Whose rules read them, and so in whose file their records are (copied as they are into
+    a file of that format)."""
+    messages: tuple[KeptMessage, ...]
+    shared: tuple[Message, ...]
+    """The same in the shared shape, for another agent's file: an answer one message (where
+    the file held it in several records), what is no turn of the conversation (a command the
+    user ran, a summary, a custom message) a user's text, as a request sends it."""
+    tokens: int
+    """Their tokens, as a request sends them (``handoff.keep``)."""
+
+
+NOTHING_KEPT = Kept("", (), (), 0)
+"""No turn kept: the new session holds the document alone."""
+
+
 class Format(Protocol):
     """What the module of an agent with a file format of its own (Claude Code's, Codex's)
     provides beside its ``Agent``: how its files are known and read, and what it writes."""
@@ -121,10 +154,18 @@ class Format(Protocol):
         written."""
 
     def new_session(
-        self, old: Session, new_id: str, parent: Path, model: str | None, wrapped: str, at: str
+        self,
+        old: Session,
+        new_id: str,
+        parent: Path,
+        model: str | None,
+        wrapped: str,
+        at: str,
+        kept: Kept = NOTHING_KEPT,
     ) -> bytes:
         """A new session holding the handoff document ``wrapped``, handed off from ``old``
-        (at ``parent``), in ``model`` ("provider/model")."""
+        (at ``parent``), in ``model`` ("provider/model"), then the ``kept`` messages in its
+        own shapes."""
 
     def exchange(
         self,
@@ -171,8 +212,12 @@ class Agent(Protocol):
     def wrote_header(self, session: Session) -> bool:
         """Whether only this agent writes ``session``'s header (or title slot) as it is."""
 
+    @property
+    def roles(self) -> frozenset[str]:
+        """The roles of the messages only this agent writes."""
+
     def wrote(self, record: Record) -> bool:
-        """Whether ``record`` is an entry only this agent writes."""
+        """Whether ``record``, an entry other than a message, is one only this agent writes."""
 
     # --- its context ---------------------------------------------------------------------------
 
@@ -187,6 +232,15 @@ class Agent(Protocol):
 
     def loaded(self, message: Message, facts: MessageFacts) -> Message:
         """A message entry's message as the agent holds it once loaded."""
+
+    def queued_prompt(self, entry: Entry) -> str | None:
+        """The user's words an entry that is no message holds, if it is one that does: a
+        prompt sent while the agent was at work, which it keeps apart (for a transcript)."""
+
+    def starts_turn(self, record: Record, previous: Record | None) -> bool:
+        """Whether ``record``, an entry its context sends (after ``previous``, None for the
+        first), opens a turn: where its own compaction may cut a branch and keep whole turns
+        (``--keep-recent``)."""
 
     def custom(self, entry: Entry) -> Message:
         """The message a ``custom_message`` entry becomes."""
@@ -230,6 +284,7 @@ class OwnFormatAgent:
     name: str
     title: str
     title_slot = False
+    roles: frozenset[str] = frozenset()
 
     def wrote_header(self, session: Session) -> bool:
         return session.agent == self.name
@@ -242,6 +297,9 @@ class OwnFormatAgent:
 
     def loaded(self, message: Message, facts: MessageFacts) -> Message:
         return message
+
+    def queued_prompt(self, entry: Entry) -> str | None:
+        return None
 
     def custom(self, entry: Entry) -> Message:
         return {"role": "custom", "content": entry.get("content")}

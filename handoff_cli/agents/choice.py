@@ -60,8 +60,9 @@ def _one_format(session: Session, asked: str, folder: str | None) -> Choice:
 def _by_content(session: Session) -> Choice:
     latest = next((a.name for a in REGISTERED.values() if a.wrote_header(session)), None)
     marks = {latest} - {None}
-    for record in session.records:
-        mark = _mark(record)
+    by_role = {role: agent.name for agent in REGISTERED.values() for role in agent.roles}
+    for record, role in zip(session.records, session.roles(), strict=True):
+        mark = _mark(record) if role is None else by_role.get(role)
         if mark is not None:
             latest = mark
             marks.add(mark)
@@ -82,5 +83,5 @@ def _by_content(session: Session) -> Choice:
 
 
 def _mark(record: Record) -> str | None:
-    """The agent that only ``record`` could have come from, if any."""
+    """The agent that only ``record``, an entry other than a message, could have come from."""
     return next((agent.name for agent in REGISTERED.values() if agent.wrote(record)), None)

@@ -38,7 +38,15 @@ from typing import Any, NamedTuple, TypeGuard
 
 import orjson
 
-from handoff_cli.agents.base import LINEAGE_TYPE, Message, Opening, OwnFormatAgent, Usage
+from handoff_cli.agents.base import (
+    LINEAGE_TYPE,
+    NOTHING_KEPT,
+    Kept,
+    Message,
+    Opening,
+    OwnFormatAgent,
+    Usage,
+)
 from handoff_cli.agents.context import Context
 from handoff_cli.errors import SessionFileError, os_reason
 from handoff_cli.handoff.document import HANDOFF_TYPE, WRAPPER_OPEN, is_handoff_prompt
@@ -119,8 +127,15 @@ class Claude(OwnFormatAgent):
     def context(self, branch: list[Record]) -> Context:
         return _context(branch)
 
+    def starts_turn(self, record: Record, previous: Record | None) -> bool:
+        before = _raw(previous) if previous is not None else None
+        return _opens_turn(_raw(record), before)
+
     def loses_model(self, branch: list[Record]) -> bool:
         return True  # the last answer's model is the session's
+
+    def queued_prompt(self, entry: Entry) -> str | None:
+        return queued_prompt(entry)
 
 
 AGENT = Claude()
@@ -550,14 +565,24 @@ def _shared_block(block: Any) -> Any:
 def _result_content(content: Any) -> list[Any]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
-    return list(content) if isinstance(content, list) else []
+    return [_shared_image(b) for b in content] if isinstance(content, list) else []
 
 
 def _user_block(block: Any) -> list[Any]:
     """A user block in the shared shape: a tool result among other blocks becomes its text."""
     if isinstance(block, dict) and block.get("type") == "tool_result":
         return [b for b in _result_content(block.get("content")) if isinstance(b, dict)]
-    return [block]
+    return [_shared_image(block)]
+
+
+def _shared_image(block: Any) -> Any:
+    """An image given inline (base64) as pi holds one; any other block as it is."""
+    source = (
+        block.get("source") if isinstance(block, dict) and block.get("type") == "image" else None
+    )
+    if not isinstance(source, dict) or source.get("type") != "base64":
+        return block
+    return {"type": "image", "data": source.get("data"), "mimeType": source.get("media_type")}
 
 
 # --- its context ------------------------------------------------------------------------------
@@ -603,15 +628,23 @@ def _model(records: list[Record]) -> str | None:
     return None
 
 
+def queued_prompt(value: Entry) -> str | None:
+    """The prompt of a record that queued one (a ``queued_command`` attachment): sent while
+    Claude Code was at work, as a reminder within the turn."""
+    attachment = value.get("attachment") if value.get("type") == "attachment" else None
+    if isinstance(attachment, dict) and attachment.get("type") == "queued_command":
+        return text_of(attachment.get("prompt"), "\n")
+    return None
+
+
 def _turns(branch: list[Record]) -> Iterator[_Turn]:
     for record in branch:
         if record.type not in ("message", "attachment") or _sidechain(record):
             continue
         value = _raw(record)
         if record.type == "attachment":
-            attachment = value.get("attachment")
-            if isinstance(attachment, dict) and attachment.get("type") == "queued_command":
-                prompt = text_of(attachment.get("prompt"), "\n")
+            prompt = queued_prompt(value)
+            if prompt is not None:
                 text = {"type": "text", "text": _QUEUED.format(prompt)}
                 yield _Turn("user", [text], reminder=True)
             continue
@@ -748,19 +781,29 @@ def session_model(model: str | None) -> str:
 
 
 def new_session(
-    old: Session, new_id: str, parent: Path, model: str | None, wrapped: str, at: str
+    old: Session,
+    new_id: str,
+    parent: Path,
+    model: str | None,
+    wrapped: str,
+    at: str,
+    kept: Kept = NOTHING_KEPT,
 ) -> bytes:
     """The new session's file: our lineage record (``LINEAGE_TYPE``), the handoff document as
-    the user's first prompt, an acknowledgement in the old session's model, and the
-    ``last-prompt`` naming it, in the CLI's shapes and key order (``new-user-assistant``)."""
+    the user's first prompt, an acknowledgement in the old session's model, the ``kept``
+    records after it, and the ``last-prompt`` naming the last, in the CLI's shapes and key
+    order (``new-user-assistant``)."""
     tail = _tail(old, new_id)
     lineage = {"type": LINEAGE_TYPE, "parentSession": str(parent), "sessionId": new_id}
     document = _user(wrapped, None, new_uuid(), at, tail)
     answer = _assistant(
         ACKNOWLEDGEMENT, session_model(model), Usage(), document["uuid"], new_uuid(), at, tail
     )
-    records = [lineage | {"timestamp": at}, document, answer, _last_prompt(wrapped, answer, tail)]
-    return b"".join(dumps_line(r) for r in records)
+    records = [lineage | {"timestamp": at}, document, answer]
+    records += _kept_records(kept, answer["uuid"], session_model(model), at, tail)
+    prompts = [r for r in records[3:] if _is_prompt(r)]
+    prompt = text_of(prompts[-1]["message"].get("content"), "\n") if prompts else wrapped
+    return b"".join(dumps_line(r) for r in [*records, _last_prompt(prompt, records[-1], tail)])
 
 
 def exchange(
@@ -838,3 +881,113 @@ def _last_prompt(prompt: str, leaf: Entry, tail: Entry) -> Entry:
         "leafUuid": leaf["uuid"],
         "sessionId": tail["sessionId"],
     }
+
+
+# --- the turns kept after the document (--keep-recent) ---------------------------------------
+
+_ID_CHARACTERS = re.compile(r"[^A-Za-z0-9_-]")
+"""What Anthropic's API refuses in a tool call's id."""
+
+
+def _opens_turn(value: Entry, before: Entry | None) -> bool:
+    """Whether a record opens a turn: the user's side (no tool's result, no compaction's
+    summary) after an answer, or after a compaction's summary. Claude Code joins adjacent user
+    records into one message (a command's caveat, the command and its output with the prompt
+    after them), so a turn opens at the first of them."""
+    if not _users(value):
+        return False
+    return (
+        before is None or before.get("type") != "user" or js_truthy(before.get("isCompactSummary"))
+    )
+
+
+def _is_prompt(value: Entry) -> bool:
+    """A prompt of the user's own (not one Claude Code adds as meta)."""
+    return _users(value) and not js_truthy(value.get("isMeta"))
+
+
+def _users(value: Entry) -> bool:
+    """A user record that is neither a tool's result nor a compaction's summary."""
+    message = value.get("message")
+    if value.get("type") != "user" or not isinstance(message, dict):
+        return False
+    if js_truthy(value.get("isCompactSummary")):
+        return False
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else []
+    return not any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks)
+
+
+def _kept_records(kept: Kept, parent: str, model: str, at: str, tail: Entry) -> list[Entry]:
+    """The kept messages as records chained from ``parent``: a Claude Code session's records
+    as they were, with fresh uuids, this session's id and time; another agent's messages in
+    the CLI's shapes, in ``model``, their thinking left out (only its own provider takes a
+    signed thinking block back)."""
+    made: list[Entry] = []
+    renamed: dict[Any, str] = {}
+    if kept.agent == NAME:
+        for message in kept.messages:
+            value = _raw(message.record)
+            renamed[value.get("uuid")] = fresh = new_uuid()
+            source = value.get("sourceToolAssistantUUID")
+            changed = {"parentUuid": parent, "uuid": fresh, "timestamp": at,
+                       "sessionId": tail["sessionId"]}  # fmt: skip
+            if source in renamed:
+                changed["sourceToolAssistantUUID"] = renamed[source]
+            made.append({k: changed.get(k, v) for k, v in value.items()} | changed)
+            parent = fresh
+        return made
+    for shared in kept.shared:
+        role = shared.get("role")
+        content = shared.get("content")
+        if role == "assistant":
+            blocks = _anthropic_blocks(content)
+            if not blocks:
+                continue
+            record = _assistant("", model, Usage(), parent, new_uuid(), at, tail)
+            record["message"]["content"] = blocks
+            calls = any(b["type"] == "tool_use" for b in blocks)
+            record["message"]["stop_reason"] = "tool_use" if calls else "end_turn"
+        elif role == "toolResult":
+            result = {
+                "tool_use_id": _tool_id(shared.get("toolCallId")),
+                "type": "tool_result",
+                "content": _anthropic_blocks(content),
+                "is_error": js_truthy(shared.get("isError")),
+            }
+            record = _user("", parent, new_uuid(), at, tail)
+            record["message"]["content"] = [result]
+        else:
+            record = _user("", parent, new_uuid(), at, tail)
+            record["message"]["content"] = (
+                content if isinstance(content, str) else _anthropic_blocks(content)
+            )
+        made.append(record)
+        parent = record["uuid"]
+    return made
+
+
+def _anthropic_blocks(content: Any) -> list[Any]:
+    return [b for b in map(_anthropic_block, _blocks(content)) if b is not None]
+
+
+def _anthropic_block(block: Any) -> Any:
+    """A block of the shared shape as Anthropic's; None for thinking, which is left out."""
+    kind = block.get("type") if isinstance(block, dict) else None
+    if kind == "image":
+        source = {"type": "base64", "media_type": block.get("mimeType"), "data": block.get("data")}
+        return {"type": "image", "source": source}
+    if kind == "toolCall":
+        arguments = block.get("arguments")
+        return {"type": "tool_use", "id": _tool_id(block.get("id")), "name": block.get("name"),
+                "input": arguments if isinstance(arguments, dict) else {}}  # fmt: skip
+    if kind in ("thinking", "redactedThinking"):
+        return None
+    if kind == "text":
+        return {"type": "text", "text": block.get("text")}  # no other provider's signature
+    return block
+
+
+def _tool_id(call: Any) -> str:
+    """A call's id as Anthropic's API takes one (another provider's may hold ``|``)."""
+    return _ID_CHARACTERS.sub("_", str(call))

@@ -35,7 +35,7 @@ import binascii
 import os
 import re
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -43,8 +43,10 @@ from typing import Any, NamedTuple, TypeGuard
 
 from handoff_cli.agents.base import (
     LINEAGE_TYPE,
+    NOTHING_KEPT,
     Compacted,
     Compaction,
+    Kept,
     Mask,
     Message,
     Opening,
@@ -149,6 +151,9 @@ class Codex(OwnFormatAgent):
 
     def compaction(self, session: Session, branch: list[Record]) -> Compaction:
         return _compaction(branch)
+
+    def starts_turn(self, record: Record, previous: Record | None) -> bool:
+        return _starts_turn(_raw(record)["payload"])
 
     def loses_model(self, branch: list[Record]) -> bool:
         return False  # the model is the configuration's, named again in each turn_context
@@ -813,11 +818,17 @@ def session_model(model: str | None) -> str | None:
 
 
 def new_session(
-    old: Session, new_id: str, parent: Path, model: str | None, wrapped: str, at: str
+    old: Session,
+    new_id: str,
+    parent: Path,
+    model: str | None,
+    wrapped: str,
+    at: str,
+    kept: Kept = NOTHING_KEPT,
 ) -> bytes:
     """The new rollout: its ``session_meta`` (``source: cli``, so that the picker lists it),
     our lineage line, and one whole turn holding the document as the user's prompt and an
-    acknowledgement, in Codex's shapes (``candidates/whole-turn``)."""
+    acknowledgement, in Codex's shapes (``candidates/whole-turn``); then the ``kept`` turns."""
     cwd = str(old.header.get("cwd", ""))
     meta = {
         "id": new_id,
@@ -848,6 +859,8 @@ def new_session(
             {"type": "task_complete", "turn_id": turn, "last_agent_message": ACKNOWLEDGEMENT},
         )
     )
+    for items in _kept_turns(kept):
+        lines += _whole_turn(items, context)
     return b"".join(dumps_line(line) for line in _lines(lines, at, 0))
 
 
@@ -934,3 +947,96 @@ def _lines(lines: Iterable[tuple[str, Entry]], at: str, ordinal: int | None) -> 
             line["ordinal"] = ordinal + len(made)
         made.append(line | {"type": kind, "payload": payload})
     return made
+
+
+# --- the turns kept after the document (--keep-recent) ---------------------------------------
+
+
+def _kept_turns(kept: Kept) -> Iterator[list[Entry]]:
+    """The kept messages as the items of whole turns: a rollout's own items as they were;
+    another agent's messages in Codex's shapes, their thinking left out (a reasoning item is
+    only its own provider's to read back)."""
+    turn: list[Entry] = []
+    if kept.agent == NAME:
+        for message in kept.messages:
+            if message.starts_turn and turn:
+                yield turn
+                turn = []
+            turn.append(_raw(message.record)["payload"])
+    else:
+        for shared in kept.shared:
+            items = _items(shared)
+            if shared.get("role") == "user" and turn and turn[-1].get("role") != "user":
+                yield turn
+                turn = []
+            turn += items
+    if turn:
+        yield turn
+
+
+def _items(message: Message) -> list[Entry]:
+    """A message of the shared shape as Codex's items."""
+    role, content = message.get("role"), message.get("content")
+    blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+    if role == "toolResult":
+        parts = [_input_part(b) for b in blocks]
+        texts = [p for p in parts if p["type"] == "input_text"]
+        output: Any = "\n".join(p["text"] for p in texts) if len(texts) == len(parts) else parts
+        return [{"type": "function_call_output", "call_id": str(message.get("toolCallId")),
+                 "output": output}]  # fmt: skip
+    if role != "assistant":
+        parts = [_input_part(b) for b in blocks]
+        if isinstance(content, str):
+            parts = [{"type": "input_text", "text": content}]
+        return [{"type": "message", "role": "user", "content": parts}] if parts else []
+    items: list[Entry] = []
+    for block in blocks:
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            text = {"type": "output_text", "text": block["text"]}
+            if items and items[-1]["type"] == "message":
+                items[-1]["content"].append(text)
+            else:
+                items.append({"type": "message", "role": "assistant", "content": [text]})
+        elif kind == "toolCall":
+            arguments = block.get("arguments")
+            items.append({
+                "type": "function_call",
+                "name": str(block.get("name")),
+                "arguments": arguments if isinstance(arguments, str) else dumps(arguments).decode(),
+                "call_id": str(block.get("id")),
+            })  # fmt: skip
+    return items
+
+
+def _input_part(block: Entry) -> Entry:
+    if block.get("type") == "image":
+        url = f"data:{block.get('mimeType')};base64,{block.get('data')}"
+        return {"type": "input_image", "image_url": url}
+    return {"type": "input_text", "text": str(block.get("text", ""))}
+
+
+def _whole_turn(items: list[Entry], context: Entry) -> list[tuple[str, Entry]]:
+    """A turn's items as Codex writes a turn: begun, in the session's turn context, the user's
+    prompt and each answer's text also as the events the picker and the history show, ended."""
+    turn = uuid.uuid4().hex
+    lines: list[tuple[str, Entry]] = [
+        ("event_msg", {"type": "task_started", "turn_id": turn}),
+        ("turn_context", context | {"turn_id": turn}),
+    ]
+    said: str | None = None
+    for item in items:
+        lines.append(("response_item", item))
+        if item.get("type") != "message":
+            continue
+        text = _text(item.get("content"))
+        if item.get("role") == "user" and _starts_turn(item):
+            lines.append(("event_msg", {"type": "user_message", "message": text, "images": [],
+                          "local_images": [], "text_elements": []}))  # fmt: skip
+        elif item.get("role") == "assistant":
+            lines.append(("event_msg", {"type": "agent_message", "message": text}))
+            said = text
+    lines.append(
+        ("event_msg", {"type": "task_complete", "turn_id": turn, "last_agent_message": said})
+    )
+    return lines

@@ -77,7 +77,6 @@ _COMPACTION_KEYS = frozenset(
     "shortSummary tokensAfter method preserveData fromExtension "
     "providerReplayThroughEntryId".split()
 )
-_ROLES = frozenset({"developer", "pythonExecution", "fileMention"})
 
 # Its internal custom messages that never reach the model.
 HIDDEN_CUSTOM_TYPES = frozenset({"prewalk-plan", "vibe-mode-context"})
@@ -95,6 +94,7 @@ class OhMyPi:
     name = NAME
     title = "oh-my-pi"
     title_slot = True
+    roles = frozenset({"developer", "pythonExecution", "fileMention"})
 
     def sessions_folders(self, env: Mapping[str, str], home: Path, cwd: Path) -> list[Path]:
         return [sessions_folder(env, home)]
@@ -106,9 +106,7 @@ class OhMyPi:
         return session.title_slot is not None or not _HEADER_KEYS.isdisjoint(session.header)
 
     def wrote(self, record: Record) -> bool:
-        facts, entry = record.facts, record.entry
-        if facts is not None:
-            return facts.role in _ROLES
+        entry = record.entry
         if record.type in _TYPES:
             return True
         if entry is None:
@@ -139,6 +137,10 @@ class OhMyPi:
     def custom(self, entry: Entry) -> Message:
         return _custom(entry)
 
+    def starts_turn(self, record: Record, previous: Record | None) -> bool:
+        facts = record.facts
+        return _turn_start(record, facts.role if facts is not None else None)
+
     def model_change(self, entry: Entry, model: str, switched: bool) -> Entry:
         entry = entry | {"model": model}
         if switched:
@@ -166,6 +168,9 @@ class OhMyPi:
 
     def header_title(self, title: str) -> Entry:
         return {"title": title, "titleSource": "auto"}  # read where there is no title slot
+
+    def queued_prompt(self, entry: Entry) -> str | None:
+        return None  # a prompt sent mid-turn is a message entry like any other
 
     def resume_command(self, session_id: str, path: Path, own_folder: bool) -> list[str]:
         # It finds an id only in its own folders; elsewhere it opens a path (main.ts: a
@@ -936,6 +941,8 @@ def _message(record: Record) -> Any:
 
 
 def _turn_start(record: Record, role: str | None) -> bool:
+    """``isTurnStartEntry``: a user's message or command, a custom message, a branch's
+    summary."""
     if record.type in ("branch_summary", "custom_message"):
         return True
     return record.type == "message" and role in ("user", "bashExecution")

@@ -39,7 +39,8 @@ EMPTIED_ROLES = frozenset({"system", "user", "assistant", "toolResult"})
 
 _HEADER_KEYS = frozenset({"provider", "modelId", "thinkingLevel", "branchedFrom"})
 _TYPES = frozenset({"session_info", "context_edit", "usage"})
-_ROLES = frozenset({"system"})
+_TURN_ROLES = frozenset({"user", "bashExecution", "custom", "branchSummary", "compactionSummary"})
+"""The roles of the messages that open a turn (``isTurnStartMessage``)."""
 
 
 class Pi:
@@ -48,6 +49,7 @@ class Pi:
     name = NAME
     title = "pi"
     title_slot = False
+    roles = frozenset({"system"})
 
     def sessions_folders(self, env: Mapping[str, str], home: Path, cwd: Path) -> list[Path]:
         return sessions_folders(env, home, cwd)
@@ -62,9 +64,7 @@ class Pi:
         return not _HEADER_KEYS.isdisjoint(session.header)
 
     def wrote(self, record: Record) -> bool:
-        facts, entry = record.facts, record.entry
-        if facts is not None:
-            return facts.role in _ROLES
+        entry = record.entry
         if record.type in _TYPES:
             return True
         if entry is None:
@@ -84,6 +84,13 @@ class Pi:
 
     def custom(self, entry: Entry) -> Message:
         return _custom(entry)
+
+    def starts_turn(self, record: Record, previous: Record | None) -> bool:
+        # ``isTurnStartEntry``: a custom message and a branch summary are sent as such roles.
+        if record.type in ("custom_message", "branch_summary"):
+            return True
+        facts = record.facts
+        return record.type == "message" and facts is not None and facts.role in _TURN_ROLES
 
     def model_change(self, entry: Entry, model: str, switched: bool) -> Entry:
         provider, _, model_id = model.partition("/")
@@ -111,6 +118,9 @@ class Pi:
 
     def loses_model(self, branch: list[Record]) -> bool:
         return True  # the latest of a model_change and an answer is the model
+
+    def queued_prompt(self, entry: Entry) -> str | None:
+        return None  # a prompt sent mid-turn is a message entry like any other
 
     def resume_command(self, session_id: str, path: Path, own_folder: bool) -> list[str]:
         return ["pi", "--session", str(path)]  # a path: it opens any file, wherever it is

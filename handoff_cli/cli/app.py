@@ -35,6 +35,7 @@ from handoff_cli.cli.output import (
     reader_gone,
     reader_may_leave,
     report_load_problems,
+    write_blocks,
     write_json,
     write_json_value,
     write_line,
@@ -43,6 +44,7 @@ from handoff_cli.cli.signals import interrupt, settle, take, unanswered
 from handoff_cli.errors import (
     CancelledError,
     ExitCode,
+    ExportWriteError,
     HandoffError,
     NoDocumentHeldError,
     UsageError,
@@ -76,9 +78,11 @@ from handoff_cli.sessions.tree import branch, leaf
 
 if TYPE_CHECKING:
     from handoff_cli.cli.render import RotateProgress
+    from handoff_cli.config import Config, Origin
     from handoff_cli.handoff.check import Checked
     from handoff_cli.handoff.judge import Judgement
     from handoff_cli.handoff.pipeline import HandoffResult
+    from handoff_cli.handoff.prompt import Template
     from handoff_cli.handoff.rotate import Outcome, RotateOptions, Rotation
 
 
@@ -248,7 +252,12 @@ def _text(context: click.Context, parameter: click.Parameter, value: str | None)
 
 FocusOpt = Annotated[
     str | None,
-    typer.Option("--focus", callback=_text, help="What the document should focus on."),
+    typer.Option(
+        "--focus",
+        envvar="HANDOFF_FOCUS",
+        callback=_text,
+        help="What the document should focus on (sent as it is, never expanded).",
+    ),
 ]
 ModelOpt = Annotated[
     str | None,
@@ -304,8 +313,48 @@ MaxDocTokensOpt = Annotated[
     int,
     typer.Option(
         "--max-doc-tokens",
-        min=MIN_DOCUMENT_TOKENS,
+        envvar="HANDOFF_MAX_DOC_TOKENS",
+        callback=_at_least(MIN_DOCUMENT_TOKENS),
         help="Cap of the document in tokens: the built-in writer's limit, a model's guidance.",
+    ),
+]
+PromptFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--prompt-file",
+        envvar="HANDOFF_PROMPT_FILE",
+        help="A file of your own handoff prompt, in place of the six sections' instructions; "
+        "{focus} in it is replaced by the focus (else the focus is appended). [default: the "
+        "built-in prompt]",
+        show_default=False,
+    ),
+]
+SectionsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--sections",
+        envvar="HANDOFF_SECTIONS",
+        help="The sections the prompt file asks for, separated by commas: the document is "
+        "checked for them. [default: the six]",
+        show_default=False,
+    ),
+]
+OverTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--over-tokens",
+        envvar="HANDOFF_OVER_TOKENS",
+        callback=_at_least(1),
+        help="Hand off a session whose context is over this many tokens "
+        "[default: 80% of the model's window].",
+    ),
+]
+IdleOpt = Annotated[
+    str,
+    typer.Option(
+        "--idle",
+        envvar="HANDOFF_IDLE",
+        help="Only sessions not written to for this long (30s, 10m, 2h, 1d).",
     ),
 ]
 NoRedactOpt = Annotated[
@@ -365,14 +414,22 @@ def _options(
     price_out: float | None,
     min_score: float | None = None,
     to: str | None = None,
+    keep_recent: int = 0,
     leaf_id: str | None = None,
     no_record: bool = False,
     out_dir: Path | None = None,
     dry_run: bool = False,
+    template: Template | None = None,
     **others: Any,
 ) -> Options:
-    """What the user said to ``handoff`` or ``rotate`` (their flags, ``ctx.params``; the
-    command's others are its own) as the ``Options`` of each handoff."""
+    """What the user said to ``handoff`` or ``rotate`` (their flags, ``ctx.params``, with the
+    settings of the configuration files: ``_configured``; the command's others are its own)
+    as the ``Options`` of each handoff."""
+    if in_place and keep_recent:
+        raise UsageError(
+            "--keep-recent keeps turns after a new session's document; --in-place keeps the "
+            "most recent turns by oh-my-pi's own rule: give one"
+        )
     return Options(
         focus=focus,
         model=model,
@@ -392,8 +449,42 @@ def _options(
         prices=_prices(price_in, price_out),
         min_score=min_score,
         to=to,
+        keep_recent=keep_recent,
         dry_run=dry_run,
+        template=template,
     )
+
+
+def _configuration(ctx: click.Context) -> Config:
+    """The settings in force (``handoff_cli.config``): each of the command's options that a
+    file may set as its flag or its variable gave it, else as the files give it, else its
+    default."""
+    from handoff_cli import config
+
+    given: dict[str, config.Setting] = {}
+    for parameter in ctx.command.params:
+        key = parameter.name or ""
+        if key not in config.KEYS:
+            continue
+        source = ctx.get_parameter_source(key)
+        if source is ParameterSource.ENVIRONMENT:
+            origin = config.Origin(config.ENV, str(parameter.envvar))
+        elif source is ParameterSource.COMMANDLINE:
+            origin = config.Origin(config.FLAG, parameter.opts[0])
+        else:
+            continue
+        value = ctx.params[key]
+        value = expand(value) if isinstance(value, Path) else value
+        given[key] = config.given_setting(key, value, origin)
+    return config.load(given, Path.cwd(), os.environ, Path.home())
+
+
+def _configured(ctx: click.Context) -> dict[str, Any]:
+    """The command's parameters, those a file may set as in force, and the prompt file read
+    (``template``)."""
+    found = _configuration(ctx)
+    settings = {key: found.value(key) for key in ctx.params if key in found.settings}
+    return {**ctx.params, **settings, "template": found.template()}
 
 
 def _out_dir(folder: Path) -> Path:
@@ -426,6 +517,18 @@ InPlaceOpt = Annotated[
         help="As the agent compacts a session itself (oh-my-pi's /handoff, Codex's /compact): "
         "append a compaction holding the document to the same session, keeping the most recent "
         "messages (Codex: the user's); no new session.",
+    ),
+]
+
+
+KeepRecentOpt = Annotated[
+    int,
+    typer.Option(
+        "--keep-recent",
+        metavar="TOKENS",
+        min=0,
+        help="Keep the most recent whole turns, up to this many tokens, verbatim after the "
+        "document in the new session (0: the document alone).",
     ),
 ]
 
@@ -483,10 +586,13 @@ def handoff_command(
     strict: StrictOpt = False,
     context_window: ContextWindowOpt = None,
     max_doc_tokens: MaxDocTokensOpt = DEFAULT_DOCUMENT_TOKENS,
+    prompt_file: PromptFileOpt = None,
+    sections: SectionsOpt = None,
     no_redact: NoRedactOpt = False,
     agent: AgentOpt = AUTO,
     in_place: InPlaceOpt = False,
     to: ToOpt = None,
+    keep_recent: KeepRecentOpt = 0,
     price_in: PriceInOpt = None,
     price_out: PriceOutOpt = None,
     min_score: MinScoreOpt = None,
@@ -504,7 +610,7 @@ def handoff_command(
         raise UsageError(
             "--in-place writes to the session itself: no --no-record, no --out-dir, no --to"
         )
-    options = _options(**ctx.params)
+    options = _options(**_configured(ctx))
     terminals = _terminal_sessions()
     try:
         # Ctrl-C and SIGTERM both cancel, except while the result is being written.
@@ -622,6 +728,71 @@ def _show_document(loaded: Session, path: list[Record], json_out: bool) -> None:
         from handoff_cli.cli.render import show_markdown
 
         show_markdown(text)
+
+
+@app.command("export")
+def export_command(
+    session: SessionArg,
+    format_name: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            click_type=click.Choice(["md", "html"]),
+            help="md (Markdown) or html (one self-contained page, no scripts) [default: html "
+            "for an -o FILE named .html or .htm, else md].",
+            show_default=False,
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write it to FILE, whole or not at all, and print FILE [default: stdout].",
+            metavar="FILE",
+        ),
+    ] = None,
+    no_redact: Annotated[
+        bool, typer.Option("--no-redact", help="Keep secrets as they are (not masked).")
+    ] = False,
+    leaf_id: LeafOpt = None,
+    agent: AgentOpt = AUTO,
+    sessions_dirs: SessionsDirs = None,
+) -> None:
+    """Export SESSION's branch as a transcript to read or share: its messages, tool calls and
+    thinking folded, compactions, handoffs and model changes marked; secrets masked."""
+    take(interrupt)
+    from handoff_cli.export import export, format_for
+
+    target = _export_file(expand(output)) if output is not None and str(output) != "-" else None
+    loaded = _open(session, sessions_dirs)
+    path = branch(loaded, leaf(loaded, leaf_id))
+    chosen = _choose(loaded, agent, sessions_dirs)
+    made = export(loaded, path, chosen.agent, format_name or format_for(target), not no_redact)
+    if target is None:
+        with reader_may_leave():
+            write_blocks(made)
+        return
+    from handoff_cli.sessions.files import write_file
+
+    try:
+        write_file(target, made)
+    except OSError as error:
+        raise ExportWriteError(target, error) from None
+    with reader_may_leave():
+        write_line(str(target))
+
+
+def _export_file(path: Path) -> Path:
+    """``export -o``'s file, refused before anything is read where it cannot be written whole,
+    or would take a session's place."""
+    if path.suffix.lower() == ".jsonl":
+        raise UsageError(f"-o {path}: .jsonl names a session; an export is .md or .html")
+    if path.is_dir():
+        raise UsageError(f"-o {path}: is a folder; name the file to write")
+    if not path.absolute().parent.is_dir():
+        raise UsageError(f"-o {path}: {path.absolute().parent} is not a folder that exists")
+    return path
 
 
 @app.command()
@@ -822,21 +993,8 @@ def rotate(
         list[Path] | None,
         typer.Argument(help="Folders of sessions, as with --sessions-dir.", show_default=False),
     ] = None,
-    over_tokens: Annotated[
-        int | None,
-        typer.Option(
-            "--over-tokens",
-            min=1,
-            help="Hand off a session whose context is over this many tokens "
-            "[default: 80% of the model's window].",
-        ),
-    ] = None,
-    idle: Annotated[
-        str,
-        typer.Option(
-            "--idle", help="Only sessions not written to for this long (30s, 10m, 2h, 1d)."
-        ),
-    ] = DEFAULT_IDLE,
+    over_tokens: OverTokensOpt = None,
+    idle: IdleOpt = DEFAULT_IDLE,
     here: Annotated[
         bool, typer.Option("--here", help="Only the sessions of the current directory.")
     ] = False,
@@ -877,9 +1035,12 @@ def rotate(
     strict: StrictOpt = False,
     context_window: ContextWindowOpt = None,
     max_doc_tokens: MaxDocTokensOpt = DEFAULT_DOCUMENT_TOKENS,
+    prompt_file: PromptFileOpt = None,
+    sections: SectionsOpt = None,
     no_redact: NoRedactOpt = False,
     agent: AgentOpt = AUTO,
     in_place: InPlaceOpt = False,
+    keep_recent: KeepRecentOpt = 0,
     price_in: PriceInOpt = None,
     price_out: PriceOutOpt = None,
     min_score: MinScoreOpt = None,
@@ -895,7 +1056,7 @@ def rotate(
     from handoff_cli.handoff.rotate import check_budget, plan_rotation
     from handoff_cli.handoff.rotate import rotate as rotate_all
 
-    options = _rotate_options(**ctx.params)
+    options = _rotate_options(**_configured(ctx))
     found = catalog(_named_roots(ctx, directories, sessions_dirs))
     target = Target(terminal_sessions=_terminal_sessions())
     estimated = dry_run or max_cost is not None
@@ -927,7 +1088,8 @@ def _rotate_options(
     max_cost: float | None,
     **given: Any,
 ) -> RotateOptions:
-    """What the user said to ``rotate`` (its flags, ``ctx.params``)."""
+    """What the user said to ``rotate`` (its flags, ``ctx.params``, with the settings of the
+    configuration files: ``_configured``)."""
     from handoff_cli.handoff.rotate import RotateOptions
 
     if here and cwd is not None:
@@ -982,10 +1144,87 @@ def _show_rotation_plan(rotation: Rotation, json_out: bool) -> None:
             show_estimates(rotation.estimates, total)
 
 
+@app.command("config")
+def config_command(
+    ctx: typer.Context,
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    focus: FocusOpt = None,
+    prompt_file: PromptFileOpt = None,
+    sections: SectionsOpt = None,
+    over_tokens: OverTokensOpt = None,
+    idle: IdleOpt = DEFAULT_IDLE,
+    max_doc_tokens: MaxDocTokensOpt = DEFAULT_DOCUMENT_TOKENS,
+    json_out: JsonOpt = False,
+) -> None:
+    """Show the settings a handoff or a rotation here would use, and where each came from: a
+    flag, its HANDOFF_* variable, the project's file (.handoff.toml, or [tool.handoff] in
+    pyproject.toml, the nearest from here up), the user's
+    ($XDG_CONFIG_HOME/handoff/config.toml), or the default. Its options are the handoff's
+    and rotate's: what they would change. A file, or prompt file, that would stop a handoff
+    stops this too (exit 2)."""
+    take(interrupt)
+    found = _configuration(ctx)
+    found.template()  # read, as a handoff would read it
+    with reader_may_leave():
+        if json_out:
+            write_json_value(found.to_json())
+        else:
+            _show_config(found)
+
+
+CONFIG_COLUMN = 32
+"""The widest a column of ``handoff config``'s view grows."""
+
+
+def _show_config(found: Config) -> None:
+    """The files read, then a line a setting: its value, its source, and the flag, variable
+    or file that gave it."""
+    from handoff_cli.config import UNSET
+
+    user = str(found.user_path) + ("" if found.user else " (none there)")
+    write_line(f"project file  {found.project.label if found.project else 'none, from here up'}")
+    write_line(f"user file     {user}")
+    write_line("")
+    rows = [
+        (key, _setting_text(s.value, UNSET.get(key, "")), s.origin.source, _place(s.origin))
+        for key, s in found.settings.items()
+    ]
+    # A long value (a focus, the six sections) runs past its column rather than widen it.
+    widths = [min(CONFIG_COLUMN, max(len(row[column]) for row in rows)) for column in range(3)]
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        write_line("  ".join([*cells, row[3]]).rstrip())
+
+
+def _place(origin: Origin) -> str:
+    """The flag, ``$VARIABLE`` or file that gave a setting, as the view shows it."""
+    from handoff_cli.config import ENV
+
+    return f"${origin.place}" if origin.source == ENV else origin.place or ""
+
+
+def _setting_text(value: Any, unset: str) -> str:
+    if value is None:
+        return f"({unset})"
+    if isinstance(value, tuple):
+        return ", ".join(value)
+    return str(value)
+
+
+def _check_cwd() -> None:
+    # Every command looks for the current directory's sessions and settings.
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        raise UsageError("the current directory no longer exists: cd to one that does") from None
+
+
 def run(args: list[str]) -> int:
     """Run the program on ``args``: the one place errors become messages and exit codes."""
     handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
     try:
+        _check_cwd()
         command = typer.main.get_command(app)
         result = command.main(args=args, prog_name="handoff", standalone_mode=False)
         if unanswered():  # a signal while --help or --version ran: no command took it

@@ -36,6 +36,14 @@ def write_line(text: str) -> None:
     out.flush()
 
 
+def write_blocks(blocks: Iterable[bytes]) -> None:
+    """A result made of many blocks (an export), written to stdout as each is made."""
+    out = stdout()
+    for block in blocks:
+        out.write(block)
+    out.flush()
+
+
 def write_json(fields: Mapping[str, Any], out: BinaryIO | None = None) -> None:
     """Write one JSON object and a newline; values that are iterators are streamed as arrays.
 

@@ -88,6 +88,7 @@ class Builtin:
 
     name: str = EXTRACTIVE
     window: int | None = None
+    prompted: bool = False
 
     def price(self, input_tokens: int, output_tokens: int) -> float:
         return 0.0

@@ -29,7 +29,13 @@ from typing import Any
 
 from handoff_cli.agents import load_session
 from handoff_cli.errors import HandoffError, NoDocumentHeldError, NothingToCheckError
-from handoff_cli.handoff.document import SECTION_LIST, Sections, sections_of, without_files
+from handoff_cli.handoff.document import (
+    SECTIONS,
+    Sections,
+    section_list,
+    sections_of,
+    without_files,
+)
 from handoff_cli.handoff.facts import Command, Facts, facts_of
 from handoff_cli.sessions.session import Record, Session, parent_session
 from handoff_cli.sessions.tree import branch
@@ -201,15 +207,17 @@ def _origin(session: Session, document: str) -> tuple[Session, list[Record]]:
     )
 
 
-def repair_prompt(document: str, report: Report) -> str:
-    """Asks once for the document again, with what the probes found missing or wrong."""
+def repair_prompt(document: str, report: Report, sections: tuple[str, ...] = SECTIONS) -> str:
+    """Asks once for the document again, in its ``sections``, with what the probes found
+    missing or wrong."""
     lines = []
     for probe in report.missing:
         if probe.wrong:
             lines.append(f"- Correct: {probe.question}: {probe.answer}")
         else:
             lines.append(f"- Add {probe.question}: {probe.answer}")
-    return _REPAIR.format(sections=SECTION_LIST, found="\n".join(lines), document=document)
+    found = "\n".join(lines)
+    return _REPAIR.format(sections=section_list(sections), found=found, document=document)
 
 
 _REPAIR = """\

@@ -21,8 +21,12 @@ SECTIONS = (
     "Critical Context",
     "Next Steps",
 )
-SECTION_LIST = ", ".join(f"`## {name}`" for name in SECTIONS)
-"""The sections as the prompts name them, in order."""
+
+
+def section_list(sections: tuple[str, ...]) -> str:
+    """Sections as the prompts name them, in order."""
+    return ", ".join(f"`## {name}`" for name in sections)
+
 
 HANDOFF_TYPE = "handoff"
 """The ``customType`` of the message a handed-off session starts with, and the ``method`` of
@@ -125,12 +129,13 @@ def sections_of(document: str) -> Sections:
     return tuple(found)
 
 
-def missing_sections(document: str) -> list[str]:
-    """The required sections the document lacks, or has out of order (empty when it is right)."""
+def missing_sections(document: str, sections: tuple[str, ...] = SECTIONS) -> list[str]:
+    """The required ``sections`` the document lacks, or has out of order (empty when it is
+    right)."""
     found = [heading.casefold() for heading, _ in sections_of(document) if heading]
     missing: list[str] = []
     position = 0
-    for name in SECTIONS:
+    for name in sections:
         try:
             position = found.index(name.casefold(), position) + 1
         except ValueError:

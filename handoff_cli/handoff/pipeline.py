@@ -27,7 +27,7 @@ from types import FrameType
 from typing import Any
 
 from handoff_cli.agents import DEFAULT, FORMATS, build_context, get, load_session
-from handoff_cli.agents.base import Compaction, Format, Usage
+from handoff_cli.agents.base import NOTHING_KEPT, Compaction, Format, Kept, Usage
 from handoff_cli.agents.choice import choose_agent
 from handoff_cli.agents.context import Context
 from handoff_cli.agents.omp import move_pointers
@@ -55,10 +55,17 @@ from handoff_cli.errors import (
 )
 from handoff_cli.handoff.check import Report, check_document, repair_prompt
 from handoff_cli.handoff.conversation import Conversation
-from handoff_cli.handoff.document import files_block, missing_sections, with_files, wrap_document
+from handoff_cli.handoff.document import (
+    SECTIONS,
+    files_block,
+    missing_sections,
+    with_files,
+    wrap_document,
+)
 from handoff_cli.handoff.facts import Facts, facts_of
+from handoff_cli.handoff.keep import family_entries, recent_turns
 from handoff_cli.handoff.plan import Plan, Sized
-from handoff_cli.handoff.prompt import ChatMessage, handoff_prompt
+from handoff_cli.handoff.prompt import ChatMessage, handoff_prompt, required_sections
 from handoff_cli.handoff.redact import Redactor
 from handoff_cli.handoff.writer import Answer, Writer
 from handoff_cli.llm.model import resolve_model, run_on_loop
@@ -155,6 +162,11 @@ class Request:
     """How many distinct secrets were masked in the conversation and the prompt."""
     redactor: Redactor | None = field(default=None, repr=False, compare=False)
     """What masked them, to mask what is written the same way (None: ``--no-redact``)."""
+    sections: tuple[str, ...] = SECTIONS
+    """The sections the document must hold: the six, or a prompt file's (``--sections``)."""
+    kept: Kept | None = field(default=None, repr=False)
+    """The most recent whole turns, written after the document as they are (``--keep-recent``;
+    None: not asked for)."""
 
     @property
     def writer(self) -> Writer:
@@ -201,6 +213,8 @@ class HandoffResult:
     """In place: the entry appended (``id`` and ``path`` are then the session's own)."""
     resume: tuple[str, ...] = ()
     """The command line that opens the result in the agent (``Agent.resume_command``)."""
+    kept: Kept | None = None
+    """With ``--keep-recent``: the turns written after the document."""
 
     @property
     def resume_command(self) -> str:
@@ -227,6 +241,8 @@ class HandoffResult:
             "agent": self.agent,
             "resume_command": self.resume_command,
         }
+        if self.kept is not None:
+            fields |= _kept_json(self.kept)
         if self.in_place is not None:
             done = self.in_place
             fields["entry_id"] = done.entry_id
@@ -250,6 +266,8 @@ class DryRun:
     agent: str
     compaction: Compaction | None
     """In place: where the agent's compaction would cut the branch."""
+    kept: Kept | None = None
+    """With ``--keep-recent``: the turns that would follow the document."""
 
     @property
     def strategy(self) -> str:
@@ -272,11 +290,22 @@ class DryRun:
             "redacted": self.redacted,
             "agent": self.agent,
         }
+        if self.kept is not None:
+            fields |= _kept_json(self.kept)
         if where is not None:
             fields["first_kept_entry_id"] = where.first_kept_entry_id
             fields["tokens_before"] = _json_number(where.tokens_before)
             fields["kept_entries"] = where.kept
         return fields
+
+
+def _kept_json(kept: Kept) -> dict[str, Any]:
+    first = kept.messages[0].record.id if kept.messages else None
+    return {
+        "kept_messages": len(kept.messages),
+        "kept_tokens": kept.tokens,
+        "first_kept_entry_id": first,
+    }
 
 
 # --- cancellation ------------------------------------------------------------------------------
@@ -307,7 +336,7 @@ def writer_for(options: Options, reporter: Reporter) -> Writers:
     """How the writer is decided (``llm.model.resolve_model``), its notes told ``reporter``."""
 
     def decide(session_model: str | None) -> Writer:
-        return resolve_model(
+        writer = resolve_model(
             options.model,
             session_model,
             api_key=options.api_key,
@@ -317,6 +346,12 @@ def writer_for(options: Options, reporter: Reporter) -> Writers:
             warn=reporter.warn,
             planned=options.dry_run,
         )
+        if options.template is not None and not writer.prompted:
+            reporter.warn(
+                f"note: {writer.name} writes its own six sections from the facts: the prompt "
+                f"file {options.template.path} is not used"
+            )
+        return writer
 
     return decide
 
@@ -372,7 +407,7 @@ def request_for(source: Source, options: Options, reporter: Reporter | None = No
     mask = redactor if options.redact else None
     prompt: ChatMessage = {
         "role": "user",
-        "content": handoff_prompt(focus, facts, options.max_doc_tokens),
+        "content": handoff_prompt(focus, facts, options.max_doc_tokens, options.template),
     }
     # Measured (and masked) before the prompt is masked: its secrets are numbered after the
     # conversation's, as in one pass over the whole request.
@@ -389,7 +424,25 @@ def request_for(source: Source, options: Options, reporter: Reporter | None = No
         focus=focus,
         redacted=redactor.count,
         redactor=mask,
+        sections=required_sections(options.template),
+        kept=_kept(since, source, options, reporter),
     )
+
+
+def _kept(since: Context, source: Source, options: Options, reporter: Reporter) -> Kept | None:
+    """``--keep-recent``: the most recent whole turns of what the document replaces
+    (``keep``), read as they are, never masked: the new session goes on with them as the old
+    one had them."""
+    budget = options.keep_recent
+    if budget <= 0 or source.compaction is not None:
+        return None
+    recent = recent_turns(since, source.agent, budget, source.session_model)
+    if recent.last_turn is not None:
+        reporter.warn(
+            f"note: the last turn is {recent.last_turn:,} tokens, more than --keep-recent "
+            f"{budget:,}: no turn is kept, the new session holds the document alone"
+        )
+    return recent.kept
 
 
 def prepare(
@@ -488,6 +541,7 @@ def dry_run_of(request: Request) -> DryRun:
         redacted=request.redacted,
         agent=request.source.agent,
         compaction=request.source.compaction,
+        kept=request.kept,
     )
 
 
@@ -586,6 +640,7 @@ async def ahandoff_request(
         redacted=request.redactor.count if request.redactor else request.redacted,
         agent=source.agent,
         in_place=done,
+        kept=request.kept,
         resume=_resume(options.to or source.agent, new_id, new_path, target),  # --to A: A's
     )
 
@@ -614,10 +669,11 @@ async def _gated(
     floor = options.min_score
     if floor is None or report.passes(floor):
         return answer, missing, report
-    revised = await request.writer.revise(repair_prompt(answer.text, report), options, reporter)
+    asked = repair_prompt(answer.text, report, request.sections)
+    revised = await request.writer.revise(asked, options, reporter)
     if revised is not None:
         text = _as_written(request, revised).text
-        again, lacks = check_document(request.facts, text), missing_sections(text)
+        again, lacks = check_document(request.facts, text), missing_sections(text, request.sections)
         kept = again.overall > report.overall and len(lacks) <= len(missing)
         answer = answer.then(replace(revised, text=text if kept else answer.text))
         if kept:
@@ -718,7 +774,10 @@ def _own_session(
     """The new session in an agent's own format (``new_session``)."""
     source = request.source
     wrapped = wrap_document(answer.text)
-    return own.new_session(source.session, new_id, old, source.session_model, wrapped, created)
+    kept = request.kept or NOTHING_KEPT
+    return own.new_session(
+        source.session, new_id, old, source.session_model, wrapped, created, kept
+    )
 
 
 def _new_session(
@@ -753,6 +812,8 @@ def _new_session(
         entries.append(naming_entry(agent, title, document["id"], taken, created))
         if not slot:
             header |= rules.header_title(title)
+    if request.kept is not None:  # after the document and its name, the leaf the last of them
+        entries += family_entries(request.kept, entries[-1]["id"], taken, created)
     if not slot:
         return new_session_bytes(header, entries, None)
     return new_session_bytes(header, entries, TitleSlot(title or "", created, title is not None))

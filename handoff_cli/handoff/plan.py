@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any, NamedTuple, Protocol
 
-from handoff_cli.handoff.document import SECTION_LIST
+from handoff_cli.handoff.document import SECTIONS, section_list
 from handoff_cli.handoff.prompt import IMAGE_LEFT_OUT, ChatMessage
 from handoff_cli.sessions.jsonl import dumps, parse_line
 from handoff_cli.text import cut_text, text_of
@@ -108,7 +108,7 @@ UPDATE_OPEN = (
 )
 UPDATE_PROMPT = (
     "The messages after the draft continue the session. Update the draft with them: keep what "
-    "still holds, change what they change, add what they add, in the same six sections. "
+    "still holds, change what they change, add what they add, in the same {same}. "
     "Answer with the updated draft alone."
 )
 FINAL_OPEN = (
@@ -449,23 +449,28 @@ def _keep_for(room: int, messages: int) -> int:
 
 
 def _fold_frame(
-    first: ChatMessage, draft: str | None
+    first: ChatMessage, draft: str | None, sections: tuple[str, ...]
 ) -> tuple[list[ChatMessage], list[ChatMessage]]:
-    """What a fold request sends before and after its chunk, which begins with ``first``."""
+    """What a fold request sends before and after its chunk, which begins with ``first``: the
+    draft asked for in the document's ``sections``."""
     head: list[ChatMessage] = (
         [] if first.get("role") == "user" else [{"role": "user", "content": CONTINUES}]
     )
     if draft is None:
-        return head, [{"role": "user", "content": DRAFT_PROMPT.format(sections=SECTION_LIST)}]
+        asked = DRAFT_PROMPT.format(sections=section_list(sections))
+        return head, [{"role": "user", "content": asked}]
+    same = "six sections" if sections == SECTIONS else f"sections ({section_list(sections)})"
     return (
         [{"role": "user", "content": UPDATE_OPEN.format(draft=draft)}, *head],
-        [{"role": "user", "content": UPDATE_PROMPT}],
+        [{"role": "user", "content": UPDATE_PROMPT.format(same=same)}],
     )
 
 
-def fold_request(chunk: list[ChatMessage], draft: str | None) -> list[ChatMessage]:
+def fold_request(
+    chunk: list[ChatMessage], draft: str | None, sections: tuple[str, ...] = SECTIONS
+) -> list[ChatMessage]:
     """The request that starts the draft from the first chunk, or updates it with the next."""
-    head, tail = _fold_frame(chunk[0], draft)
+    head, tail = _fold_frame(chunk[0], draft, sections)
     return [*head, *chunk, *tail]
 
 
@@ -494,7 +499,12 @@ class Sized(NamedTuple):
 
 
 def sized_requests(
-    plan: Plan, prompt: ChatMessage, count: Counter, draft_tokens: int, conversation: Measured
+    plan: Plan,
+    prompt: ChatMessage,
+    count: Counter,
+    draft_tokens: int,
+    conversation: Measured,
+    sections: tuple[str, ...] = SECTIONS,
 ) -> list[Sized]:
     """Each request of the plan with its size, drafts standing in as placeholders: counted from
     the plan's numbers where it has them, none of its messages built until asked for."""
@@ -502,10 +512,10 @@ def sized_requests(
     requests: list[Sized] = []
     for index, part in enumerate(plan.chunks):
         draft = None if index == 0 else placeholder
-        head, tail = _fold_frame(_first(conversation, part), draft)
+        head, tail = _fold_frame(_first(conversation, part), draft, sections)
         assert plan.tokens is not None, "a chunked plan is counted"
         tokens = count([*head, *tail]) + plan.tokens[index] + (draft_tokens if index else 0)
-        requests.append(Sized(tokens, _folded(conversation, plan, part, draft)))
+        requests.append(Sized(tokens, _folded(conversation, plan, part, draft, sections)))
     draft = placeholder if plan.chunks else None
     build = _finished(conversation, plan, prompt, draft)
     if plan.tokens is None:  # far under the window: small, counted as built
@@ -523,9 +533,9 @@ def _first(conversation: Measured, part: range) -> ChatMessage:
 
 
 def _folded(
-    conversation: Measured, plan: Plan, part: range, draft: str | None
+    conversation: Measured, plan: Plan, part: range, draft: str | None, sections: tuple[str, ...]
 ) -> Callable[[], list[ChatMessage]]:
-    return lambda: fold_request(sent(conversation, plan, part), draft)
+    return lambda: fold_request(sent(conversation, plan, part), draft, sections)
 
 
 def _finished(

@@ -5,17 +5,22 @@ translates for every provider. The conversation is made valid for the strictest 
 each tool call is answered by results that directly follow it, and each tool result answers
 such a call; anything else is kept as plain user-side text rather than dropped.
 
-Also here: the prompt's six sections, the check of a document against them, and the wrapper
-the new session carries the document in. The prompt and the focus are sent literally.
+Also here: the prompt's six sections, and the user's own prompt in their place
+(``Template``, ``--prompt-file``). The prompt and the focus are sent literally: a template's
+one placeholder, ``{focus}``, is filled in once, and the focus itself is never read for one.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from handoff_cli.agents.context import Message
-from handoff_cli.handoff.document import PROMPT_OPENINGS, SECTION_LIST
+from handoff_cli.errors import UsageError
+from handoff_cli.handoff.document import PROMPT_OPENINGS, SECTIONS, section_list
 from handoff_cli.handoff.facts import Facts
 from handoff_cli.options import DEFAULT_DOCUMENT_TOKENS
 from handoff_cli.sessions.js import js_string
@@ -59,13 +64,13 @@ anything the conversation does not show. Write nothing before the first heading 
 last section. Keep the document under about {tokens:,} tokens."""
 
 HANDOFF_PROMPT = PROMPT_OPENINGS[0] + " " + _TASK
-UPDATE_PROMPT = (
-    PROMPT_OPENINGS[1]
-    + " Its previous handoff document is below; the messages before this one are what happened "
+_PREVIOUS = (
+    " Its previous handoff document is below; the messages before this one are what happened "
     "since it was written. Rewrite the document so that it holds what is still true, changed "
     "where the work changed it and with what the work added: it must not grow with each "
-    "update, so drop what no longer matters.\n\n<document>\n{document}\n</document>\n\n" + _TASK
+    "update, so drop what no longer matters.\n\n<document>\n{document}\n</document>\n\n"
 )
+UPDATE_PROMPT = PROMPT_OPENINGS[1] + _PREVIOUS + _TASK
 FACTS_INTRO = (
     "Verified facts, read from the session file by a program: they are exact. Keep each in "
     "the document, in its place, as written:"
@@ -89,20 +94,95 @@ IMAGE_LEFT_OUT = "[an image was here; left out for size]"
 FOCUS_INTRO = "\n\nAdditional focus: "
 
 
+FOCUS = "focus"
+"""A template's one placeholder, ``{focus}``."""
+_FIELD = re.compile(
+    r"\{\{(?P<escaped>[A-Za-z_][A-Za-z0-9_]*(?:[!:][^{}\n]*)?)\}\}"
+    r"|\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P<spec>[!:][^{}\n]*)?\}"
+)
+"""A field of a template as Python's ``format`` would read one (``{name}``, ``{name:spec}``,
+``{name!r}``), or one written doubled (``{{name}}``) to send its braces. Every other brace
+(``{}``, ``{0}``, JSON, code) is text."""
+
+
+@dataclass(frozen=True)
+class Template:
+    """A handoff prompt of the user's (``--prompt-file``): it takes the place of the six
+    sections' instructions; the opening sentence that marks our prompt in a session, the
+    previous document of an update and the verified facts are still ours to add."""
+
+    text: str
+    path: Path
+    sections: tuple[str, ...] = SECTIONS
+    """The sections it asks for: the document is checked for these (``--sections``)."""
+
+    def filled(self, focus: str | None) -> tuple[str, bool]:
+        """The text with ``{focus}`` replaced by ``focus`` (nothing, without one) in one pass,
+        so that nothing in the focus is read as a field; and whether it had the placeholder."""
+        placed = False
+
+        def field(found: re.Match[str]) -> str:
+            nonlocal placed
+            if found["escaped"] is not None:
+                return "{" + found["escaped"] + "}"
+            placed = True  # parse_template lets no other field through
+            return focus or ""
+
+        return _FIELD.sub(field, self.text), placed
+
+
+def parse_template(
+    text: str, path: Path, named: str, sections: tuple[str, ...] = SECTIONS
+) -> Template:
+    """The template ``text`` of the file at ``path`` (``named`` says where it was named, for
+    errors): not empty, its only field ``{focus}``; a first sentence that is our prompt's
+    opening is dropped, as it is added again."""
+    for found in _FIELD.finditer(text):
+        if found["name"] is not None and (found["name"] != FOCUS or found["spec"] is not None):
+            line = text.count("\n", 0, found.start()) + 1
+            raise UsageError(
+                f"{path}:{line}: {found[0]} is not a placeholder: only {{{FOCUS}}} is filled in "
+                f"(write {{{found[0]}}} to send it as it is)"
+            )
+    text = text.strip()
+    if text.startswith(PROMPT_OPENINGS[0]):
+        text = text[len(PROMPT_OPENINGS[0]) :].lstrip()
+    if not text:
+        raise UsageError(f"{named}: the prompt file is empty")
+    return Template(text, path, sections)
+
+
+def required_sections(template: Template | None) -> tuple[str, ...]:
+    """The sections a document must hold: the template's, else the six."""
+    return template.sections if template is not None else SECTIONS
+
+
 def handoff_prompt(
     focus: str | None = None,
     facts: Facts | None = None,
     tokens: int = DEFAULT_DOCUMENT_TOKENS,
+    template: Template | None = None,
 ) -> str:
     """The instruction sent as the last user message: a new document, or, when the session
-    already holds one, an update of it; then the verified facts; ``focus`` appended as given."""
+    already holds one, an update of it; then the verified facts; ``focus`` appended as given,
+    unless the template places it. A template replaces the six sections' instructions (and
+    their length, ``tokens``), after the opening sentence by which a session shows the
+    prompt is ours (``document.is_handoff_prompt``)."""
     previous = facts.previous_document if facts else None
-    if previous:
+    placed = False
+    if template is not None:
+        task, placed = template.filled(focus)
+        if previous:
+            text = PROMPT_OPENINGS[1] + _PREVIOUS.format(document=previous) + task
+        else:
+            text = f"{PROMPT_OPENINGS[0]}\n\n{task}"
+    elif previous:
         text = UPDATE_PROMPT.format(document=previous, tokens=tokens)
     else:
         text = HANDOFF_PROMPT.format(tokens=tokens)
     block = facts_block(facts) if facts else ""
-    return text + (f"\n\n{block}" if block else "") + (f"{FOCUS_INTRO}{focus}" if focus else "")
+    appended = f"{FOCUS_INTRO}{focus}" if focus and not placed else ""
+    return text + (f"\n\n{block}" if block else "") + appended
 
 
 def facts_block(facts: Facts) -> str:
@@ -143,9 +223,9 @@ def _quoted(text: str, limit: int = 600) -> str:
     return f'"{folded if len(folded) <= limit else folded[: limit - 1] + "…"}"'
 
 
-def repair_prompt(document: str) -> str:
-    """Asks for the document again, in the six sections."""
-    return REPAIR_PROMPT.format(sections=SECTION_LIST, document=document)
+def repair_prompt(document: str, sections: tuple[str, ...] = SECTIONS) -> str:
+    """Asks for the document again, in the required ``sections``."""
+    return REPAIR_PROMPT.format(sections=section_list(sections), document=document)
 
 
 # --- the context as chat messages ------------------------------------------------------------
@@ -208,7 +288,7 @@ def _bash_text(message: Message) -> str:
     return text
 
 
-def _side_text(message: Message) -> str | None:
+def side_text(message: Message) -> str | None:
     """User-side text for the messages that are not turns of the conversation."""
     role = message.get("role")
     if role == "compactionSummary":
@@ -280,7 +360,7 @@ def chat_steps(messages: Iterable[Message]) -> Iterator[tuple[int, int, list[Cha
             intro = f"{RESULT_INTRO}{_printed(name)} call {_printed(call)}]"
             chat.append(_user(f"{intro}\n{_result_text(message)}"))
         else:
-            text = _side_text(message)
+            text = side_text(message)
             if text:
                 chat.append(_user(text))
         yield at, ahead.taken, chat

@@ -154,6 +154,8 @@ class Outcome:
     score: float | None = None
     """The probes' score of its document (``check``), when one was written or refused."""
     missing_probes: tuple[str, ...] = ()
+    resume_command: str | None = None
+    """Handed off: the command line that opens the new session in its agent."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -169,6 +171,7 @@ class Outcome:
             "duration_s": round(self.duration_s, 3),
             "score": self.score,
             "missing_probes": list(self.missing_probes),
+            "resume_command": self.resume_command,
         }
 
 
@@ -511,6 +514,7 @@ async def _hand_off(
         entry_id=result.in_place.entry_id if result.in_place else None,
         score=result.score,
         missing_probes=tuple(result.missing_probes),
+        resume_command=result.resume_command,
     )
 
 
@@ -519,7 +523,7 @@ class _Quiet(Reporter):
 
     def __init__(self, outer: Reporter, session_id: str) -> None:
         self._outer = outer
-        self._name = session_id[:8]
+        self._name = session_id  # whole: the first digits of ids made in one minute are alike
 
     def loaded(self, session: Any) -> None:
         self._outer.loaded(session)

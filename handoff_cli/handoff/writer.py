@@ -99,6 +99,11 @@ class Brief(Protocol):
     @property
     def focus(self) -> str | None: ...
 
+    @property
+    def sections(self) -> tuple[str, ...]:
+        """The sections the document must hold."""
+        ...
+
 
 class Writer(Protocol):
     """Writes a handoff document."""
@@ -111,6 +116,12 @@ class Writer(Protocol):
     @property
     def window(self) -> int | None:
         """Input tokens a request may hold; None: it reads no conversation."""
+        ...
+
+    @property
+    def prompted(self) -> bool:
+        """Whether it follows the prompt (a model does; the built-in writer, reading the facts
+        alone, does not: a prompt file changes nothing it writes)."""
         ...
 
     def price(self, input_tokens: int, output_tokens: int) -> float | None:

@@ -51,7 +51,7 @@ from handoff_cli.handoff.plan import (
     sent,
     sized_requests,
 )
-from handoff_cli.handoff.prompt import ChatMessage, repair_prompt
+from handoff_cli.handoff.prompt import ChatMessage, repair_prompt, required_sections
 from handoff_cli.handoff.redact import Redactor
 from handoff_cli.handoff.writer import Answer, Brief, Planned, Written
 from handoff_cli.llm import table as model_table
@@ -160,6 +160,7 @@ class Model:
     """Counts the tokens of messages as the provider will (near enough)."""
     prices: tuple[float, float] | None = None
     """USD a token in and out, as the user gave them; None: LiteLLM's table decides."""
+    prompted: bool = True
 
     @property
     def budget(self) -> Budget:
@@ -233,7 +234,9 @@ class Model:
     def planned(self, brief: Brief) -> Planned:
         budget = self.budget
         plan = make_plan(brief.conversation, brief.prompt, budget, self.count)
-        sized = sized_requests(plan, brief.prompt, self.count, budget.reserve, brief.conversation)
+        sized = sized_requests(
+            plan, brief.prompt, self.count, budget.reserve, brief.conversation, brief.sections
+        )
         return Planned(plan, tuple(sized), budget.window, budget.tokens)
 
     async def write(self, brief: Brief, options: Options, reporter: Reporter) -> Written:
@@ -247,7 +250,7 @@ class Model:
                 "or pass --api-key"
             )
         reporter.stage(f"asking {self.name}")
-        ask = self._asker(options, reporter)
+        ask = self._asker(options, reporter, brief.sections)
         budget = self.budget
         for attempt in range(REPLANS + 1):
             plan = make_plan(brief.conversation, brief.prompt, budget, self.count)
@@ -272,7 +275,8 @@ class Model:
                     f"warning: {self.name} found a request too long ({said}); planning "
                     f"again with {budget.tokens:,} tokens a request"
                 )
-        answer, missing = await _repaired(replace(answer, text=answer.text.strip()), ask, reporter)
+        answer = replace(answer, text=answer.text.strip())
+        answer, missing = await _repaired(answer, ask, reporter, brief.sections)
         if missing:
             message = "the document lacks the sections " + ", ".join(missing)
             if options.strict:
@@ -284,12 +288,13 @@ class Model:
         """One follow-up request, as the section repair is: the model has the document and
         what it misses, not the conversation again."""
         reporter.stage("asking for what the document misses")
-        answer = await self._asker(options, reporter)([{"role": "user", "content": request}])
+        ask = self._asker(options, reporter, required_sections(options.template))
+        answer = await ask([{"role": "user", "content": request}])
         return replace(answer, text=answer.text.strip()) if answer.text.strip() else None
 
-    def _asker(self, options: Options, reporter: Reporter) -> Ask:
+    def _asker(self, options: Options, reporter: Reporter, sections: tuple[str, ...]) -> Ask:
         """One request of the handoff: its answer read up to a bound (``_answer_bound``), and
-        kept, cut there, only if it holds every section by then."""
+        kept, cut there, only if it holds every one of ``sections`` by then."""
         most, why = self._answer_bound(options.max_doc_tokens)
 
         async def ask(messages: list[ChatMessage]) -> Answer:
@@ -305,7 +310,7 @@ class Model:
             if not answer.cut_short:
                 return answer
             past = f"{self.name}'s answer went on past {most:,} tokens ({why})"
-            if missing_sections(answer.text):
+            if missing_sections(answer.text, sections):
                 raise NoDocumentError(f"{past} without the required sections; stopped reading it")
             reporter.warn(
                 f"warning: {past}; it holds every section by then, so it is kept, cut there"
@@ -330,7 +335,7 @@ async def _send(plan: Plan, brief: Brief, ask: Ask, reporter: Reporter) -> Answe
     spent: Answer | None = None
     for number, chunk in enumerate(plan.chunks, 1):
         reporter.stage(f"chunk {number}/{len(plan.chunks)}")
-        folded = await ask(fold_request(sent(conversation, plan, chunk), draft))
+        folded = await ask(fold_request(sent(conversation, plan, chunk), draft, brief.sections))
         draft = folded.text.strip() or draft
         spent = folded if spent is None else _combined(spent, folded, folded.text)
     if plan.chunks:
@@ -340,20 +345,22 @@ async def _send(plan: Plan, brief: Brief, ask: Ask, reporter: Reporter) -> Answe
     return answer if spent is None else _combined(spent, answer, answer.text)
 
 
-async def _repaired(answer: Answer, ask: Ask, reporter: Reporter) -> tuple[Answer, list[str]]:
-    """The answer, or a repair of it asked for once if it lacks sections (kept if it lacks
-    fewer); and the sections it still lacks."""
+async def _repaired(
+    answer: Answer, ask: Ask, reporter: Reporter, sections: tuple[str, ...]
+) -> tuple[Answer, list[str]]:
+    """The answer, or a repair of it asked for once if it lacks some of ``sections`` (kept if
+    it lacks fewer); and the sections it still lacks."""
     if not answer.text:
         raise NoDocumentError()
-    missing = missing_sections(answer.text)
+    missing = missing_sections(answer.text, sections)
     if not missing:
         return answer, missing
     reporter.stage("asking for the document in the required structure")
-    repaired = await ask([{"role": "user", "content": repair_prompt(answer.text)}])
+    repaired = await ask([{"role": "user", "content": repair_prompt(answer.text, sections)}])
     text = repaired.text.strip()
-    better = text and len(missing_sections(text)) < len(missing)
+    better = text and len(missing_sections(text, sections)) < len(missing)
     answer = _combined(answer, repaired, text if better else answer.text)
-    return answer, missing_sections(answer.text)
+    return answer, missing_sections(answer.text, sections)
 
 
 def _combined(first: Answer, second: Answer, text: str) -> Answer:

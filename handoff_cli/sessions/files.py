@@ -10,7 +10,7 @@ session is ever damaged (docs/session-format.md §8):
   whole before the agents' own rule lets anything be appended to it.
 - ``write_new_session``: the file is written whole to a temporary file in the target folder
   (a name that does not end in ``.jsonl``, so listings never show it), flushed to disk, then
-  renamed into place.
+  renamed into place. ``write_file`` writes any other file so (an export), from its pieces.
 
 The helpers make ids, times and names in the agents' own formats.
 """
@@ -258,20 +258,31 @@ def write_new_session(folder: Path, name: str, data: bytes) -> Path:
     except FileExistsError:  # a file of that name: mkdir's own words would say "File exists"
         raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(folder)) from None
     remove_stale_temporaries(folder)
-    return _replace(folder, name, data, 0o600)
+    return _replace(folder, name, (data,), 0o600)
 
 
 def replace_file(path: Path, data: bytes) -> None:
     """Replace the small file at ``path`` (not a session: no lock) whole, atomically, with
     its own mode."""
-    _replace(path.parent, path.name, data, stat.S_IMODE(os.stat(path).st_mode))
+    _replace(path.parent, path.name, (data,), stat.S_IMODE(os.stat(path).st_mode))
 
 
-def _replace(folder: Path, name: str, data: bytes, mode: int) -> Path:
+def write_file(path: Path, pieces: Iterable[bytes], mode: int = 0o600) -> None:
+    """Write the file at ``path`` (not a session) whole from ``pieces``, in order, as they
+    come, atomically: it appears, or replaces what was there, only complete. A new file gets
+    ``mode``, an existing one keeps its own; a temporary file of the same name that a killed
+    writer left is removed first. If the pieces fail (an error, a signal), nothing is left."""
+    with contextlib.suppress(FileNotFoundError):
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    remove_stale_temporaries(path.parent, path.name)
+    _replace(path.parent, path.name, pieces, mode)
+
+
+def _replace(folder: Path, name: str, data: Iterable[bytes | memoryview], mode: int) -> Path:
     """Write ``folder/name`` whole, atomically: temporary file, fsync, rename, fsync folder."""
     target = folder / name
     temporary = folder / _temporary_name(name)
-    os.close(_write_temporary(temporary, (data,), mode))
+    os.close(_write_temporary(temporary, data, mode))
     try:
         os.replace(temporary, target)
     except BaseException:
@@ -306,11 +317,18 @@ def _temporary_name(name: str) -> str:
 _OUR_TEMPORARY = re.compile(r"\.[^/]+\.jsonl\.(\d{1,10})\.[0-9a-f]{8}" + re.escape(TEMP_SUFFIX))
 
 
-def remove_stale_temporaries(folder: Path) -> None:
+def _temporaries_of(name: str) -> re.Pattern[str]:
+    """Exactly the names ``_temporary_name`` makes for the file called ``name``."""
+    return re.compile(re.escape(f".{name}.") + r"(\d{1,10})\.[0-9a-f]{8}" + re.escape(TEMP_SUFFIX))
+
+
+def remove_stale_temporaries(folder: Path, name: str | None = None) -> None:
     """Remove the temporary files of writers that no longer run (killed mid-write): regular
-    files of our own exact naming only, never a link or anything else that merely looks alike."""
+    files of our own exact naming only (of session files, or with ``name`` of that file's),
+    never a link or anything else that merely looks alike."""
+    ours = _OUR_TEMPORARY if name is None else _temporaries_of(name)
     for path in folder.glob(f".*{TEMP_SUFFIX}"):
-        match = _OUR_TEMPORARY.fullmatch(path.name)
+        match = ours.fullmatch(path.name)
         if match is None:
             continue
         pid = int(match.group(1))

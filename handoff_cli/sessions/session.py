@@ -59,6 +59,10 @@ LAZY: Any = _Lazy()
 """A message's facts left in its line (``Record.facts``)."""
 
 
+_COMMON_ROLES = {role.encode(): role for role in ("user", "assistant", "toolResult")}
+_ROLE_FIRST = re.compile(rb'\{"role":"(user|assistant|toolResult)",')
+
+
 class _InLine:
     def __repr__(self) -> str:
         return "IN_LINE"
@@ -296,6 +300,35 @@ class Source:
             self._facts[record.span] = facts
         return facts
 
+    def roles(self, records: Iterable[Record]) -> Iterator[str | None]:
+        """The role of each of ``records``' messages (None for other entries), in one pass in
+        file order: without its facts where its JSON begins with a common role and nothing
+        after could be a "role" key, which JSON.parse would take instead (another one, or one
+        spelt with escapes: any ``\\u00``). For a file of many short lines, a fifth of the cost
+        of their facts: what tells one agent's messages from another's."""
+        first = _ROLE_FIRST.match
+        for record in records:
+            facts = record.loaded_facts
+            if facts is not LAZY:
+                yield facts.role if facts is not None else None
+                continue
+            span = record.span
+            at = (span >> _OFFSET_SHIFT) + (span >> _FIELD_BITS & _FIELD)
+            end = at + (span >> 2 * _FIELD_BITS & _FIELD)
+            if end - self._at > len(self._window) or at < self._at:
+                self.read(at, end - at)  # the window now holds it, if it is not too long
+            window, start, stop = self._window, at - self._at, end - self._at
+            match = first(window, start, stop) if start >= 0 and stop <= len(window) else None
+            if match is not None and window[stop - 1] == _CLOSING_BRACE:
+                after = match.end()
+                if (
+                    window.find(b'"role"', after, stop) < 0
+                    and window.find(b"\\u00", after, stop) < 0
+                ):
+                    yield _COMMON_ROLES[match.group(1)]
+                    continue
+            yield self.facts(record).role
+
     def shared(self, facts: MessageFacts) -> MessageFacts:
         """``facts``, held once where equal ones already are: most assistant turns without
         tool calls have the same."""
@@ -390,9 +423,19 @@ class Session:
 
     def release(self) -> None:
         """Close the file until an entry is read from it again (``Source.release``)."""
-        source = next((r.source for r in self.records if r.source is not None), None)
-        if source is not None:
-            source.release()
+        if self._source is not None:
+            self._source.release()
+
+    def roles(self) -> Iterator[str | None]:
+        """The role of each record's message (None for other entries), in file order, read
+        without the facts of most (``Source.roles``)."""
+        if self._source is None:
+            return (r.facts.role if r.facts is not None else None for r in self.records)
+        return self._source.roles(self.records)
+
+    @property
+    def _source(self) -> Source | None:
+        return next((r.source for r in self.records if r.source is not None), None)
 
     def entries(self, records: Iterable[Record], longest: int | None = None) -> Iterator[Entry]:
         """The full entries of ``records`` as in the file (migrated to version 3), in order.
