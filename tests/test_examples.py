@@ -39,6 +39,7 @@ def loopback_model() -> Iterator[str]:
         process.wait(timeout=10)
 
 
+@pytest.mark.litellm
 def test_the_loopback_model_answers_a_handoff_in_full(tmp_path: Path, loopback_model: str) -> None:
     source = next(EXAMPLES.glob("-home-dev-projects-weather-cli/*.jsonl"))
     session = tmp_path / "sessions" / source.name
