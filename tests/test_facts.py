@@ -13,6 +13,7 @@ from handoff_cli.handoff.facts import (
     Facts,
     covers,
     facts_of,
+    facts_of_messages,
     is_acknowledgement,
     is_rule,
     runner_and_targets,
@@ -316,3 +317,22 @@ def test_masking_reaches_every_text(tmp_path: Path, entries: Entries) -> None:
         lambda value: orjson.loads(orjson.dumps(value).replace(b"SECRET1", b"[X]"))
     )
     assert "SECRET1" not in repr(masked) and "[X]" in masked.open_error  # type: ignore[operator]
+
+
+def test_the_files_a_codex_patch_changes_are_modified() -> None:
+    """Codex changes files with apply_patch, its patch naming each: added, updated, deleted, or
+    the name an update moves a file to."""
+    patch = (
+        "*** Begin Patch\n*** Add File: src/new.py\n+x = 1\n*** Update File: src/old.py\n"
+        "*** Move to: src/moved.py\n@@\n-a\n+b\n*** Delete File: docs/gone.md\n"
+        "*** Update File: notes.txt\n+*** Update File: not/a/header\n*** End Patch\n"
+    )
+    call = {"type": "toolCall", "id": "c1", "name": "apply_patch", "arguments": {"input": patch}}
+    facts = facts_of_messages([{"role": "assistant", "content": [call]}])
+    assert facts.modified_files == (
+        "docs/gone.md",
+        "notes.txt",
+        "src/moved.py",
+        "src/new.py",
+        "src/old.py",
+    )

@@ -517,6 +517,18 @@ def _image(url: Any) -> Entry:
     return {"type": "image", "data": found.group(2), "mimeType": found.group(1)}
 
 
+_PATCH_FILE = re.compile(r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+?)\s*$", re.M)
+
+
+def patched_files(tool: Any, arguments: Any) -> list[str]:
+    """The files an ``apply_patch`` call changes: each that its patch adds, updates, deletes
+    or moves to (its ``*** … File:`` and ``*** Move to:`` lines, Codex's patch grammar)."""
+    patch = arguments.get("input") if isinstance(arguments, dict) else None
+    if tool != "apply_patch" or not isinstance(patch, str):
+        return []
+    return _PATCH_FILE.findall(patch)
+
+
 def _tool_call(item: Entry) -> tuple[str, Any]:
     """A call's tool and arguments, Codex's shell tools as the shared ``bash``."""
     name = str(item.get("name") or item.get("type"))

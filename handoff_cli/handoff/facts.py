@@ -19,6 +19,7 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
+from handoff_cli.agents.codex import patched_files
 from handoff_cli.agents.omp import file_operation, listed_files
 from handoff_cli.handoff.document import (
     HANDOFF_TYPE,
@@ -576,10 +577,12 @@ class _Reader:
                 self._file(block.get("name"), arguments)
 
     def _file(self, tool: Any, arguments: dict[str, Any]) -> None:
-        """The file a tool call read or changed, by oh-my-pi's rule (its ``<files>`` block)."""
+        """The file a tool call read or changed, by oh-my-pi's rule (its ``<files>`` block), or
+        those a Codex patch changes."""
         operation = file_operation(tool, arguments)
         if operation is not None:
             (self.written if operation.written else self.read).add(operation.path)
+        self.written.update(patched_files(tool, arguments))
 
     def _result(self, index: int, message: dict[str, Any]) -> None:
         tool, arguments = self.calls.get(_key(message.get("toolCallId")), ("", {}))
