@@ -324,9 +324,10 @@ def _record(value: Entry, offset: int, length: int, source: _File, read: _Read) 
         _note_calls(value["message"], read.tool_names)
     elif shared["role"] == "toolResult" and (tool := read.tool_of(shared["toolCallId"])):
         source.result_tools[offset] = tool
-    facts = message_facts(shared)
-    if not facts.tool_call_ids and facts.answers is None:
-        facts = read.alike.setdefault(facts, facts)
+    # The calls a message makes or answers matter to oh-my-pi's rules alone, which never read a
+    # file of Claude Code's: without them, nearly every record's facts are one of a few.
+    facts = message_facts(shared)._replace(tool_call_ids=(), answers=None)
+    facts = read.alike.setdefault(facts, facts)
     return _Message(
         id=uuid,
         parent_id=parent,
