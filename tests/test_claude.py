@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -131,6 +132,37 @@ def test_list_and_every_view_work_on_them() -> None:
             result = run_cli("show", path, *view)
             assert result.code == 0, (path, view, result.stderr)
             assert "Traceback" not in result.stderr
+
+
+_ENTRY_LINE = re.compile(r"^\S+ +(?:\d{4}-\d\d-\d\d )?(?:\d\d:\d\d:\d\d)? +(\S+)(?: +(.*))?$")
+
+
+def entry_lines(path: Path) -> list[tuple[str, str | None]]:
+    """Each line ``show`` prints of the branch, after the header: its kind and its excerpt."""
+    shown = run_cli("show", path)
+    assert shown.code == 0, shown.stderr
+    entries = shown.stdout.split("\n\n", 1)[1]
+    matched = [_ENTRY_LINE.match(line) for line in entries.splitlines()]
+    return [(m.group(1), m.group(2)) for m in matched if m is not None]
+
+
+def test_show_gives_every_record_a_line_as_for_the_pi_family() -> None:
+    """A record holding only a tool call, a tool result or thinking (Claude Code writes each
+    block of an answer a record of its own) is shown as the pi family's message would be: the
+    tool and its arguments, the result under its tool's name, the thinking; no message record
+    of any fixture has a blank line."""
+    lines = entry_lines(MADE / "tools.jsonl")
+    read = '→ read {"path":"/tmp/handoff-oracle-claude/my_proj.v2/notes.txt"}'
+    bash = '→ bash {"command":"wc -l notes.txt","description":"Count lines"}'
+    assert ("assistant", read) in lines and ("assistant", bash) in lines
+    assert ("toolResult", "read: 1 one 2 two 3 three 4") in lines
+    assert ("assistant", "thinking: wc -l counts them.") in lines
+    assert ("attachment", "environment") in lines
+    assert ("assistant", "thinking (redacted)") in entry_lines(HAND / "thinking.jsonl")
+    for session in SESSIONS:
+        for kind, excerpt in entry_lines(session):
+            if kind in ("user", "assistant", "toolResult", "custom", "compactionSummary"):
+                assert excerpt, (session.name, kind)
 
 
 def test_show_names_the_leaf_claude_code_resumes() -> None:

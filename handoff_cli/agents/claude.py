@@ -482,6 +482,16 @@ def ends_with_exchange(values: list[Any]) -> bool:
 # --- the shared shape -------------------------------------------------------------------------
 
 
+def shown_message(record: Record, value: Entry) -> Message | None:
+    """A user or assistant record's line as read for a view (``value``: its long strings cut)
+    in the shared shape, the tool a result answers named; None for any other line."""
+    source = record.source
+    if not isinstance(source, _File) or value.get("type") not in ("user", "assistant"):
+        return None
+    tool = source.result_tools.get(record.offset, "")
+    return _shared(value, lambda _call: tool)
+
+
 def _shared(value: Entry, tool_of: Callable[[str], str]) -> Message | None:
     """A user or assistant record as one message in the shared shape; None when it holds no
     message. ``tool_of`` names the tool of a result's call (by its id)."""
