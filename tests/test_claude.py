@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,15 @@ from handoff_cli.agents.places import default_roots
 from handoff_cli.errors import ExitCode
 from handoff_cli.handoff.document import WRAPPER_OPEN, is_handoff_prompt
 
-from .conftest import DOCUMENT, FIXTURES, key_orders, model_env, run_cli
+from .conftest import (
+    DOCUMENT,
+    FIXTURES,
+    cancel_mid_stream,
+    files_in,
+    key_orders,
+    model_env,
+    run_cli,
+)
 from .fakellm import FakeLLMServer, Reply
 
 CLAUDE_FIXTURES = FIXTURES / "claude"
@@ -44,7 +53,7 @@ def shown_context(path: Path, *args: str) -> Any:
 
 
 def test_every_oracle_session_is_here() -> None:
-    assert len(SESSIONS) == 25 + 5  # the oracle's 25, and the Claude Code files our handoffs wrote
+    assert len(SESSIONS) == 26 + 7  # the oracle's 26, and the Claude Code files our handoffs wrote
 
 
 @pytest.mark.parametrize("path", SESSIONS, ids=lambda p: f"{p.parent.name}/{p.stem}")
@@ -314,14 +323,149 @@ def test_the_default_model_is_the_sessions_through_litellm(project: Path) -> Non
     assert json.loads(result.stdout)["model"] == "anthropic/claude-opus-5-5"
 
 
-def test_in_place_is_refused_in_one_line(project: Path) -> None:
+IN_PLACE = {
+    "tools": (MADE / "tools.jsonl", "c8e5e286-ae88-52dd-9175-7a7482e56fde", "claude-opus-5-5",
+              4736),
+    "thinking": (HAND / "thinking.jsonl", "76bdb59b-1a3b-5700-86b3-edbcb97cde08",
+                 "claude-sonnet-4-6", 15),
+}  # fmt: skip
+"""The sessions handed off in place and resumed by the real CLI (``handoff/<name>-inplace``):
+each one's id, model, and the context its last answer counted (input and output tokens)."""
+
+
+@pytest.mark.litellm
+@pytest.mark.parametrize("name", IN_PLACE)
+def test_in_place_appends_a_compaction_claude_code_reads(
+    tmp_path: Path, llm_server: FakeLLMServer, name: str
+) -> None:
+    """``--in-place``: four whole lines appended, as the real CLI read them when it resumed
+    ``handoff/<name>-inplace`` (the branch starts at the boundary: the summary holding the
+    document, then the answer in the session's model, which the resume kept: ``thinking``'s
+    ``claude-sonnet-4-6``, not the CLI's default); the old bytes untouched, no new session; once
+    compacted, nothing more to compact."""
+    source, session_id, model, tokens = IN_PLACE[name]
+    project = tmp_path / "home/.claude/projects/-tmp-handoff-oracle-claude-my-proj-v2"
+    project.mkdir(parents=True)
+    project = project / f"{session_id}.jsonl"
+    shutil.copyfile(source, project)
+    llm_server.script(Reply(DOCUMENT))
     before = project.read_bytes()
-    result = run_cli("handoff", project, "--in-place", "--model", "extractive")
-    assert result.code == ExitCode.USAGE
-    assert result.stderr.strip().endswith("this session is read by Claude Code's rules")
-    assert len(result.stderr.strip().splitlines()) == 1
+    leaf = load_session(project).leaf_id
+    env = {**model_env(llm_server), "HOME": str(tmp_path / "home"), "HANDOFF_SESSIONS_DIR": ""}
+    result = run_cli("handoff", project, "--in-place", "--json", env=env)
+    assert result.code == 0, result.stderr
+    report = result.json()
+    after = project.read_bytes()
+    assert after.startswith(before) and files_in(project.parent) == [project.name]
+    written = [json.loads(line) for line in after[len(before) :].splitlines()]
+    assert shapes(written) == shapes(lines_of(HANDED / f"{name}-inplace.jsonl")[-4:])
+    boundary, summary, answer, pointer = written
+    assert boundary["parentUuid"] is None and boundary["logicalParentUuid"] == leaf
+    assert boundary["subtype"] == "compact_boundary"
+    metadata = {"trigger": "manual", "preTokens": tokens, "postTokens": report["tokens_after"]}
+    assert boundary["compactMetadata"] == metadata
+    assert summary["parentUuid"] == boundary["uuid"] and summary["isCompactSummary"] is True
+    content = summary["message"]["content"]
+    assert content.startswith(claude.COMPACT_OPENING + "\n\n" + WRAPPER_OPEN + DOCUMENT)
+    assert str(project) in content  # the transcript, for a detail the document leaves out
+    assert answer["parentUuid"] == summary["uuid"] and pointer["leafUuid"] == answer["uuid"]
+    assert answer["message"]["model"] == model  # the session's: the CLI keeps it
+    assert {r["sessionId"] for r in written} == {session_id}
+    assert report == {
+        **report,
+        "mode": "in_place",
+        "id": session_id,
+        "entry_id": boundary["uuid"],
+        "first_kept_entry_id": None,
+        "tokens_before": tokens,
+    }
+    assert report["tokens_after"] > 0
+
+    context = shown_context(project)
+    assert [m["role"] for m in context["messages"]] == ["user", "assistant"]
+    assert context["messages"][0]["content"] == content
+    assert context["model"] == f"anthropic/{model}"
+    assert run_cli("show", project, "--document").stdout.startswith(DOCUMENT)
+    planned = run_cli("handoff", project, "--dry-run", "--model", "extractive").json()
+    assert planned["messages"][-1]["content"].startswith("Update the handoff document")
+    listed = {row["id"]: row for row in json.loads(run_cli("list", "--json", env=env).stdout)}
+    assert listed[session_id]["handed_off"] is True
+    again = run_cli("handoff", project, "--in-place", env=env)
+    assert again.code == 3 and again.stderr.strip() == "Nothing to hand off (already compacted)"
+    assert project.read_bytes() == after
+
+
+def test_in_place_dry_run_compacts_the_whole_branch(project: Path) -> None:
+    before = project.read_bytes()
+    result = run_cli("handoff", project, "--in-place", "--dry-run", "--model", "extractive")
+    assert result.code == 0, result.stderr
+    plan = result.json()
+    assert plan["mode"] == "in_place" and plan["first_kept_entry_id"] is None
+    assert plan["kept_entries"] == 0 and plan["tokens_before"] == 4736
     assert project.read_bytes() == before
-    assert sorted(p.name for p in project.parent.iterdir()) == [project.name]
+
+
+def test_in_place_cancelled_before_the_write_leaves_the_file_as_it_was(
+    project: Path, llm_server: FakeLLMServer
+) -> None:
+    before = project.read_bytes()
+    result, _ = cancel_mid_stream(llm_server, signal.SIGTERM, project, "--in-place")
+    assert result.code == 130 and result.stderr.strip() == "Handoff cancelled"
+    assert project.read_bytes() == before and files_in(project.parent) == [project.name]
+
+
+def _leaf_moved(data: bytes) -> bytes:
+    """The same bytes, the leaf's line (the last record with a uuid) swapped with the line
+    before it."""
+    lines = data.splitlines(keepends=True)
+    at = max(
+        i for i, line in enumerate(lines) if b'"uuid"' in line and b'"type":"assistant"' in line
+    )
+    lines[at - 1], lines[at] = lines[at], lines[at - 1]
+    return b"".join(lines)
+
+
+@pytest.mark.parametrize("change", ["emptied", "cut short", "leaf moved", "replaced"])
+def test_in_place_on_a_session_changed_meanwhile_writes_nothing(
+    project: Path, llm_server: FakeLLMServer, change: str
+) -> None:
+    before = project.read_bytes()
+    left: list[bytes] = []
+
+    def other_writer(request: Any) -> Reply:
+        if change == "replaced":  # a new file renamed over it, the same bytes
+            other = project.with_name("other.tmp")
+            other.write_bytes(before)
+            other.replace(project)
+        else:
+            changed = {"emptied": b"", "cut short": before[: len(before) // 2]}
+            with project.open("r+b") as file:
+                file.write(changed.get(change, _leaf_moved(before)))
+                file.truncate()
+        left.append(project.read_bytes())
+        return Reply(DOCUMENT, chunks=4)
+
+    llm_server.script(other_writer)
+    result = run_cli("handoff", project, "--in-place", "-q", env=model_env(llm_server))
+    assert result.code == ExitCode.BAD_SESSION, result.stderr
+    assert "the session changed while the handoff ran" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert project.read_bytes() == left[0]
+    assert files_in(project.parent) == [project.name]
+
+
+def test_rotate_in_place_compacts_each_claude_code_session_once(project: Path) -> None:
+    old = project.stat().st_mtime - 3 * 86400
+    os.utime(project, (old, old))
+    args = ("rotate", project.parent, "--in-place", "--model", "extractive", "--over-tokens", "10")
+    first = run_cli(*args, "--json")
+    assert first.code == 0, first.stderr
+    (outcome,) = [json.loads(line) for line in first.stdout.splitlines()]
+    assert outcome["status"] == "handed_off" and outcome["new_id"] == project.stem
+    assert outcome["entry_id"] == lines_of(project)[-4]["uuid"]
+    os.utime(project, (old, old))
+    again = run_cli(*args, "--json")
+    assert again.code == 0 and again.stdout == ""  # compacted: its leaf says so
 
 
 def test_no_record_and_out_dir(project: Path, tmp_path: Path) -> None:

@@ -573,8 +573,6 @@ SHAPES = [
 ]
 AGENTS = {CLAUDE_SHAPE: "claude"}
 """The rules each shape is read by (``HANDOFF_AGENT``), where they are not oh-my-pi's."""
-REFUSED = {(CLAUDE_SHAPE, "in-place handoff")}
-"""What a shape's agent does not do (Claude Code's sessions are not handed off in place)."""
 COMMANDS: dict[str, Callable[[Path], list[str]]] = {
     "show": lambda p: ["show", str(p)],
     "show --json": lambda p: ["show", str(p), "--json"],
@@ -663,7 +661,7 @@ def test_peak_memory_is_within_twice_the_file(
     run, report = tmp_path / "run.jsonl", tmp_path / "peak"
     agent = AGENTS.get(shape, "omp")
     for name, command in {**COMMANDS, CALLED: called(llm_server)}.items():
-        if (megabytes < 100 and (shape, name) in TOO_SLOW) or (shape, name) in REFUSED:
+        if megabytes < 100 and (shape, name) in TOO_SLOW:
             continue
         forked = megabytes < 100  # growth between two sizes: the zygote's pages cancel
         peak = peak_memory(command(_fresh(run, big)), report, forked, agent)

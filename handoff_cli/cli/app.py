@@ -424,7 +424,8 @@ InPlaceOpt = Annotated[
     typer.Option(
         "--in-place",
         help="As oh-my-pi's own /handoff: append a compaction entry holding the document to "
-        "the same session, keeping the most recent messages; no new session.",
+        "the same session, keeping the most recent messages (a Claude Code session: a "
+        "compaction as its /compact writes one); no new session.",
     ),
 ]
 

@@ -529,6 +529,8 @@ class _Reader:
             self._assistant(index, message)
         elif role == "toolResult":
             self._result(index, message)
+        elif role == "compactionSummary" and message.get("method") == HANDOFF_TYPE:
+            self._compaction(index, message)  # an in-place handoff, read as a message (Claude's)
         elif role == "bashExecution" and not message.get("excludeFromContext"):
             code = message.get("exitCode")
             code = code if isinstance(code, int) else None

@@ -8,8 +8,8 @@ from its selection to its estimate to its handoff. Nothing is written until the 
 answered with a usable document. A Ctrl-C before the two writes (the new session, then the
 record in the old one) leaves every file as it was; once they begin, signals no longer cancel:
 the run finishes and reports what it wrote. In place (``Options.in_place``), the one write is a
-compaction entry appended to the session itself, as oh-my-pi's own ``/handoff`` writes it
-(``compaction``).
+compaction appended to the session itself: the entry oh-my-pi's own ``/handoff`` writes, or the
+records Claude Code's ``/compact`` writes (``_commit_in_place``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,16 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from handoff_cli.agents import DEFAULT, FORMATS, PI_FAMILY, build_context, get, load_session
+from handoff_cli.agents import (
+    CLAUDE,
+    DEFAULT,
+    FORMATS,
+    PI_FAMILY,
+    build_context,
+    claude,
+    get,
+    load_session,
+)
 from handoff_cli.agents.base import Format, Usage
 from handoff_cli.agents.choice import choose_agent
 from handoff_cli.agents.context import Context, last_index
@@ -94,6 +103,8 @@ from handoff_cli.sessions.tree import branch, leaf
 
 # The API that our OpenAI-format requests amount to, in the agents' own vocabulary.
 RECORDED_API = "openai-completions"
+InPlaceCut = Cut | claude.Compaction
+"""Where an in-place handoff compacts the branch, by the agent's rules."""
 DIGEST_BLOCK = 1 << 20
 
 
@@ -134,7 +145,7 @@ class Source:
     """The entries from the root to the leaf handed off."""
     agent: str
     """Whose rules read the session: the context replayed, and the shapes written."""
-    compaction: Cut | None
+    compaction: InPlaceCut | None
     """In place: where the compaction cuts the branch."""
     context: Context = field(repr=False)
     writer: Writer
@@ -173,10 +184,12 @@ class Request:
 
 @dataclass(frozen=True)
 class InPlace:
-    """What an in-place handoff appended: one compaction entry."""
+    """What an in-place handoff appended: one compaction entry (oh-my-pi's), or a compaction's
+    records (Claude Code's: ``entry_id`` is its boundary's)."""
 
     entry_id: str
-    first_kept_entry_id: str
+    first_kept_entry_id: str | None
+    """None: nothing kept (Claude Code's compaction)."""
     tokens_before: int | float | None
     tokens_after: int
     """The agent's estimate of the context from then on (its messages, without the system
@@ -256,7 +269,7 @@ class DryRun:
     budget_tokens: int | None
     redacted: int
     agent: str
-    compaction: Cut | None
+    compaction: InPlaceCut | None
     """In place: where the compaction would cut the branch."""
 
     @property
@@ -411,7 +424,7 @@ def prepare(
     return request_for(read_source(path, options, target, reporter), options, reporter)
 
 
-def guard(records: list[Record], agent: str, in_place: bool) -> Cut | None:
+def guard(records: list[Record], agent: str, in_place: bool) -> InPlaceCut | None:
     """Whether the branch ``records`` can be handed off (else the error that says why); in
     place, where the compaction cuts it."""
     if sum(1 for r in records if r.type == "message") < 2:
@@ -421,9 +434,14 @@ def guard(records: list[Record], agent: str, in_place: bool) -> Cut | None:
     if not get(agent).compacts_in_place:
         anyway = " (--agent omp to hand it off in place anyway)" if agent in PI_FAMILY else ""
         raise InPlaceRefusedError(
-            "--in-place writes oh-my-pi's compaction entry; this session is read by "
-            f"{get(agent).title}'s rules{anyway}"
+            "--in-place writes a compaction as oh-my-pi or Claude Code writes one; this session "
+            f"is read by {get(agent).title}'s rules{anyway}"
         )
+    if agent == CLAUDE:
+        compacted = claude.compaction_of(records)
+        if compacted is None:
+            raise AlreadyCompactedError()
+        return compacted
     where = cut(records)
     if where is None:
         since = last_index(records, "compaction")
@@ -786,10 +804,36 @@ def _write_new(target: Path, data: bytes) -> Path:
 
 
 def _commit_in_place(
-    request: Request, where: Cut, target: Target, answer: Answer, source: Path
+    request: Request, where: InPlaceCut, target: Target, answer: Answer, source: Path
 ) -> InPlace:
-    """Append the compaction entry to the session itself, chained from the leaf: one whole
-    line under the lock (an old version migrated first, as for a record)."""
+    """Append the compaction to the session itself, chained from the leaf, under the lock: one
+    whole line of oh-my-pi's (an old version migrated first, as for a record), or Claude Code's
+    records in one write."""
+    old = source.resolve()
+    if isinstance(where, claude.Compaction):
+        records = _claude_compaction(request, where, answer, old)
+        done = InPlace(
+            entry_id=records[0]["uuid"],
+            first_kept_entry_id=None,
+            tokens_before=where.tokens_before,
+            tokens_after=claude.tokens_after(records),
+        )
+    else:
+        entry = _omp_compaction(request, where, answer)
+        records = [entry]
+        done = InPlace(
+            entry_id=entry["id"],
+            first_kept_entry_id=where.first_kept_entry_id,
+            tokens_before=_json_number(where.tokens_before),
+            tokens_after=entry["tokensAfter"],
+        )
+    with _holding(request, old, target.exclusive, old.parent) as held:
+        _append(held, records)
+    return done
+
+
+def _omp_compaction(request: Request, where: Cut, answer: Answer) -> Entry:
+    """oh-my-pi's compaction entry, its summary and details masked."""
     session = request.source.session
     entry = compaction_entry(
         where, answer.text, new_entry_id(session.by_id), request.source.leaf_id, iso_timestamp()
@@ -799,15 +843,22 @@ def _commit_in_place(
         entry["summary"] = request.redactor.text(entry["summary"])
         if "details" in entry:
             entry["details"] = request.redactor.value(entry["details"])
-    old = source.resolve()
-    with _holding(request, old, target.exclusive, old.parent) as held:
-        _append(held, [entry])
-    return InPlace(
-        entry_id=entry["id"],
-        first_kept_entry_id=where.first_kept_entry_id,
-        tokens_before=_json_number(where.tokens_before),
-        tokens_after=entry["tokensAfter"],
-    )
+    return entry
+
+
+def _claude_compaction(
+    request: Request, where: claude.Compaction, answer: Answer, old: Path
+) -> list[Entry]:
+    """Claude Code's compaction records, holding the document (masked already), the file's
+    own path for the transcript (a path of the session: masked) and the latest request (of the
+    masked facts) as its ``last-prompt`` says it."""
+    source = request.source
+    transcript = request.redactor.text(str(old)) if request.redactor else str(old)
+    latest = request.facts.latest_request or ""
+    return claude.compaction(
+        source.session, source.leaf_id, source.session_model, answer.text, transcript, where,
+        latest, iso_timestamp(),
+    )  # fmt: skip
 
 
 @contextlib.contextmanager

@@ -11,10 +11,12 @@ resumed by ``cc.py``'s resume (``--bare --fork-session --no-session-persistence`
 left untouched): each must be accepted, and what the CLI sent is kept beside the file as
 ``<name>.claude-request.json`` and ``<name>.claude-context.json``; then each is resumed plainly
 (``--bare``), which must keep the file as a prefix, stay on the session's model and append no
-synthetic turn. Then pi's example session is handed off ``--to claude`` (``from-pi-new``),
-resumed the same ways, and ``made/tools`` ``--to pi`` (``to-pi-new``), read by the real pi 1.6.0
-(``oracles/pi/context.mjs``; its context kept as ``to-pi-new.pi-context.json``). Printed: one
-line a file. ``HANDOFF_PYTHON``: the interpreter our CLI runs in.
+synthetic turn. Each is also handed off ``--in-place`` (``<name>-inplace``: the compaction
+appended to it), resumed the same ways. Then pi's example session is handed off ``--to claude``
+(``from-pi-new``), resumed the same ways, and ``made/tools`` ``--to pi`` (``to-pi-new``), read
+by the real pi 1.6.0 (``oracles/pi/context.mjs``; its context kept as
+``to-pi-new.pi-context.json``). Printed: one line a file. ``HANDOFF_PYTHON``: the interpreter
+our CLI runs in.
 """
 
 from __future__ import annotations
@@ -35,15 +37,18 @@ SOURCES = {"tools": cc.REPO / "tests/fixtures/claude/made/tools.jsonl",
 OUT = cc.REPO / "tests/fixtures/claude/handoff"
 
 
-def hand_off(config: Path, source: Path) -> tuple[Path, Path]:
-    """Our CLI's handoff of ``source`` installed in ``config``: the old file and the new one."""
+def hand_off(config: Path, source: Path, *flags: str) -> tuple[Path, Path]:
+    """Our CLI's handoff of ``source`` installed in ``config``: the old file and the new one
+    (the old one itself, ``--in-place``)."""
     sid, cwd = cc.session_id_cwd(source)
     old = cc.install(config.parent, source, sid, cwd)
     env = {**os.environ, "PYTHONPATH": str(cc.REPO), "HOME": str(config.parent / "home"),
            "CLAUDE_CONFIG_DIR": str(config), "HANDOFF_SESSIONS_DIR": ""}  # fmt: skip
     python = os.environ.get("HANDOFF_PYTHON", sys.executable)
     command = [python, "-m", "handoff_cli", "handoff", sid, "--model", "extractive", "-q"]
-    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [*command, *flags], cwd=cwd, env=env, capture_output=True, text=True, check=True
+    )
     return old, old.with_name(f"{done.stdout.strip()}.jsonl")
 
 
@@ -107,6 +112,12 @@ def main() -> None:
                 shutil.copyfile(path, kept)
                 row = {**cc.write_context(kept), **plain_resume(kept)}
                 print(json.dumps(row), flush=True)
+    for name, source in SOURCES.items():
+        with tempfile.TemporaryDirectory(prefix="cchandoff-") as tmp:
+            compacted, _ = hand_off(Path(tmp) / "config", source, "--in-place")
+            kept = out / f"{name}-inplace.jsonl"
+            shutil.copyfile(compacted, kept)
+            print(json.dumps({**cc.write_context(kept), **plain_resume(kept)}), flush=True)
     with tempfile.TemporaryDirectory(prefix="cchandoff-") as tmp:
         kept = out / "from-pi-new.jsonl"
         shutil.copyfile(hand_over_from_pi(Path(tmp)), kept)
