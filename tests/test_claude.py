@@ -53,7 +53,7 @@ def shown_context(path: Path, *args: str) -> Any:
 
 
 def test_every_oracle_session_is_here() -> None:
-    assert len(SESSIONS) == 26 + 7  # the oracle's 26, and the Claude Code files our handoffs wrote
+    assert len(SESSIONS) == 26 + 8  # the oracle's 26, and the Claude Code files our handoffs wrote
 
 
 @pytest.mark.parametrize("path", SESSIONS, ids=lambda p: f"{p.parent.name}/{p.stem}")
@@ -133,7 +133,7 @@ def test_list_and_every_view_work_on_them() -> None:
     rows = json.loads(listed.stdout)
     ids = sorted(row["id"] for row in rows if row["agent"] == CLAUDE)
     assert ids == sorted(p.stem for p in SESSIONS)
-    assert len(rows) == len(SESSIONS) + 1  # and handoff/to-pi-new, a pi session
+    assert len(rows) == len(SESSIONS) + 2  # and handoff/to-pi-new and to-omp-new
     tree = run_cli("list", "--tree", CLAUDE_FIXTURES)
     assert tree.code == 0 and "Remember the word lantern." in tree.stdout
     for path in SESSIONS:
@@ -557,6 +557,72 @@ def test_to_claude_writes_a_session_claude_code_resumes(tmp_path: Path) -> None:
     last = [e["message"] for e in lines_of(source) if e.get("type") == "message"][-2:]
     assert [m["role"] for m in last] == ["user", "assistant"]  # pi's own exchange
     assert is_handoff_prompt(last[0]["content"][0]["text"])
+
+
+def _requested(agent: str) -> Any:
+    """The first request the pi-family agent whole sent on ``handoff/to-<agent>-new`` opened by
+    its path (``oracles/claude/handoffs.py``, ``agents.py next``)."""
+    return json.loads((HANDED / f"to-{agent}-new.{agent}-request.json").read_text("utf-8"))
+
+
+@pytest.mark.parametrize(
+    ("agent", "folder"),
+    [
+        ("omp", ".omp/agent/sessions/-tmp-handoff-oracle-claude-my_proj.v2"),
+        ("pi", ".pi/agent/sessions/--tmp-handoff-oracle-claude-my_proj.v2--"),
+    ],
+)
+def test_to_the_pi_family_writes_a_session_the_agent_opens_with_the_document(
+    project: Path, agent: str, folder: str
+) -> None:
+    """A Claude Code session continued in oh-my-pi or pi: the session written is in the
+    shapes of ``handoff/to-<agent>-new``, which oh-my-pi 18.2.3 and pi 1.6.0 whole opened (by its
+    path, and by ``--continue`` in the cwd), listed under the old session's title and sent with
+    the document as the first message on the old session's model: our context of that file, the
+    document first, is what the agent sent (its own ``buildSessionContext`` of it is held by the
+    context tests: ``*.context.json``, ``*.pi-context.json``)."""
+    home = project.parents[3]
+    env = {"HOME": str(home), "HANDOFF_SESSIONS_DIR": ""}
+    result = run_cli("handoff", project, "--to", agent, "--model", "extractive", env=env)
+    assert result.code == 0, result.stderr
+    (new,) = (home / folder).glob(f"*_{result.stdout.strip()}.jsonl")
+    kept = HANDED / f"to-{agent}-new.jsonl"
+    assert shapes(lines_of(new)) == shapes(lines_of(kept))
+    sent = _requested(agent)
+    assert sent["model"] == "claude-opus-5-5"
+    (document,) = shown_context(kept, "--agent", agent)["messages"]
+    assert [m["role"] for m in sent["messages"]] == ["system", "user", "user"]
+    assert sent["messages"][1]["content"] == [{"type": "text", "text": document["content"]}]
+    assert document["content"].startswith(WRAPPER_OPEN)
+
+
+OMP_MADE = min((FIXTURES / "agents/omp-18.2.3").glob("*.jsonl"), key=lambda p: p.stat().st_size)
+"""The short session oh-my-pi 18.2.3 made itself (a read, a bash call, a plan)."""
+
+
+def test_an_omp_session_to_claude_is_resumed_with_the_document(tmp_path: Path) -> None:
+    """A session oh-my-pi made itself, continued in Claude Code: the shapes the real CLI
+    resumed (``handoff/from-omp-new``: the document first, then the answer, and a plain resume
+    appended only its own turn); the answer names the session's model, ``claude-sonnet-4-5``,
+    which the CLI does not offer, so it resumed on its default (as it does any session whose
+    model it does not offer: ``docs/claude-code.md``)."""
+    home = tmp_path / "home"
+    source = home / ".omp/agent/sessions/-tmp-handoff-oracle-project" / OMP_MADE.name
+    source.parent.mkdir(parents=True)
+    shutil.copyfile(OMP_MADE, source)
+    env = {"HOME": str(home), "HANDOFF_SESSIONS_DIR": ""}
+    result = run_cli("handoff", source, "--to", "claude", "--model", "extractive", env=env)
+    assert result.code == 0, result.stderr
+    new = home / f".claude/projects/-tmp-handoff-oracle-project/{result.stdout.strip()}.jsonl"
+    written = lines_of(new)
+    kept = HANDED / "from-omp-new.jsonl"
+    assert shapes(written) == shapes(lines_of(kept))
+    assert written[0]["parentSession"] == str(source)
+    assert written[2]["message"]["model"] == "claude-sonnet-4-5"
+    sent = oracle(kept)
+    assert sent[0]["content"].startswith(WRAPPER_OPEN) and sent[1]["role"] == "assistant"
+    request = json.loads(kept.with_suffix(".claude-request.json").read_text("utf-8"))
+    assert request["model"] == "claude-opus-5-5"
 
 
 def test_to_a_folder_that_cannot_be_named_is_refused_before_the_writer(tmp_path: Path) -> None:
