@@ -10,7 +10,8 @@ AGENT is omp-18.2.3, omp-18.2.9, omp-18.3.4 or pi-1.6.0 (``oracles/setup.sh`` in
 Every run uses HOME H as the agent's home: run them on a temporary copy, since the agents append
 to what they resume. ``next`` and ``make-fixtures`` start ``llmlog.py`` (a loopback
 OpenAI-compatible server that logs every request) and write the agent's model configuration
-into H first (see ``configure``): custom providers ``anthropic`` (claude-sonnet-4-5), ``openai``
+into H first (see ``configure``): custom providers ``anthropic`` (claude-sonnet-4-5, and
+claude-opus-5-5 for the Claude Code sessions continued in them), ``openai``
 (gpt-4o-mini) and ``loopback`` (default-model, the configured default), all
 ``openai-completions`` on 127.0.0.1. The terminal T is given to the agent as ``$TMUX_PANE``, so
 oh-my-pi's terminal id is ``tmux-T`` (print mode has no tty).
@@ -48,7 +49,8 @@ PROJECT = Path("/tmp/handoff-oracle-project")
 SESSION_MODEL = "anthropic/claude-sonnet-4-5"
 DEFAULT_MODEL = "loopback/default-model"
 MODELS = {
-    "anthropic": ["claude-sonnet-4-5"],
+    # claude-opus-5-5: the model of the Claude Code sessions (oracles/claude), continued in omp.
+    "anthropic": ["claude-sonnet-4-5", "claude-opus-5-5"],
     "openai": ["gpt-4o-mini"],
     "loopback": ["default-model"],
 }

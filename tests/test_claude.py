@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,15 @@ from handoff_cli.agents.places import default_roots
 from handoff_cli.errors import ExitCode
 from handoff_cli.handoff.document import WRAPPER_OPEN, is_handoff_prompt
 
-from .conftest import DOCUMENT, FIXTURES, key_orders, model_env, run_cli
+from .conftest import (
+    DOCUMENT,
+    FIXTURES,
+    cancel_mid_stream,
+    files_in,
+    key_orders,
+    model_env,
+    run_cli,
+)
 from .fakellm import FakeLLMServer, Reply
 
 CLAUDE_FIXTURES = FIXTURES / "claude"
@@ -43,8 +53,9 @@ def shown_context(path: Path, *args: str) -> Any:
 
 
 def test_every_oracle_session_is_here() -> None:
-    # the oracle's 25, and the Claude Code files our handoffs wrote (from Claude Code, pi, Codex)
-    assert len(SESSIONS) == 25 + 6
+    # the oracle's 26, and the Claude Code files our handoffs wrote (from Claude Code, pi,
+    # oh-my-pi, Codex; in place)
+    assert len(SESSIONS) == 26 + 9
 
 
 @pytest.mark.parametrize("path", SESSIONS, ids=lambda p: f"{p.parent.name}/{p.stem}")
@@ -124,7 +135,7 @@ def test_list_and_every_view_work_on_them() -> None:
     rows = json.loads(listed.stdout)
     ids = sorted(row["id"] for row in rows if row["agent"] == CLAUDE)
     assert ids == sorted(p.stem for p in SESSIONS)
-    assert len(rows) == len(SESSIONS) + 1  # and handoff/to-pi-new, a pi session
+    assert len(rows) == len(SESSIONS) + 2  # and handoff/to-pi-new and to-omp-new
     tree = run_cli("list", "--tree", CLAUDE_FIXTURES)
     assert tree.code == 0 and "Remember the word lantern." in tree.stdout
     for path in SESSIONS:
@@ -132,6 +143,37 @@ def test_list_and_every_view_work_on_them() -> None:
             result = run_cli("show", path, *view)
             assert result.code == 0, (path, view, result.stderr)
             assert "Traceback" not in result.stderr
+
+
+_ENTRY_LINE = re.compile(r"^\S+ +(?:\d{4}-\d\d-\d\d )?(?:\d\d:\d\d:\d\d)? +(\S+)(?: +(.*))?$")
+
+
+def entry_lines(path: Path) -> list[tuple[str, str | None]]:
+    """Each line ``show`` prints of the branch, after the header: its kind and its excerpt."""
+    shown = run_cli("show", path)
+    assert shown.code == 0, shown.stderr
+    entries = shown.stdout.split("\n\n", 1)[1]
+    matched = [_ENTRY_LINE.match(line) for line in entries.splitlines()]
+    return [(m.group(1), m.group(2)) for m in matched if m is not None]
+
+
+def test_show_gives_every_record_a_line_as_for_the_pi_family() -> None:
+    """A record holding only a tool call, a tool result or thinking (Claude Code writes each
+    block of an answer a record of its own) is shown as the pi family's message would be: the
+    tool and its arguments, the result under its tool's name, the thinking; no message record
+    of any fixture has a blank line."""
+    lines = entry_lines(MADE / "tools.jsonl")
+    read = '→ read {"path":"/tmp/handoff-oracle-claude/my_proj.v2/notes.txt"}'
+    bash = '→ bash {"command":"wc -l notes.txt","description":"Count lines"}'
+    assert ("assistant", read) in lines and ("assistant", bash) in lines
+    assert ("toolResult", "read: 1 one 2 two 3 three 4") in lines
+    assert ("assistant", "thinking: wc -l counts them.") in lines
+    assert ("attachment", "environment") in lines
+    assert ("assistant", "thinking (redacted)") in entry_lines(HAND / "thinking.jsonl")
+    for session in SESSIONS:
+        for kind, excerpt in entry_lines(session):
+            if kind in ("user", "assistant", "toolResult", "custom", "compactionSummary"):
+                assert excerpt, (session.name, kind)
 
 
 def test_show_names_the_leaf_claude_code_resumes() -> None:
@@ -283,14 +325,149 @@ def test_the_default_model_is_the_sessions_through_litellm(project: Path) -> Non
     assert json.loads(result.stdout)["model"] == "anthropic/claude-opus-5-5"
 
 
-def test_in_place_is_refused_in_one_line(project: Path) -> None:
+IN_PLACE = {
+    "tools": (MADE / "tools.jsonl", "c8e5e286-ae88-52dd-9175-7a7482e56fde", "claude-opus-5-5",
+              4736),
+    "thinking": (HAND / "thinking.jsonl", "76bdb59b-1a3b-5700-86b3-edbcb97cde08",
+                 "claude-sonnet-4-6", 15),
+}  # fmt: skip
+"""The sessions handed off in place and resumed by the real CLI (``handoff/<name>-inplace``):
+each one's id, model, and the context its last answer counted (input and output tokens)."""
+
+
+@pytest.mark.litellm
+@pytest.mark.parametrize("name", IN_PLACE)
+def test_in_place_appends_a_compaction_claude_code_reads(
+    tmp_path: Path, llm_server: FakeLLMServer, name: str
+) -> None:
+    """``--in-place``: four whole lines appended, as the real CLI read them when it resumed
+    ``handoff/<name>-inplace`` (the branch starts at the boundary: the summary holding the
+    document, then the answer in the session's model, which the resume kept: ``thinking``'s
+    ``claude-sonnet-4-6``, not the CLI's default); the old bytes untouched, no new session; once
+    compacted, nothing more to compact."""
+    source, session_id, model, tokens = IN_PLACE[name]
+    project = tmp_path / "home/.claude/projects/-tmp-handoff-oracle-claude-my-proj-v2"
+    project.mkdir(parents=True)
+    project = project / f"{session_id}.jsonl"
+    shutil.copyfile(source, project)
+    llm_server.script(Reply(DOCUMENT))
     before = project.read_bytes()
-    result = run_cli("handoff", project, "--in-place", "--model", "extractive")
-    assert result.code == ExitCode.USAGE
-    assert result.stderr.strip().endswith("this session is read by Claude Code's rules")
-    assert len(result.stderr.strip().splitlines()) == 1
+    leaf = load_session(project).leaf_id
+    env = {**model_env(llm_server), "HOME": str(tmp_path / "home"), "HANDOFF_SESSIONS_DIR": ""}
+    result = run_cli("handoff", project, "--in-place", "--json", env=env)
+    assert result.code == 0, result.stderr
+    report = result.json()
+    after = project.read_bytes()
+    assert after.startswith(before) and files_in(project.parent) == [project.name]
+    written = [json.loads(line) for line in after[len(before) :].splitlines()]
+    assert shapes(written) == shapes(lines_of(HANDED / f"{name}-inplace.jsonl")[-4:])
+    boundary, summary, answer, pointer = written
+    assert boundary["parentUuid"] is None and boundary["logicalParentUuid"] == leaf
+    assert boundary["subtype"] == "compact_boundary"
+    metadata = {"trigger": "manual", "preTokens": tokens, "postTokens": report["tokens_after"]}
+    assert boundary["compactMetadata"] == metadata
+    assert summary["parentUuid"] == boundary["uuid"] and summary["isCompactSummary"] is True
+    content = summary["message"]["content"]
+    assert content.startswith(claude.COMPACT_OPENING + "\n\n" + WRAPPER_OPEN + DOCUMENT)
+    assert str(project) in content  # the transcript, for a detail the document leaves out
+    assert answer["parentUuid"] == summary["uuid"] and pointer["leafUuid"] == answer["uuid"]
+    assert answer["message"]["model"] == model  # the session's: the CLI keeps it
+    assert {r["sessionId"] for r in written} == {session_id}
+    assert report == {
+        **report,
+        "mode": "in_place",
+        "id": session_id,
+        "entry_id": boundary["uuid"],
+        "first_kept_entry_id": None,
+        "tokens_before": tokens,
+    }
+    assert report["tokens_after"] > 0
+
+    context = shown_context(project)
+    assert [m["role"] for m in context["messages"]] == ["user", "assistant"]
+    assert context["messages"][0]["content"] == content
+    assert context["model"] == f"anthropic/{model}"
+    assert run_cli("show", project, "--document").stdout.startswith(DOCUMENT)
+    planned = run_cli("handoff", project, "--dry-run", "--model", "extractive").json()
+    assert planned["messages"][-1]["content"].startswith("Update the handoff document")
+    listed = {row["id"]: row for row in json.loads(run_cli("list", "--json", env=env).stdout)}
+    assert listed[session_id]["handed_off"] is True
+    again = run_cli("handoff", project, "--in-place", env=env)
+    assert again.code == 3 and again.stderr.strip() == "Nothing to hand off (already compacted)"
+    assert project.read_bytes() == after
+
+
+def test_in_place_dry_run_compacts_the_whole_branch(project: Path) -> None:
+    before = project.read_bytes()
+    result = run_cli("handoff", project, "--in-place", "--dry-run", "--model", "extractive")
+    assert result.code == 0, result.stderr
+    plan = result.json()
+    assert plan["mode"] == "in_place" and plan["first_kept_entry_id"] is None
+    assert plan["kept_entries"] == 0 and plan["tokens_before"] == 4736
     assert project.read_bytes() == before
-    assert sorted(p.name for p in project.parent.iterdir()) == [project.name]
+
+
+def test_in_place_cancelled_before_the_write_leaves_the_file_as_it_was(
+    project: Path, llm_server: FakeLLMServer
+) -> None:
+    before = project.read_bytes()
+    result, _ = cancel_mid_stream(llm_server, signal.SIGTERM, project, "--in-place")
+    assert result.code == 130 and result.stderr.strip() == "Handoff cancelled"
+    assert project.read_bytes() == before and files_in(project.parent) == [project.name]
+
+
+def _leaf_moved(data: bytes) -> bytes:
+    """The same bytes, the leaf's line (the last record with a uuid) swapped with the line
+    before it."""
+    lines = data.splitlines(keepends=True)
+    at = max(
+        i for i, line in enumerate(lines) if b'"uuid"' in line and b'"type":"assistant"' in line
+    )
+    lines[at - 1], lines[at] = lines[at], lines[at - 1]
+    return b"".join(lines)
+
+
+@pytest.mark.parametrize("change", ["emptied", "cut short", "leaf moved", "replaced"])
+def test_in_place_on_a_session_changed_meanwhile_writes_nothing(
+    project: Path, llm_server: FakeLLMServer, change: str
+) -> None:
+    before = project.read_bytes()
+    left: list[bytes] = []
+
+    def other_writer(request: Any) -> Reply:
+        if change == "replaced":  # a new file renamed over it, the same bytes
+            other = project.with_name("other.tmp")
+            other.write_bytes(before)
+            other.replace(project)
+        else:
+            changed = {"emptied": b"", "cut short": before[: len(before) // 2]}
+            with project.open("r+b") as file:
+                file.write(changed.get(change, _leaf_moved(before)))
+                file.truncate()
+        left.append(project.read_bytes())
+        return Reply(DOCUMENT, chunks=4)
+
+    llm_server.script(other_writer)
+    result = run_cli("handoff", project, "--in-place", "-q", env=model_env(llm_server))
+    assert result.code == ExitCode.BAD_SESSION, result.stderr
+    assert "the session changed while the handoff ran" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert project.read_bytes() == left[0]
+    assert files_in(project.parent) == [project.name]
+
+
+def test_rotate_in_place_compacts_each_claude_code_session_once(project: Path) -> None:
+    old = project.stat().st_mtime - 3 * 86400
+    os.utime(project, (old, old))
+    args = ("rotate", project.parent, "--in-place", "--model", "extractive", "--over-tokens", "10")
+    first = run_cli(*args, "--json")
+    assert first.code == 0, first.stderr
+    (outcome,) = [json.loads(line) for line in first.stdout.splitlines()]
+    assert outcome["status"] == "handed_off" and outcome["new_id"] == project.stem
+    assert outcome["entry_id"] == lines_of(project)[-4]["uuid"]
+    os.utime(project, (old, old))
+    again = run_cli(*args, "--json")
+    assert again.code == 0 and again.stdout == ""  # compacted: its leaf says so
 
 
 def test_no_record_and_out_dir(project: Path, tmp_path: Path) -> None:
@@ -382,6 +559,72 @@ def test_to_claude_writes_a_session_claude_code_resumes(tmp_path: Path) -> None:
     last = [e["message"] for e in lines_of(source) if e.get("type") == "message"][-2:]
     assert [m["role"] for m in last] == ["user", "assistant"]  # pi's own exchange
     assert is_handoff_prompt(last[0]["content"][0]["text"])
+
+
+def _requested(agent: str) -> Any:
+    """The first request the pi-family agent whole sent on ``handoff/to-<agent>-new`` opened by
+    its path (``oracles/claude/handoffs.py``, ``agents.py next``)."""
+    return json.loads((HANDED / f"to-{agent}-new.{agent}-request.json").read_text("utf-8"))
+
+
+@pytest.mark.parametrize(
+    ("agent", "folder"),
+    [
+        ("omp", ".omp/agent/sessions/-tmp-handoff-oracle-claude-my_proj.v2"),
+        ("pi", ".pi/agent/sessions/--tmp-handoff-oracle-claude-my_proj.v2--"),
+    ],
+)
+def test_to_the_pi_family_writes_a_session_the_agent_opens_with_the_document(
+    project: Path, agent: str, folder: str
+) -> None:
+    """A Claude Code session continued in oh-my-pi or pi: the session written is in the
+    shapes of ``handoff/to-<agent>-new``, which oh-my-pi 18.2.3 and pi 1.6.0 whole opened (by its
+    path, and by ``--continue`` in the cwd), listed under the old session's title and sent with
+    the document as the first message on the old session's model: our context of that file, the
+    document first, is what the agent sent (its own ``buildSessionContext`` of it is held by the
+    context tests: ``*.context.json``, ``*.pi-context.json``)."""
+    home = project.parents[3]
+    env = {"HOME": str(home), "HANDOFF_SESSIONS_DIR": ""}
+    result = run_cli("handoff", project, "--to", agent, "--model", "extractive", env=env)
+    assert result.code == 0, result.stderr
+    (new,) = (home / folder).glob(f"*_{result.stdout.strip()}.jsonl")
+    kept = HANDED / f"to-{agent}-new.jsonl"
+    assert shapes(lines_of(new)) == shapes(lines_of(kept))
+    sent = _requested(agent)
+    assert sent["model"] == "claude-opus-5-5"
+    (document,) = shown_context(kept, "--agent", agent)["messages"]
+    assert [m["role"] for m in sent["messages"]] == ["system", "user", "user"]
+    assert sent["messages"][1]["content"] == [{"type": "text", "text": document["content"]}]
+    assert document["content"].startswith(WRAPPER_OPEN)
+
+
+OMP_MADE = min((FIXTURES / "agents/omp-18.2.3").glob("*.jsonl"), key=lambda p: p.stat().st_size)
+"""The short session oh-my-pi 18.2.3 made itself (a read, a bash call, a plan)."""
+
+
+def test_an_omp_session_to_claude_is_resumed_with_the_document(tmp_path: Path) -> None:
+    """A session oh-my-pi made itself, continued in Claude Code: the shapes the real CLI
+    resumed (``handoff/from-omp-new``: the document first, then the answer, and a plain resume
+    appended only its own turn); the answer names the session's model, ``claude-sonnet-4-5``,
+    which the CLI does not offer, so it resumed on its default (as it does any session whose
+    model it does not offer: ``docs/claude-code.md``)."""
+    home = tmp_path / "home"
+    source = home / ".omp/agent/sessions/-tmp-handoff-oracle-project" / OMP_MADE.name
+    source.parent.mkdir(parents=True)
+    shutil.copyfile(OMP_MADE, source)
+    env = {"HOME": str(home), "HANDOFF_SESSIONS_DIR": ""}
+    result = run_cli("handoff", source, "--to", "claude", "--model", "extractive", env=env)
+    assert result.code == 0, result.stderr
+    new = home / f".claude/projects/-tmp-handoff-oracle-project/{result.stdout.strip()}.jsonl"
+    written = lines_of(new)
+    kept = HANDED / "from-omp-new.jsonl"
+    assert shapes(written) == shapes(lines_of(kept))
+    assert written[0]["parentSession"] == str(source)
+    assert written[2]["message"]["model"] == "claude-sonnet-4-5"
+    sent = oracle(kept)
+    assert sent[0]["content"].startswith(WRAPPER_OPEN) and sent[1]["role"] == "assistant"
+    request = json.loads(kept.with_suffix(".claude-request.json").read_text("utf-8"))
+    assert request["model"] == "claude-opus-5-5"
 
 
 def test_to_a_folder_that_cannot_be_named_is_refused_before_the_writer(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import random
 import re
 import subprocess
 import sys
+import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,8 +19,11 @@ from typing import Any
 import orjson
 import pytest
 
+from handoff_cli.agents import load_session
 from handoff_cli.cli.app import run
 from handoff_cli.handoff.document import SECTIONS
+from handoff_cli.handoff.facts import facts_of
+from handoff_cli.sessions.tree import branch, leaf
 
 from .conftest import HEADER, NODE, assert_strict_json, quick_and_stress, strict_json_lines
 from .fakellm import FakeLLMServer, Reply
@@ -569,8 +573,6 @@ SHAPES = [
 ]
 AGENTS = {CLAUDE_SHAPE: "claude"}
 """The rules each shape is read by (``HANDOFF_AGENT``), where they are not oh-my-pi's."""
-REFUSED = {(CLAUDE_SHAPE, "in-place handoff")}
-"""What a shape's agent does not do (Claude Code's sessions are not handed off in place)."""
 COMMANDS: dict[str, Callable[[Path], list[str]]] = {
     "show": lambda p: ["show", str(p)],
     "show --json": lambda p: ["show", str(p), "--json"],
@@ -602,7 +604,9 @@ TOO_SLOW = {("many tiny lines", "show"), (CLAUDE_SHAPE, "show")}
 # child counts the pages of the test process it was forked from, before it ran the program).
 _MEASURED = """
 import os, sys
+from handoff_cli.agents import load_session
 from handoff_cli.cli.app import run
+from handoff_cli.handoff.facts import facts_of
 code = run(sys.argv[2:])
 sys.stdout.flush()
 with open("/proc/self/status") as status:
@@ -658,7 +662,7 @@ def test_peak_memory_is_within_twice_the_file(
     run, report = tmp_path / "run.jsonl", tmp_path / "peak"
     agent = AGENTS.get(shape, "omp")
     for name, command in {**COMMANDS, CALLED: called(llm_server)}.items():
-        if (megabytes < 100 and (shape, name) in TOO_SLOW) or (shape, name) in REFUSED:
+        if megabytes < 100 and (shape, name) in TOO_SLOW:
             continue
         forked = megabytes < 100  # growth between two sizes: the zygote's pages cancel
         peak = peak_memory(command(_fresh(run, big)), report, forked, agent)
@@ -672,6 +676,33 @@ def test_peak_memory_is_within_twice_the_file(
             smaller = peak_memory(command(_fresh(run, small)), report, forked, agent)
             growth = (peak - smaller) / (size - half)
             assert growth <= 2, f"{name}: {growth:.2f} bytes of memory a byte of file"
+
+
+def test_claude_code_records_share_their_facts(tmp_path: Path) -> None:
+    """The facts a Claude Code record keeps are one of a few, whatever calls it makes or
+    answers: those ids are read by oh-my-pi's rules alone (a tuple and an id a call and a
+    result were a fifth of what 200,000 records took)."""
+    session = load_session(claude_session(tmp_path / "c.jsonl", 2))
+    messages = [r for r in session.records if r.type == "message"]
+    assert len(messages) > 4_000
+    assert len({id(r.loaded_facts) for r in messages}) <= 8
+
+
+def test_the_facts_let_a_call_go_once_it_is_answered(tmp_path: Path) -> None:
+    """Walking a branch of many tool calls, the facts hold a call until its result, and a
+    success only where a failure came before it: what a branch twice as long takes more is its
+    calls' paths (the ``<files>`` block's), some 170 bytes a call, not each call (520)."""
+    peaks = []
+    for megabytes in (2, 4):
+        session = load_session(claude_session(tmp_path / f"{megabytes}.jsonl", megabytes))
+        path = branch(session, leaf(session, None))
+        tracemalloc.start()
+        facts = facts_of(session, path)
+        peaks.append((tracemalloc.get_traced_memory()[1], len(facts.read_files)))
+        tracemalloc.stop()
+    (smaller, calls), (larger, more) = peaks
+    assert more - calls >= 1_000
+    assert (larger - smaller) / (more - calls) < 300
 
 
 @pytest.mark.parametrize("megabytes", quick_and_stress(20, 100))

@@ -107,11 +107,23 @@ def forked(entries: Entries) -> None:
             },
             ("assistant", "Running ls  → bash, read"),
         ),
-        ({"role": "assistant", "content": [tool_call("c1", "edit")]}, ("assistant", "→ edit")),
+        (
+            {"role": "assistant", "content": [tool_call("c1", "edit")]},
+            ("assistant", '→ edit {"command":"ls"}'),  # nothing else said: what it was given
+        ),
         (
             {"role": "assistant", "content": [{"type": "toolCall", "id": "c1"}]},
             ("assistant", "→ ?"),
         ),
+        (
+            {"role": "assistant", "content": [{"type": "thinking", "thinking": "Check a.py"}]},
+            ("assistant", "thinking: Check a.py"),
+        ),
+        (
+            {"role": "assistant", "content": [{"type": "redactedThinking", "data": "ZmFrZQ=="}]},
+            ("assistant", "thinking (redacted)"),
+        ),
+        ({"role": "assistant", "content": []}, ("assistant", "")),
         (
             {
                 "role": "assistant",
@@ -567,7 +579,7 @@ def test_show_context_prints_the_model_then_one_line_per_message(
     assert printed(capsys) == [
         "agent oh-my-pi  model anthropic/claude-sonnet-4-5  thinking high  messages 4",
         "   1 user              hello",
-        "   2 assistant         → read",
+        '   2 assistant         → read {"command":"ls"}',
         "   3 toolResult        bash: contents",
         "   4 assistant         done",
     ]

@@ -11,7 +11,8 @@ when it resumes (checked against the real CLI; each rule's fixture is named in t
   that are not JSON objects are skipped. A compaction's boundary has no parent, so the branch
   starts there; the segment it preserved is linked in after its summary, as the CLI does.
 - The leaf: the last message in file order that is not a sidechain's; the last
-  ``last-prompt``'s ``leafUuid`` overrides it only when it names a record off that branch.
+  ``last-prompt``'s ``leafUuid`` overrides it only when it names a record off that branch (one
+  read before a compaction that kept nothing is not: the CLI reads the file from there).
 - The context (``context``): the branch's user and assistant records, sidechains left out;
   an answer's records (one per content block) joined by ``message.id``; adjacent user records
   joined into one message of text blocks, each but the last ending in "\\n"; a queued prompt
@@ -19,6 +20,10 @@ when it resumes (checked against the real CLI; each rule's fixture is named in t
   follows; the thinking of an answer from another model than the session's dropped; a branch
   ending on a user message answered by "No response requested.".
 - The model: the last answer's ``message.model`` on the branch, as ``anthropic/<model>``.
+
+In place (``compaction``), a handoff appends a compaction as the CLI's ``/compact`` writes one
+that keeps no message: its boundary, the summary holding the document, an answer in the
+session's model (which the CLI then resumes on) and the ``last-prompt`` naming it.
 
 Each user or assistant record is also read as one message in the shared shape (pi's roles and
 blocks; Claude Code's file tools under the names the ``<files>`` rule knows), which is what the
@@ -33,6 +38,7 @@ import re
 import sys
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, TypeGuard
 
@@ -41,15 +47,25 @@ import orjson
 from handoff_cli.agents.base import (
     LINEAGE_TYPE,
     NOTHING_KEPT,
+    Compacted,
+    Compaction,
     Kept,
+    Mask,
     Message,
     Opening,
     OwnFormatAgent,
     Usage,
 )
 from handoff_cli.agents.context import Context
-from handoff_cli.errors import SessionFileError, os_reason
-from handoff_cli.handoff.document import HANDOFF_TYPE, WRAPPER_OPEN, is_handoff_prompt
+from handoff_cli.errors import AlreadyCompactedError, SessionFileError, os_reason
+from handoff_cli.handoff.document import (
+    HANDOFF_TYPE,
+    WRAPPER_CLOSE,
+    WRAPPER_OPEN,
+    is_handoff_prompt,
+    unwrap_document,
+    wrap_document,
+)
 from handoff_cli.sessions.js import UNDEFINED, js_truthy
 from handoff_cli.sessions.jsonl import dumps, dumps_line, parse_line
 from handoff_cli.sessions.session import (
@@ -84,6 +100,8 @@ OWNS_BYTES = 1 << 20
 """How far into a file its first record with a ``uuid`` or ``sessionId`` is looked for."""
 FOLDED_LIMIT = 200
 """A project folder's name longer than this is cut and given a hash (function not known)."""
+BOUNDARY = "compact_boundary"
+"""The ``subtype`` of the ``system`` record a compaction starts the branch with."""
 
 _QUEUED = (
     "<system-reminder>\nThe user sent a new message while you were working:\n{}\n\n"
@@ -126,6 +144,9 @@ class Claude(OwnFormatAgent):
 
     def context(self, branch: list[Record]) -> Context:
         return _context(branch)
+
+    def compaction(self, session: Session, branch: list[Record]) -> Compaction:
+        return _compaction(session, branch)  # as its own /compact writes one
 
     def starts_turn(self, record: Record, previous: Record | None) -> bool:
         before = _raw(previous) if previous is not None else None
@@ -233,6 +254,8 @@ def load(path: Path) -> Session:
                 if kind == "last-prompt":
                     leaf = value.get("leafUuid")
                     named_leaf = leaf if isinstance(leaf, str) else None
+                elif _keeps_nothing(value):
+                    named_leaf = None  # the CLI reads the file from such a boundary on
                 elif kind == LINEAGE_TYPE and isinstance(value.get("parentSession"), str):
                     header["parentSession"] = value["parentSession"]
                 record = _record(value, offset, len(raw), source, read)
@@ -341,9 +364,10 @@ def _record(value: Entry, offset: int, length: int, source: _File, read: _Read) 
         _note_calls(value["message"], read.tool_names)
     elif shared["role"] == "toolResult" and (tool := read.tool_of(shared["toolCallId"])):
         source.result_tools[offset] = tool
-    facts = message_facts(shared)
-    if not facts.tool_call_ids and facts.answers is None:
-        facts = read.alike.setdefault(facts, facts)
+    # The calls a message makes or answers matter to oh-my-pi's rules alone, which never read a
+    # file of Claude Code's: without them, nearly every record's facts are one of a few.
+    facts = message_facts(shared)._replace(tool_call_ids=(), answers=None)
+    facts = read.alike.setdefault(facts, facts)
     return _Message(
         id=uuid,
         parent_id=parent,
@@ -379,7 +403,7 @@ def _relinked(records: list[Record], by_id: dict[str, Record]) -> list[Record]:
     parents: dict[str, str] = {}
     for record in records:
         entry = record.entry
-        if record.type != "system" or entry is None or entry.get("subtype") != "compact_boundary":
+        if record.type != "system" or entry is None or entry.get("subtype") != BOUNDARY:
             continue
         metadata = entry.get("compactMetadata")
         segment = metadata.get("preservedSegment") if isinstance(metadata, dict) else None
@@ -395,6 +419,17 @@ def _relinked(records: list[Record], by_id: dict[str, Record]) -> list[Record]:
     if not parents:
         return records
     return [r._replace(parent_id=parents[r.id]) if r.id in parents else r for r in records]
+
+
+def _keeps_nothing(value: Entry) -> bool:
+    """Whether a record is a compaction's boundary that preserved no segment: what precedes it
+    in the file, a ``last-prompt`` naming the leaf before it too, is not read by the CLI
+    (``hand/last-prompt-compacted``)."""
+    if value.get("type") != "system" or value.get("subtype") != BOUNDARY:
+        return False
+    metadata = value.get("compactMetadata")
+    kept = ("preservedSegment", "preservedMessages")
+    return not (isinstance(metadata, dict) and any(metadata.get(k) for k in kept))
 
 
 def _known(uuid: Any, by_id: dict[str, Record]) -> TypeGuard[str]:
@@ -486,10 +521,25 @@ def ends_with_exchange(values: list[Any]) -> bool:
     if not (isinstance(asked, dict) and isinstance(answered, dict)):
         return False
     roles = (tree[0].get("type"), tree[1].get("type"))
-    return roles == ("user", "assistant") and is_handoff_prompt(text_of(asked.get("content")))
+    if roles != ("user", "assistant"):
+        return False
+    text = text_of(asked.get("content"))
+    if js_truthy(tree[0].get("isCompactSummary")):  # our in-place handoff, and its answer
+        return _handed_off(text) is not None
+    return is_handoff_prompt(text)
 
 
 # --- the shared shape -------------------------------------------------------------------------
+
+
+def shown_message(record: Record, value: Entry) -> Message | None:
+    """A user or assistant record's line as read for a view (``value``: its long strings cut)
+    in the shared shape, the tool a result answers named; None for any other line."""
+    source = record.source
+    if not isinstance(source, _File) or value.get("type") not in ("user", "assistant"):
+        return None
+    tool = source.result_tools.get(record.offset, "")
+    return _shared(value, lambda _call: tool)
 
 
 def _shared(value: Entry, tool_of: Callable[[str], str]) -> Message | None:
@@ -523,7 +573,11 @@ def _shared(value: Entry, tool_of: Callable[[str], str]) -> Message | None:
         return {"role": "custom", "customType": HANDOFF_TYPE, "content": content,
                 "display": True}  # fmt: skip
     if js_truthy(value.get("isCompactSummary")):
-        return {"role": "compactionSummary", "summary": text_of(content, "\n")}
+        summary = text_of(content, "\n")
+        document = _handed_off(summary)
+        if document is not None:  # our in-place handoff, read as oh-my-pi's compaction of one
+            return {"role": "compactionSummary", "summary": document, "method": HANDOFF_TYPE}
+        return {"role": "compactionSummary", "summary": summary}
     if js_truthy(value.get("isMeta")):
         return {"role": "custom", "customType": "claude-meta", "content": content,
                 "display": False}  # fmt: skip
@@ -991,3 +1045,131 @@ def _anthropic_block(block: Any) -> Any:
 def _tool_id(call: Any) -> str:
     """A call's id as Anthropic's API takes one (another provider's may hold ``|``)."""
     return _ID_CHARACTERS.sub("_", str(call))
+
+
+# --- in place: a compaction, as its /compact writes one -----------------------------------------
+
+COMPACT_OPENING = (
+    "This session is being continued from a previous conversation that ran out of context. "
+    "The summary below covers the earlier portion of the conversation."
+)
+"""How the summary Claude Code writes after a compaction opens (2.1.332's words): what tells
+the model that the conversation before it was summarised."""
+_CONTEXT_USAGE = (
+    "input_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "output_tokens",
+)
+"""An answer's usage that the CLI counts as the context (a compaction's ``preTokens``)."""
+_TRANSCRIPT = (
+    "The conversation before this summary is still in this session's transcript, {}: read the "
+    "detail there if the work needs one the document leaves out."
+)
+
+
+@dataclass(frozen=True)
+class _Compaction:
+    """Where an in-place handoff compacts a Claude Code branch (``Agent.compaction``): all of
+    it, as its ``/compact`` writes a compaction that keeps no message (no
+    ``preservedSegment``), and how that is written."""
+
+    old: Session = field(repr=False)
+    leaf_id: str
+    model: str | None
+    """The session's model, as the context names it (``anthropic/<model>``)."""
+    latest_prompt: str
+    """What the user asked last, which the ``last-prompt`` record names."""
+    tokens_before: int
+    """The context before, as the CLI counts it: the last answer's input, cache and output
+    tokens (its ``preTokens``), 0 without one."""
+    first_kept_entry_id: None = None
+    kept: int = 0
+
+    def write(self, document: str, at: str, mask: Mask) -> Compacted:
+        """The records appended, in the CLI's shapes and key orders: the boundary (no parent:
+        the branch starts there; the old leaf its ``logicalParentUuid``), the summary holding
+        the wrapped document and where the transcript is (``isCompactSummary``), an
+        acknowledgement in the session's model (without an answer the CLI resumes on its
+        default model and writes "No response requested." into the file), and the
+        ``last-prompt`` naming it."""
+        tail = _tail(self.old, self.old.id)
+        transcript = _TRANSCRIPT.format(mask(str(self.old.path)))
+        content = f"{COMPACT_OPENING}\n\n{wrap_document(document)}\n\n{transcript}"
+        after = _estimate(content) + _estimate(ACKNOWLEDGEMENT)
+        metadata = {"trigger": "manual", "preTokens": self.tokens_before, "postTokens": after}
+        boundary: Entry = {
+            "parentUuid": None,
+            "logicalParentUuid": self.leaf_id,
+            "isSidechain": False,
+            "type": "system",
+            "subtype": BOUNDARY,
+            "content": "Conversation compacted",
+            "isMeta": False,
+            "timestamp": at,
+            "uuid": new_uuid(),
+            "level": "info",
+            "compactMetadata": metadata,
+        }
+        boundary |= tail
+        head = {"parentUuid": boundary["uuid"], "isSidechain": False, "type": "user"}
+        flags = {"isVisibleInTranscriptOnly": True, "isCompactSummary": True}
+        message = {"role": "user", "content": content}
+        summary = head | {"message": message} | flags | {"uuid": new_uuid(), "timestamp": at}
+        summary |= tail
+        model = session_model(self.model)
+        answer = _assistant(ACKNOWLEDGEMENT, model, Usage(), summary["uuid"], new_uuid(), at, tail)
+        last = _last_prompt(mask(self.latest_prompt), answer, tail)
+        return Compacted([boundary, summary, answer, last], boundary["uuid"], after)
+
+
+def _compaction(session: Session, branch: list[Record]) -> _Compaction:
+    """The compaction of ``branch``; ``AlreadyCompactedError`` when it is compacted already:
+    its last compaction's summary is followed by no message but an answer to it."""
+    since = max((i for i, r in enumerate(branch) if _is_boundary(r)), default=-1)
+    roles = [r.facts.role for r in branch[since + 1 :] if r.facts is not None]
+    if since >= 0 and roles[:1] == ["compactionSummary"] and set(roles[1:]) <= {"assistant"}:
+        raise AlreadyCompactedError()
+    messages = [r for r in branch if r.type == "message" and not _sidechain(r)]
+    model = _model(messages)
+    prompts = (_raw(r) for r in reversed(messages))
+    latest = next((text_of(v["message"].get("content")) for v in prompts if _is_prompt(v)), "")
+    return _Compaction(
+        session,
+        branch[-1].id,
+        f"{PROVIDER}/{model}" if model else None,
+        latest,
+        _context_tokens(branch),
+    )
+
+
+def _is_boundary(record: Record) -> bool:
+    entry = record.entry
+    return record.type == "system" and entry is not None and entry.get("subtype") == BOUNDARY
+
+
+def _context_tokens(branch: list[Record]) -> int:
+    for record in reversed(branch):
+        if record.facts is None or record.facts.role != "assistant":
+            continue
+        usage = _message(_raw(record), record).get("usage")
+        if not isinstance(usage, dict):
+            continue
+        counts = (usage.get(key) for key in _CONTEXT_USAGE)
+        return sum(c for c in counts if isinstance(c, int) and not isinstance(c, bool))
+    return 0
+
+
+def _estimate(text: str) -> int:
+    return (len(text.encode("utf-8", "surrogatepass")) + 3) >> 2
+
+
+def _handed_off(summary: str) -> str | None:
+    """The document of a compaction summary our in-place handoff wrote; None for any other."""
+    if not summary.startswith(COMPACT_OPENING):
+        return None
+    start = summary.find(WRAPPER_OPEN)
+    end = summary.rfind(WRAPPER_CLOSE)
+    if start < 0 or end < start:
+        return None
+    return unwrap_document(summary[start : end + len(WRAPPER_CLOSE)])

@@ -514,9 +514,10 @@ InPlaceOpt = Annotated[
     bool,
     typer.Option(
         "--in-place",
-        help="As the agent compacts a session itself (oh-my-pi's /handoff, Codex's /compact): "
-        "append a compaction holding the document to the same session, keeping the most recent "
-        "messages (Codex: the user's); no new session.",
+        help="As the agent compacts a session itself (oh-my-pi's /handoff, Claude Code's and "
+        "Codex's /compact): append a compaction holding the document to the same session, "
+        "keeping the most recent messages (Claude Code: none; Codex: the user's); no new "
+        "session.",
     ),
 ]
 

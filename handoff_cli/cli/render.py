@@ -25,7 +25,7 @@ from rich.progress import (
 from rich.status import Status
 from rich.text import Text
 
-from handoff_cli.agents import NAMES, get
+from handoff_cli.agents import NAMES, claude, get
 from handoff_cli.agents.choice import Choice
 from handoff_cli.agents.context import FAILED_STOP_REASONS, Context, Message
 from handoff_cli.cli.output import Reporter
@@ -103,14 +103,14 @@ def describe_message(message: Any) -> tuple[str, str]:
     content = message.get("content")
     if role == "assistant":
         text = text_of(content)
-        blocks = content if isinstance(content, list) else []
-        calls = [
-            _shown(b.get("name"))
-            for b in blocks
-            if isinstance(b, dict) and b.get("type") == "toolCall"
-        ]
-        if calls:
-            text = (text + "  " if text else "") + "→ " + ", ".join(calls)
+        blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+        calls = [b for b in blocks if b.get("type") == "toolCall"]
+        if calls and text:
+            text += "  → " + ", ".join(_shown(b.get("name")) for b in calls)
+        elif calls:  # the call is all there is to say: what it was given too
+            text = "→ " + ", ".join(_call(b) for b in calls)
+        elif not text:  # a turn of thinking alone (Claude Code writes each block a record)
+            text = _thinking(blocks)
         stop = message.get("stopReason")
         if isinstance(stop, str) and stop in FAILED_STOP_REASONS:
             text = f"[{stop}] {text}"
@@ -128,6 +128,22 @@ def describe_message(message: Any) -> tuple[str, str]:
     if role == "custom":
         return role, f"{_shown(message.get('customType'), '')}: {text_of(content)}"
     return role, text_of(content)
+
+
+def _call(block: Entry) -> str:
+    arguments = block.get("arguments")
+    given = f" {_shown(arguments)}" if arguments else ""
+    return _shown(block.get("name")) + given
+
+
+def _thinking(blocks: list[Entry]) -> str:
+    """A turn's thinking, or that it thought where the text is not kept; "" for none."""
+    thought = [b for b in blocks if b.get("type") in ("thinking", "redactedThinking")]
+    if not thought:
+        return ""
+    texts = [b["thinking"] for b in thought if isinstance(b.get("thinking"), str)]
+    said = " ".join(t for t in texts if t.strip())
+    return f"thinking: {said}" if said else "thinking (redacted)"
 
 
 def describe_entry(entry: Entry) -> tuple[str, str]:
@@ -165,6 +181,11 @@ def describe_entry(entry: Entry) -> tuple[str, str]:
         return "turn", f"model {_shown(entry.get('model'))}"
     if isinstance(entry.get("message"), dict):  # a record of Claude Code's: its message says
         return describe_message(entry["message"])
+    attachment = entry.get("attachment")
+    if isinstance(attachment, dict):  # Claude Code's: what it attaches to a request
+        return kind, _shown(attachment.get("type"), "")
+    if kind == "system":  # Claude Code's: a compaction's boundary, a notice
+        return kind, f"{_shown(entry.get('subtype'), '')}: {_shown(entry.get('content'), '')}"
     return kind, ""
 
 
@@ -190,8 +211,11 @@ def _entry_line(
     mark: str = "",
     dated: bool = False,
 ) -> Text:
+    shared = claude.shown_message(record, entry) if record.type == "message" else None
     if record.kept is not None and isinstance(entry.get("payload"), dict):
         kind, excerpt = describe_message(record.message())  # a rollout's line, read as a message
+    elif shared is not None:  # a record of Claude Code's, read as the pi family's message
+        kind, excerpt = describe_message(shared)
     else:
         kind, excerpt = describe_entry(entry)
     line = Text()

@@ -482,8 +482,12 @@ class _Reader:
     """The test runs among them, with runner and targets, which a wider pass puts right."""
     tool_errors: list[tuple[int, str, str, str | None]] = field(default_factory=list)
     """(position, tool, message, path) of each failed tool call."""
-    successes: list[tuple[int, str, str | None]] = field(default_factory=list)
+    recovered: dict[tuple[str, str | None], int] = field(default_factory=dict)
+    """The position of the latest success of each (tool, path) that failed before it: what
+    tells a failure put right (every success would be held for a branch of many calls)."""
     calls: dict[Any, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    """The tool calls not answered yet (an answered one is let go: a branch's calls would be
+    held at once)."""
     summary: Sections = ()
     branch_summaries: list[Sections] = field(default_factory=list)
     last_answer: str | None = None
@@ -527,6 +531,8 @@ class _Reader:
             self._assistant(index, message)
         elif role == "toolResult":
             self._result(index, message)
+        elif role == "compactionSummary" and message.get("method") == HANDOFF_TYPE:
+            self._compaction(index, message)  # an in-place handoff, read as a message (Claude's)
         elif role == "compactionSummary":
             summary = message.get("summary")
             document = summarised_document(summary) if isinstance(summary, str) else None
@@ -585,7 +591,7 @@ class _Reader:
         self.written.update(patched_files(tool, arguments))
 
     def _result(self, index: int, message: dict[str, Any]) -> None:
-        tool, arguments = self.calls.get(_key(message.get("toolCallId")), ("", {}))
+        tool, arguments = self.calls.pop(_key(message.get("toolCallId")), ("", {}))
         text = text_of(message.get("content"), "\n")
         failed = bool(message.get("isError"))
         command = arguments.get("command") or arguments.get("cmd")
@@ -600,8 +606,9 @@ class _Reader:
         path = arguments.get("path") if isinstance(arguments.get("path"), str) else None
         if failed:
             self.tool_errors.append((index, tool or "a tool", one_line(text, 300), path))
-        else:
-            self.successes.append((index, tool, path))
+            self.recovered.setdefault((tool or "a tool", path), -1)
+        elif (tool, path) in self.recovered:
+            self.recovered[tool, path] = index
 
     def _command(self, command: str, ok: bool, code: int | None, output: str) -> None:
         """One command run, and, if it passed, the earlier failures it puts right (``covers``)."""
@@ -669,11 +676,10 @@ class _Reader:
 
     def _open_error(self) -> str | None:
         failed = [i for i, c in enumerate(self.commands) if not c.ok and not c.resolved]
-        latest_success = {(tool, path): j for j, tool, path in self.successes}
         errors = [
             (tool, text)
             for i, tool, text, path in self.tool_errors
-            if latest_success.get((tool, path), -1) < i
+            if self.recovered[tool, path] < i
         ]
         if failed and (failed[-1] == len(self.commands) - 1 or not errors):
             command = self.commands[failed[-1]]

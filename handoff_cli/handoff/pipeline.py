@@ -8,8 +8,8 @@ from its selection to its estimate to its handoff. Nothing is written until the 
 answered with a usable document. A Ctrl-C before the two writes (the new session, then the
 record in the old one) leaves every file as it was; once they begin, signals no longer cancel:
 the run finishes and reports what it wrote. In place (``Options.in_place``), the one write is a
-compaction entry appended to the session itself, as oh-my-pi's own ``/handoff`` writes it
-(``compaction``).
+compaction appended to the session itself: the entry oh-my-pi's own ``/handoff`` writes, or the
+records Claude Code's ``/compact`` writes (``_commit_in_place``).
 """
 
 from __future__ import annotations

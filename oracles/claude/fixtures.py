@@ -259,6 +259,33 @@ def tool_exchange(w: Writer, name: str, arguments: dict[str, Any], result: str) 
     )
 
 
+def compacted(w: Writer, before: str) -> None:
+    """A compaction that keeps nothing, after ``before``: its boundary (no parent, the old leaf
+    its logicalParentUuid, in the CLI's key order), then the summary."""
+    boundary = w.chained(
+        "system",
+        {"subtype": "compact_boundary", "content": "Conversation compacted", "isMeta": False},
+        parent=None,
+        logicalParentUuid=before,
+        level="info",
+        compactMetadata={"trigger": "manual", "preTokens": 100},
+    )
+    w.records[-1] = {
+        k: w.records[-1][k]
+        for k in [
+            "parentUuid",
+            "logicalParentUuid",
+            *[k for k in w.records[-1] if k not in ("parentUuid", "logicalParentUuid")],
+        ]
+    }
+    assert boundary
+    w.user(
+        "This session is being continued from a previous conversation. Summary: lantern.",
+        isCompactSummary=True,
+        isVisibleInTranscriptOnly=True,
+    )
+
+
 def hand_sessions() -> list[tuple[Writer, list[str]]]:
     made: list[tuple[Writer, list[str]]] = []
 
@@ -289,31 +316,18 @@ def hand_sessions() -> list[tuple[Writer, list[str]]]:
 
     w = Writer("compact")
     w.user("Remember lantern.")
-    before = w.text("Noted.")
-    boundary = w.chained(
-        "system",
-        {"subtype": "compact_boundary", "content": "Conversation compacted", "isMeta": False},
-        parent=None,
-        logicalParentUuid=before,
-        level="info",
-        compactMetadata={"trigger": "manual", "preTokens": 100},
-    )
-    w.records[-1] = {
-        k: w.records[-1][k]
-        for k in [
-            "parentUuid",
-            "logicalParentUuid",
-            *[k for k in w.records[-1] if k not in ("parentUuid", "logicalParentUuid")],
-        ]
-    }
-    assert boundary
-    w.user(
-        "This session is being continued from a previous conversation. Summary: lantern.",
-        isCompactSummary=True,
-        isVisibleInTranscriptOnly=True,
-    )
+    compacted(w, w.text("Noted."))
     w.user("What was it?")
     w.text("lantern.")
+    made.append((w, []))
+
+    # A compaction after a last-prompt naming the leaf before it, and no last-prompt since:
+    # the CLI reads the file from the boundary on, so that last-prompt is not read.
+    w = Writer("last-prompt-compacted")
+    w.user("Remember lantern.")
+    before = w.text("Noted.")
+    w.plain({"type": "last-prompt", "lastPrompt": "Remember lantern.", "leafUuid": before})
+    compacted(w, before)
     made.append((w, []))
 
     for name, order in (("branch", "later-last"), ("branch-order", "later-first")):
