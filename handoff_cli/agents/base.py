@@ -324,6 +324,6 @@ def refuse_in_place(title: str, hint: str = "") -> NoReturn:
     """``--in-place`` on a session read by the rules of an agent that has no handoff in place
     that we write."""
     raise InPlaceRefusedError(
-        "--in-place writes an agent's own compaction (oh-my-pi's, Claude Code's, Codex's); this session is "
-        f"read by {title}'s rules{hint}"
+        "--in-place writes an agent's own compaction (oh-my-pi's, Claude Code's, Codex's); "
+        f"this session is read by {title}'s rules{hint}"
     )
