@@ -3,9 +3,11 @@ real CLI sent when it resumed each one: oracles/codex/codex.py)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -525,3 +527,67 @@ def test_the_codex_example_is_handed_off_with_nothing_configured(tmp_path: Path)
     messages = shown_context(new)["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant"]
     assert "parse_line" in messages[0]["content"][0]["text"]
+
+
+def _png(width: int, height: int, crc_ok: bool = True) -> bytes:
+    """A valid RGB PNG of ``width`` by ``height`` black pixels (its checksum spoilt, if not
+    ``crc_ok``)."""
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        crc = zlib.crc32(kind + body) ^ (0 if crc_ok or kind != b"IDAT" else 1)
+        return len(body).to_bytes(4, "big") + kind + body + crc.to_bytes(4, "big")
+
+    header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([8, 2, 0, 0, 0])
+    pixels = zlib.compress(b"".join(b"\0" + b"\0" * 3 * width for _ in range(height)))
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+    )
+
+
+def _url(data: bytes, kind: str = "image/png") -> str:
+    return f"data:{kind};base64,{base64.b64encode(data).decode()}"
+
+
+JPEG = b"\xff\xd8\xff\xe0\x00\x04JF\xff\xc0\x00\x11\x08\x00\x10\x00\x20\x03" + b"\0" * 12
+GIF = b"GIF89a\x10\x00\x08\x00" + b"\0" * 20
+
+
+@pytest.mark.parametrize(
+    ("part", "sent"),
+    [
+        # What it reads and sends as it is: named by the kind its bytes are.
+        ({"image_url": _url(_png(2, 2))}, {"image_url": _url(_png(2, 2))}),
+        ({"image_url": _url(_png(2, 2), "image/jpeg")}, {"image_url": _url(_png(2, 2))}),
+        ({"image_url": _url(JPEG, "image/png")}, {"image_url": _url(JPEG, "image/jpeg")}),
+        # What it makes again (a GIF as a PNG; one over the budget scaled down): as it was.
+        ({"image_url": _url(GIF)}, {"image_url": _url(GIF)}),
+        ({"image_url": _url(_png(3000, 2))}, {"image_url": _url(_png(3000, 2))}),
+        ({"image_url": _url(_png(3000, 2)), "detail": "original"}, None),
+        # What it cannot send: its notes.
+        ({"image_url": "data:image/png;base64,iVBORw0KGgo="}, codex.IMAGE_OMITTED),
+        ({"image_url": _url(_png(2, 2, crc_ok=False))}, codex.IMAGE_OMITTED),
+        ({"image_url": _url(_png(2, 2)[:-20])}, codex.IMAGE_OMITTED),
+        ({"image_url": "data:image/png;base64,not base64!"}, codex.IMAGE_OMITTED),
+        ({"image_url": _url(b"plain text")}, codex.IMAGE_OMITTED),
+        ({"image_url": _url(_png(2, 2)), "detail": "low"}, "detail 'low' is not supported"),
+        ({"image_url": "https://example.com/a.png"}, "remote image URLs are not supported"),
+        ({"image_url": _url(b"\x89PNG\r\n\x1a\n" + b"\0" * (20 << 20))}, "exceeded the"),
+    ],
+)
+def test_an_image_is_sent_as_codex_prepares_it(part: dict[str, Any], sent: Any) -> None:
+    """An ``input_image`` of a message or a tool's output is sent as Codex 0.171.0 prepares
+    it (``tests/fixtures/keep``: a PNG it read sent as it was), or as its note."""
+    item = {"type": "message", "role": "user", "content": [{"type": "input_image", **part}]}
+    got = codex._wire(item)
+    assert got is not None
+    output = codex._wire(
+        {"type": "function_call_output", "call_id": "c", "output": item["content"]}
+    )
+    assert output is not None and output["output"] == got["content"]
+    (image,) = got["content"]
+    if sent is None:  # in its budget (detail "original"): sent as it is
+        assert image == {"type": "input_image", **part}
+    elif isinstance(sent, dict):
+        assert image == {"type": "input_image", **part, **sent}
+    else:
+        assert image["type"] == "input_text" and sent in image["text"]

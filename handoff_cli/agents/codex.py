@@ -35,6 +35,7 @@ import binascii
 import os
 import re
 import uuid
+import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -614,15 +615,186 @@ def _wire(item: Entry) -> Entry | None:
     wire = {key: item[key] for key in keys if key in item} | {"type": kind}
     for key in _NULLS.get(str(kind), ()):
         wire.setdefault(key, None)
-    if kind == "message" and isinstance(wire.get("content"), list):
-        wire["content"] = [_wire_part(part) for part in wire["content"]]
+    # Its images as Codex prepares them, in a message or a tool's output of several parts.
+    parts = "content" if kind == "message" else "output" if kind in _OUTPUTS.values() else None
+    if parts is not None and isinstance(wire.get(parts), list):
+        wire[parts] = [_prepared(part) for part in wire[parts]]
     return wire
 
 
-def _wire_part(part: Any) -> Any:
-    if isinstance(part, dict) and part.get("type") == "input_image":
-        return {"type": "input_text", "text": IMAGE_OMITTED}
+# --- images, as Codex prepares them before it sends them -----------------------------------------
+
+_IMAGE_TOO_LARGE = (
+    "image content omitted because it exceeded the supported size limit; use a smaller image"
+)
+_IMAGE_LOW = (
+    "image content omitted because detail 'low' is not supported; use 'high', 'original', or 'auto'"
+)
+_IMAGE_REMOTE = "image content omitted because remote image URLs are not supported"
+_BUDGETS = {"original": (60 << 20, 6000, 10_000)}
+"""Per detail: the most bytes, the longest side and the most 32-pixel patches of an image
+Codex sends as it is; any other detail (none, auto, high), ``_HIGH``."""
+_HIGH = (20 << 20, 2048, 2500)
+_KEPT_KINDS = ("image/png", "image/jpeg", "image/webp")
+"""The kinds whose bytes Codex sends as they are, when the image fits its budget (a GIF it
+sends again as a PNG)."""
+
+
+def _prepared(part: Any) -> Any:
+    """A part as Codex sends it: an ``input_image`` of a data URL it can read is sent as it is,
+    named by the kind its bytes are; one it cannot read (not base64, no image, a PNG that does
+    not decode), too large, at detail ``low`` or at a web address is its note instead. What
+    Codex makes again (a GIF as a PNG, an image over the budget scaled down) is sent as it
+    was: its encoder's bytes cannot be made here."""
+    if not isinstance(part, dict) or part.get("type") != "input_image":
+        return part
+    url, detail = part.get("image_url"), part.get("detail")
+    if not isinstance(url, str):
+        return _note(IMAGE_OMITTED)
+    if url.partition(":")[0].lower() in ("http", "https"):
+        return _note(_IMAGE_REMOTE)
+    if url[:5].lower() != "data:":
+        return part
+    if detail == "low":
+        return _note(_IMAGE_LOW)
+    most, side, patches = _BUDGETS.get(str(detail), _HIGH)
+    header, comma, payload = url.partition(",")
+    try:
+        data = base64.b64decode(payload, validate=True)
+    except (binascii.Error, ValueError):
+        return _note(IMAGE_OMITTED)
+    if not comma or not header.lower().endswith(";base64"):
+        return _note(IMAGE_OMITTED)
+    if len(data) > most:
+        return _note(_IMAGE_TOO_LARGE)
+    read = image_header(data)
+    if read is None:
+        return _note(IMAGE_OMITTED)
+    kind, width, height = read
+    fits = max(width, height) <= side and -(-width // 32) * -(-height // 32) <= patches
+    if fits and kind in _KEPT_KINDS:
+        return part | {"image_url": f"data:{kind};base64,{base64.b64encode(data).decode()}"}
     return part
+
+
+def _note(text: str) -> Entry:
+    return {"type": "input_text", "text": text}
+
+
+_PNG = b"\x89PNG\r\n\x1a\n"
+_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
+"""A PNG's colour type: its samples a pixel."""
+_ADAM7 = (
+    (0, 0, 8, 8),
+    (4, 0, 8, 8),
+    (0, 4, 4, 8),
+    (2, 0, 4, 4),
+    (0, 2, 2, 4),
+    (1, 0, 2, 2),
+    (0, 1, 1, 2),
+)
+"""An interlaced PNG's seven passes: first column and row, and their steps."""
+
+
+def image_header(data: bytes) -> tuple[str, int, int] | None:
+    """The kind, width and height of an image Codex reads (PNG, JPEG, WebP, GIF), from its
+    header; None for data that is no such image. A PNG is decoded as far as its pixels'
+    bytes (chunks, checksums, the compressed stream), as it is the kind most sent."""
+    if data.startswith(_PNG):
+        return _png(data)
+    if data.startswith(b"\xff\xd8\xff"):
+        return _jpeg(data)
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return _webp(data)
+    if data[:6] in (b"GIF87a", b"GIF89a") and len(data) >= 10:
+        width, height = int.from_bytes(data[6:8], "little"), int.from_bytes(data[8:10], "little")
+        return ("image/gif", width, height) if width and height else None
+    return None
+
+
+def _png(data: bytes) -> tuple[str, int, int] | None:
+    at, header, stream, palette = 8, b"", [], False
+    while at + 12 <= len(data):
+        length = int.from_bytes(data[at : at + 4], "big")
+        kind, body = data[at + 4 : at + 8], data[at + 8 : at + 8 + length]
+        crc = data[at + 8 + length : at + 12 + length]
+        if (
+            len(body) != length
+            or len(crc) != 4
+            or zlib.crc32(kind + body) != int.from_bytes(crc, "big")
+        ):
+            return None
+        if not header and kind != b"IHDR":
+            return None
+        if kind == b"IHDR":
+            header = body
+        palette |= kind == b"PLTE"
+        if kind == b"IDAT":
+            stream.append(body)
+        if kind == b"IEND":
+            break
+        at += 12 + length
+    else:
+        return None
+    if len(header) != 13:
+        return None
+    width, height = int.from_bytes(header[0:4], "big"), int.from_bytes(header[4:8], "big")
+    depth, colour, interlaced = header[8], header[9], header[12]
+    channels = _CHANNELS.get(colour)
+    if not width or not height or channels is None or (colour == 3 and not palette):
+        return None
+    bits = depth * channels
+    passes = _ADAM7 if interlaced else ((0, 0, 1, 1),)
+    needed = 0
+    for column, row, across, down in passes:
+        wide, high = -(-(width - column) // across), -(-(height - row) // down)
+        if wide > 0 and high > 0:
+            needed += high * (1 + -(-wide * bits // 8))
+    try:
+        pixels = zlib.decompressobj().decompress(b"".join(stream), needed)
+    except zlib.error:
+        return None
+    return ("image/png", width, height) if len(pixels) == needed else None
+
+
+_NOT_A_FRAME = (0xC4, 0xC8, 0xCC)
+"""Markers from 0xC0 to 0xCF that start no frame (Huffman and arithmetic-coding tables)."""
+
+
+def _jpeg(data: bytes) -> tuple[str, int, int] | None:
+    at = 2
+    while at + 4 <= len(data):
+        if data[at] != 0xFF:
+            return None
+        marker = data[at + 1]
+        if marker == 0xFF:
+            at += 1
+            continue
+        length = int.from_bytes(data[at + 2 : at + 4], "big")
+        if 0xC0 <= marker <= 0xCF and marker not in _NOT_A_FRAME:
+            frame = data[at + 5 : at + 9]
+            if len(frame) < 4:
+                return None
+            height, width = int.from_bytes(frame[0:2], "big"), int.from_bytes(frame[2:4], "big")
+            return ("image/jpeg", width, height) if width and height else None
+        at += 2 + length
+    return None
+
+
+def _webp(data: bytes) -> tuple[str, int, int] | None:
+    chunk = data[12:16]
+    if chunk == b"VP8X" and len(data) >= 30:
+        width = int.from_bytes(data[24:27], "little") + 1
+        height = int.from_bytes(data[27:30], "little") + 1
+    elif chunk == b"VP8 " and len(data) >= 30:
+        width = int.from_bytes(data[26:28], "little") & 0x3FFF
+        height = int.from_bytes(data[28:30], "little") & 0x3FFF
+    elif chunk == b"VP8L" and len(data) >= 25:
+        bits = int.from_bytes(data[21:25], "little")
+        width, height = (bits & 0x3FFF) + 1, (bits >> 14 & 0x3FFF) + 1
+    else:
+        return None
+    return ("image/webp", width, height) if width and height else None
 
 
 def _compacted(history: list[_Item], payload: Entry, record: Record) -> list[_Item]:
