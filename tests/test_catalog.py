@@ -19,6 +19,7 @@ from handoff_cli.errors import SessionFileError, UsageError
 from handoff_cli.handoff.document import HANDOFF_TYPE
 from handoff_cli.handoff.pipeline import handoff
 from handoff_cli.options import Options
+from handoff_cli.sessions import listcache
 from handoff_cli.sessions.catalog import (
     Catalog,
     catalog,
@@ -808,3 +809,23 @@ def test_a_warm_list_of_codex_rollouts_reads_heads_and_tails(
     change(paths[1])
     after = listings(root, cache)
     assert after == uncached(root, tmp_path / "fresh") and after != cold
+
+
+def test_the_cache_forgets_the_files_of_a_folder_that_is_gone(tmp_path: Path) -> None:
+    """A temporary folder's entries are not kept for ever: once the folder is gone, the next
+    listing that writes the cache leaves them out (and one entry of the wrong shape is one
+    file read again, not the whole cache passed over)."""
+    cache = tmp_path / "cache"
+    cached_folder(tmp_path / "gone", sessions=2)
+    listings(tmp_path / "gone", cache)
+    entries = orjson.loads((cache / listcache.FILE_NAME).read_bytes())["sessions"]
+    assert len(entries) == 2
+    shutil.rmtree(tmp_path / "gone")
+    kept = cached_folder(tmp_path / "kept", sessions=1)
+    listings(tmp_path / "kept", cache)
+    entries = orjson.loads((cache / listcache.FILE_NAME).read_bytes())["sessions"]
+    assert list(entries) == [str(kept[0].resolve())]
+    spoilt = {"format": listcache.FORMAT, "sessions": {**entries, "/x/y.jsonl": ["not", 1]}}
+    (cache / listcache.FILE_NAME).write_bytes(orjson.dumps(spoilt))
+    loaded = listcache.load(cache)
+    assert loaded.get("/x/y.jsonl") is None and loaded.get(str(kept[0].resolve())) is not None

@@ -427,6 +427,7 @@ def _leaf_moved(data: bytes) -> bytes:
     return b"".join(lines)
 
 
+@pytest.mark.litellm
 @pytest.mark.parametrize("change", ["emptied", "cut short", "leaf moved", "replaced"])
 def test_in_place_on_a_session_changed_meanwhile_writes_nothing(
     project: Path, llm_server: FakeLLMServer, change: str

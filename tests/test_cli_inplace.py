@@ -174,6 +174,7 @@ def test_a_killed_runs_temporary_is_removed_in_place_too(
     assert not stale.exists() and someone_elses.exists()
 
 
+@pytest.mark.litellm
 def test_what_follows_a_compaction_may_fit_too(session: Path, llm_server: FakeLLMServer) -> None:
     llm_server.script(Reply(DOCUMENT))
     assert run_cli(session, "--in-place", "-q", env=model_env(llm_server)).code == 0

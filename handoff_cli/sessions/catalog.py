@@ -662,7 +662,7 @@ def catalog(
     sessions: list[SessionSummary] = []
     skipped: list[Skipped] = []
     seen: set[str] = set()
-    old = {} if cache is None else listcache.load(cache)
+    old = listcache.Cached() if cache is None else listcache.load(cache)
     remembered: dict[str, Known] = {}
     now_ns = time.time_ns()  # before any file is looked at: see ``listcache.RACY_NS``
     for root in roots:

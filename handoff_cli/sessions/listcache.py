@@ -14,6 +14,7 @@ never a mixture.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 from collections.abc import Iterable, Mapping
@@ -59,17 +60,33 @@ def digest(block: bytes) -> str:
     return hashlib.blake2b(block, digest_size=16).hexdigest()
 
 
-def load(folder: Path) -> dict[str, Known]:
-    """The entries cached in ``folder``, by canonical path; none if there is no readable cache
-    of this format."""
+class Cached:
+    """The entries cached, by canonical path, as read: each checked when it is asked for, as a
+    listing asks for the files it finds only (a cache of many folders is mostly others')."""
+
+    def __init__(self, raw: dict[str, object] | None = None) -> None:
+        self.raw = raw or {}
+
+    def get(self, key: str) -> Known | None:
+        """The entry of ``key``, if there is one of the right shape."""
+        value = self.raw.get(key)
+        try:
+            return _entry(value) if value is not None else None
+        except ValueError:
+            return None
+
+
+def load(folder: Path) -> Cached:
+    """The entries cached in ``folder``; none if there is no readable cache of this format."""
     try:
         with open(folder / FILE_NAME, "rb") as file:
             data = orjson.loads(file.read())
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            return {}
-        return {key: _entry(value) for key, value in data["sessions"].items()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return {}
+        if isinstance(data, dict) and data.get("format") == FORMAT:
+            sessions = data["sessions"]
+            return Cached(sessions if isinstance(sessions, dict) else None)
+    except (OSError, ValueError, KeyError):
+        pass
+    return Cached()
 
 
 _FIELDS: tuple[tuple[type, bool], ...] = (
@@ -100,23 +117,30 @@ def _encodable(text: str) -> bool:
     return True
 
 
-def save(
-    folder: Path, entries: Mapping[str, Known], old: Mapping[str, Known], roots: Iterable[str]
-) -> None:
+def save(folder: Path, entries: Mapping[str, Known], old: Cached, roots: Iterable[str]) -> None:
     """Write ``entries`` and those of ``old`` outside the folders just searched (a file under
-    them that was not found is gone), if that changes anything; failing silently."""
+    them that was not found is gone) whose folder is still there (a temporary one's entries
+    would be kept for ever), if the searched folders changed anything; failing silently."""
     prefixes = tuple(os.path.join(root, "") for root in roots)
-    kept = {key: known for key, known in old.items() if not key.startswith(prefixes)}
     # A lone surrogate (in a name, or a path that is not UTF-8) has no JSON spelling: that
     # file is just read again next time.
-    merged = {
-        key: known
-        for key, known in {**kept, **entries}.items()
+    fresh = {
+        key: list(known)
+        for key, known in entries.items()
         if _encodable(key) and (known.name is None or _encodable(known.name))
     }
-    if merged == old:
+    raw = old.raw
+    gone = any(key.startswith(prefixes) and key not in fresh for key in raw)
+    if not gone and all(raw.get(key) == value for key, value in fresh.items()):
         return
-    body = orjson.dumps({"format": FORMAT, "sessions": {k: list(v) for k, v in merged.items()}})
+    there = functools.cache(os.path.isdir)
+    kept = {
+        key: value
+        for key, value in raw.items()
+        if not key.startswith(prefixes) and there(key.rpartition(os.sep)[0])
+    }
+    merged = {**kept, **fresh}
+    body = orjson.dumps({"format": FORMAT, "sessions": merged})
     with contextlib.suppress(OSError):
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         write_new_session(folder, FILE_NAME, body)  # whole, by rename: two lists leave one
