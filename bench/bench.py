@@ -394,7 +394,9 @@ def bench_list(work: Path, runs: int) -> None:
             target = folder / f"proj-{index % 20}" / f"{index:05d}_{source.name}"
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, target)
-        elapsed, _ = _run([*HANDOFF, "list", str(folder), "--json"], runs, cpu=True)
+        # A cache of its own: the user's holds every folder listed before (the best run is warm).
+        cache = ["--cache-dir", str(work / f"cache-{sessions}")]
+        elapsed, _ = _run([*HANDOFF, "list", str(folder), "--json", *cache], runs, cpu=True)
         met = _target(f"list, {sessions:,} sessions (CPU)", elapsed, limit)
         print(f"  {sessions:>6,} sessions  {elapsed:5.2f} s CPU ({met})")
         shutil.rmtree(folder)
