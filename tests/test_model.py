@@ -300,3 +300,21 @@ def test_the_timeout_is_a_deadline_for_the_whole_answer(llm_server: FakeLLMServe
         complete_now(MESSAGES, model, timeout=1, retries=2)
     assert time.monotonic() - began < 3  # not 8, and not retried
     assert len(llm_server.requests) == 1
+
+
+def test_an_error_the_interrupt_became_is_the_interrupt(
+    llm_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Ctrl-C's KeyboardInterrupt that a library caught and turned into its own error (a
+    schema LiteLLM's pydantic was building as the stream came) is still the cancel: no retry,
+    no failure reported, the interrupt goes on."""
+    monkeypatch.setattr(model_module, "_backoff", lambda error, attempt: 0.25)
+    llm_server.script(Error.server_error(), Error.server_error())
+    said: list[str] = []
+    model_module.INTERRUPTED.set()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            complete_now(MESSAGES, served(llm_server), timeout=10, retries=2, warn=said.append)
+    finally:
+        model_module.INTERRUPTED.clear()
+    assert said == []  # not tried again

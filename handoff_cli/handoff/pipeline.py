@@ -68,7 +68,7 @@ from handoff_cli.handoff.plan import Plan, Sized
 from handoff_cli.handoff.prompt import ChatMessage, handoff_prompt, required_sections
 from handoff_cli.handoff.redact import Redactor
 from handoff_cli.handoff.writer import Answer, Writer
-from handoff_cli.llm.model import resolve_model, run_on_loop
+from handoff_cli.llm.model import INTERRUPTED, resolve_model, run_on_loop
 from handoff_cli.options import Options
 from handoff_cli.sessions.catalog import TAIL_BYTES, ends_with_handoff, handoff_children
 from handoff_cli.sessions.files import (
@@ -318,12 +318,15 @@ and reports what it wrote: a script that retries on exit 130 must never make a d
 def on_signal(signum: int, frame: FrameType | None) -> None:
     """SIGINT / SIGTERM handler: cancel the handoff, unless its writes have begun."""
     if _cancellable:
+        INTERRUPTED.set()  # whatever a library turns it into, it stays a cancel
         raise KeyboardInterrupt
 
 
 def _allow_cancel(allowed: bool) -> None:
     global _cancellable
     _cancellable = allowed
+    if allowed:
+        INTERRUPTED.clear()  # a handoff starts
 
 
 # --- the steps ---------------------------------------------------------------------------------
@@ -613,6 +616,8 @@ async def ahandoff_request(
         answer = _as_written(request, answer)
         answer, missing, report = await _gated(request, answer, missing, options, reporter)
         reporter.stage("writing")
+        if INTERRUPTED.is_set():  # a cancel a library swallowed on the way still cancels
+            raise KeyboardInterrupt
         _allow_cancel(False)
         done: InPlace | None = None
         if source.compaction is not None:

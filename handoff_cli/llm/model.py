@@ -628,6 +628,8 @@ async def acomplete(
         except asyncio.TimeoutError:
             raise ModelError(f"{model.name}: no answer within {timeout:g} s") from None
         except openai.APIError as error:
+            if INTERRUPTED.is_set():  # what the interrupt became in a library that caught it
+                raise KeyboardInterrupt from None
             reason = f"{model.name}: {explain(error, timeout, received[0])}"
             if _too_long(litellm, error):
                 raise ContextTooLongError(reason, stated_limit(str(error))) from None
@@ -640,6 +642,12 @@ async def acomplete(
 
 
 _threads = threading.local()
+INTERRUPTED = threading.Event()
+"""Set by the signal that cancels the work, before its handler raises ``KeyboardInterrupt``
+(and cleared as a handoff starts). That interrupt lands wherever the program is, and a library
+may catch it there and raise its own error instead (pydantic, building a schema as LiteLLM
+reads the stream, raises a ``SchemaError``, which LiteLLM reports as a broken stream): that
+error is the interrupt, never one to retry or report."""
 
 
 def run_on_loop(work: Coroutine[Any, Any, T]) -> T:
@@ -652,11 +660,13 @@ def run_on_loop(work: Coroutine[Any, Any, T]) -> T:
     task = loop.create_task(work)
     try:
         return loop.run_until_complete(task)
-    except BaseException:
+    except BaseException as error:
         if not task.done():
             task.cancel()
             with contextlib.suppress(BaseException):
                 loop.run_until_complete(task)
+        if INTERRUPTED.is_set() and not isinstance(error, KeyboardInterrupt):
+            raise KeyboardInterrupt from None  # whatever the interrupt was turned into
         raise
 
 
