@@ -481,18 +481,6 @@ def test_no_record_and_out_dir(project: Path, tmp_path: Path) -> None:
     assert [p.name for p in out.iterdir()] == [f"{result.stdout.strip()}.jsonl"]
 
 
-def test_a_session_handed_off_to_starts_from_its_document() -> None:
-    """The new session's first prompt is the pi family's handoff message in the shared shape:
-    ``show --document`` finds it, and its next handoff updates that document."""
-    new = HANDED / "tools-new.jsonl"
-    shown = run_cli("show", new, "--document")
-    assert shown.code == 0 and shown.stdout.startswith("## Goal")
-    planned = run_cli("handoff", new, "--dry-run", "--model", "extractive")
-    assert planned.code == 0, planned.stderr
-    prompt = json.loads(planned.stdout)["messages"][-1]["content"]
-    assert prompt.startswith("Update the handoff document of this coding session.")
-
-
 def test_rotate_hands_each_claude_code_session_off_once(project: Path) -> None:
     old = project.stat().st_mtime - 3 * 86400
     os.utime(project, (old, old))

@@ -40,7 +40,15 @@ from handoff_cli.sessions.js import js_time
 from handoff_cli.sessions.session import load_session
 from handoff_cli.sessions.tree import branch, leaf
 
-from .conftest import EXAMPLES, FIXTURES, Entries, handoff_entry, tool_call, write_session
+from .conftest import (
+    EXAMPLES,
+    FIXTURES,
+    Entries,
+    handoff_entry,
+    run_cli,
+    tool_call,
+    write_session,
+)
 from .fakellm import Drop, Error, FakeLLMServer, Hang, Reply
 
 pytestmark = pytest.mark.litellm  # its handoffs call the model in this process
@@ -849,3 +857,19 @@ def test_nothing_written_holds_a_secret_the_session_or_the_answer_held(
         assert "# build/[REDACTED:github-token:1]/" in handoff_entry(result.path)["content"]
     unmasked = run(path, llm_server, redact=False, record=False, model="extractive")
     assert SECRET_TOKEN in unmasked.path.read_text() and unmasked.redacted == 0
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_a_session_of_an_agents_own_format_handed_off_to_starts_from_its_document(
+    agent: str,
+) -> None:
+    """A new Claude Code session or Codex rollout of ours opens with the pi family's handoff
+    message in the shared shape: ``show --document`` finds it, and its next handoff updates
+    that document."""
+    new = FIXTURES / agent / "handoff" / "tools-new.jsonl"
+    shown = run_cli("show", new, "--document")
+    assert shown.code == 0 and shown.stdout.startswith("## Goal")
+    planned = run_cli("handoff", new, "--dry-run", "--model", "extractive")
+    assert planned.code == 0, planned.stderr
+    prompt = json.loads(planned.stdout)["messages"][-1]["content"]
+    assert prompt.startswith("Update the handoff document of this coding session.")
