@@ -659,11 +659,13 @@ def _prepared(part: Any) -> Any:
         return _note(_IMAGE_LOW)
     most, side, patches = _BUDGETS.get(str(detail), _HIGH)
     header, comma, payload = url.partition(",")
+    if not comma or not header.lower().endswith(";base64"):
+        return _note(IMAGE_OMITTED)
+    if len(payload) // 4 * 3 > most + 2:  # too large, whatever it holds: not decoded
+        return _note(_IMAGE_TOO_LARGE)
     try:
         data = base64.b64decode(payload, validate=True)
     except (binascii.Error, ValueError):
-        return _note(IMAGE_OMITTED)
-    if not comma or not header.lower().endswith(";base64"):
         return _note(IMAGE_OMITTED)
     if len(data) > most:
         return _note(_IMAGE_TOO_LARGE)
@@ -682,24 +684,14 @@ def _note(text: str) -> Entry:
 
 
 _PNG = b"\x89PNG\r\n\x1a\n"
-_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
-"""A PNG's colour type: its samples a pixel."""
-_ADAM7 = (
-    (0, 0, 8, 8),
-    (4, 0, 8, 8),
-    (0, 4, 4, 8),
-    (2, 0, 4, 4),
-    (0, 2, 2, 4),
-    (1, 0, 2, 2),
-    (0, 1, 1, 2),
-)
-"""An interlaced PNG's seven passes: first column and row, and their steps."""
+_COLOURS = frozenset({0, 2, 3, 4, 6})
+"""A PNG's colour types."""
 
 
 def image_header(data: bytes) -> tuple[str, int, int] | None:
     """The kind, width and height of an image Codex reads (PNG, JPEG, WebP, GIF), from its
-    header; None for data that is no such image. A PNG is decoded as far as its pixels'
-    bytes (chunks, checksums, the compressed stream), as it is the kind most sent."""
+    header; None for data that is no such image. A PNG, the kind most sent, is read whole
+    (its chunks and their checksums)."""
     if data.startswith(_PNG):
         return _png(data)
     if data.startswith(b"\xff\xd8\xff"):
@@ -713,48 +705,36 @@ def image_header(data: bytes) -> tuple[str, int, int] | None:
 
 
 def _png(data: bytes) -> tuple[str, int, int] | None:
-    at, header, stream, palette = 8, b"", [], False
+    """A PNG's size, if its chunks are whole and their checksums right, from its header to its
+    end, with the pixels' compressed stream begun as zlib begins one (not inflated: a
+    screenshot's would be megabytes each time its context is built)."""
+    at, header, stream, palette = 8, b"", b"", False
     while at + 12 <= len(data):
         length = int.from_bytes(data[at : at + 4], "big")
         kind, body = data[at + 4 : at + 8], data[at + 8 : at + 8 + length]
         crc = data[at + 8 + length : at + 12 + length]
-        if (
-            len(body) != length
-            or len(crc) != 4
-            or zlib.crc32(kind + body) != int.from_bytes(crc, "big")
-        ):
+        if len(body) != length or len(crc) != 4:
+            return None
+        if zlib.crc32(body, zlib.crc32(kind)) != int.from_bytes(crc, "big"):
             return None
         if not header and kind != b"IHDR":
             return None
-        if kind == b"IHDR":
-            header = body
+        header = body if kind == b"IHDR" else header
         palette |= kind == b"PLTE"
-        if kind == b"IDAT":
-            stream.append(body)
+        stream = stream or (body[:2] if kind == b"IDAT" else b"")
         if kind == b"IEND":
             break
         at += 12 + length
     else:
         return None
-    if len(header) != 13:
+    if len(header) != 13 or len(stream) < 2:
         return None
     width, height = int.from_bytes(header[0:4], "big"), int.from_bytes(header[4:8], "big")
-    depth, colour, interlaced = header[8], header[9], header[12]
-    channels = _CHANNELS.get(colour)
-    if not width or not height or channels is None or (colour == 3 and not palette):
+    colour = header[9]
+    if not width or not height or colour not in _COLOURS or (colour == 3 and not palette):
         return None
-    bits = depth * channels
-    passes = _ADAM7 if interlaced else ((0, 0, 1, 1),)
-    needed = 0
-    for column, row, across, down in passes:
-        wide, high = -(-(width - column) // across), -(-(height - row) // down)
-        if wide > 0 and high > 0:
-            needed += high * (1 + -(-wide * bits // 8))
-    try:
-        pixels = zlib.decompressobj().decompress(b"".join(stream), needed)
-    except zlib.error:
-        return None
-    return ("image/png", width, height) if len(pixels) == needed else None
+    deflated = stream[0] & 0x0F == 8 and int.from_bytes(stream, "big") % 31 == 0  # zlib's header
+    return ("image/png", width, height) if deflated else None
 
 
 _NOT_A_FRAME = (0xC4, 0xC8, 0xCC)

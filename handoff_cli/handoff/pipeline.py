@@ -325,8 +325,6 @@ def on_signal(signum: int, frame: FrameType | None) -> None:
 def _allow_cancel(allowed: bool) -> None:
     global _cancellable
     _cancellable = allowed
-    if allowed:
-        INTERRUPTED.clear()  # a handoff starts
 
 
 # --- the steps ---------------------------------------------------------------------------------
@@ -571,6 +569,8 @@ def handoff(
         return run_on_loop(ahandoff(path, options, reporter, target=target))
     except KeyboardInterrupt:
         raise CancelledError() from None
+    finally:
+        INTERRUPTED.clear()  # this handoff's: never a later one's in the same process
 
 
 async def ahandoff(

@@ -643,8 +643,8 @@ async def acomplete(
 
 _threads = threading.local()
 INTERRUPTED = threading.Event()
-"""Set by the signal that cancels the work, before its handler raises ``KeyboardInterrupt``
-(and cleared as a handoff starts). That interrupt lands wherever the program is, and a library
+"""Set by the signal that cancels a handoff, before its handler raises ``KeyboardInterrupt``
+(and cleared as the handoff ends). That interrupt lands wherever the program is, and a library
 may catch it there and raise its own error instead (pydantic, building a schema as LiteLLM
 reads the stream, raises a ``SchemaError``, which LiteLLM reports as a broken stream): that
 error is the interrupt, never one to retry or report."""
