@@ -52,7 +52,7 @@ def test_every_oracle_rollout_is_here() -> None:
     # made by Codex, written by hand (but the one it refuses), written by our handoff (from
     # Codex, pi, oh-my-pi and Claude Code), compacted in place (by us, by Codex's own
     # /compact, and by Codex again after us), and the example of sessions/
-    assert len(ROLLOUTS) == 4 + 14 + 5 + (7 + 7 + 1) + 1
+    assert len(ROLLOUTS) == 4 + 15 + 5 + (7 + 7 + 1) + 1
 
 
 @pytest.mark.parametrize(

@@ -315,6 +315,9 @@ SYNTHETIC = {
     *(line.strip() for line in claude._QUEUED.split("\n")),
     codex.ABORTED,
     codex.IMAGE_OMITTED,
+    codex.IMAGE_TOO_LARGE,
+    codex.IMAGE_LOW,
+    codex.IMAGE_REMOTE,
     claude.COMPACT_OPENING,
 }
 """What the agents make themselves in what they send, and the wrapper of a handoff document

@@ -624,13 +624,13 @@ def _wire(item: Entry) -> Entry | None:
 
 # --- images, as Codex prepares them before it sends them -----------------------------------------
 
-_IMAGE_TOO_LARGE = (
+IMAGE_TOO_LARGE = (
     "image content omitted because it exceeded the supported size limit; use a smaller image"
 )
-_IMAGE_LOW = (
+IMAGE_LOW = (
     "image content omitted because detail 'low' is not supported; use 'high', 'original', or 'auto'"
 )
-_IMAGE_REMOTE = "image content omitted because remote image URLs are not supported"
+IMAGE_REMOTE = "image content omitted because remote image URLs are not supported"
 _BUDGETS = {"original": (60 << 20, 6000, 10_000)}
 """Per detail: the most bytes, the longest side and the most 32-pixel patches of an image
 Codex sends as it is; any other detail (none, auto, high), ``_HIGH``."""
@@ -652,23 +652,23 @@ def _prepared(part: Any) -> Any:
     if not isinstance(url, str):
         return _note(IMAGE_OMITTED)
     if url.partition(":")[0].lower() in ("http", "https"):
-        return _note(_IMAGE_REMOTE)
+        return _note(IMAGE_REMOTE)
     if url[:5].lower() != "data:":
         return part
     if detail == "low":
-        return _note(_IMAGE_LOW)
+        return _note(IMAGE_LOW)
     most, side, patches = _BUDGETS.get(str(detail), _HIGH)
     header, comma, payload = url.partition(",")
     if not comma or not header.lower().endswith(";base64"):
         return _note(IMAGE_OMITTED)
     if len(payload) // 4 * 3 > most + 2:  # too large, whatever it holds: not decoded
-        return _note(_IMAGE_TOO_LARGE)
+        return _note(IMAGE_TOO_LARGE)
     try:
         data = base64.b64decode(payload, validate=True)
     except (binascii.Error, ValueError):
         return _note(IMAGE_OMITTED)
     if len(data) > most:
-        return _note(_IMAGE_TOO_LARGE)
+        return _note(IMAGE_TOO_LARGE)
     read = image_header(data)
     if read is None:
         return _note(IMAGE_OMITTED)
