@@ -13,6 +13,8 @@ ratio, the limit and whether it is met:
    time and peak memory; at 100 MB also a session whose context is a short tail (one
    compaction near the end). Targets at 100 MB: <= 1.2x the floor for a whole file, <= 0.4x
    for a short tail; peak memory <= 1.0x the file. Then a fit of cost against lines and bytes.
+   Beside each, the least an exact reader can do in Python (``LEAST``) plus the CLI's start-up:
+   a short tail's limit under that is under what any implementation of this CLI can reach.
 2. ``handoff --model extractive`` at 1, 10 and 100 MB. Targets: <= 0.5 s at 1 MB; at 100 MB
    <= 2x ``show --context`` of the same file, peak memory <= 1.5x the file.
 3. ``--dry-run --model openai/gpt-4o`` of a session of 10x a 128k window: <= 1.0 s wall.
@@ -57,6 +59,45 @@ gc.disable()
 with open(sys.argv[1], "rb") as f:
     entries = [orjson.loads(line) for line in f]
 sys.stdout.buffer.write(orjson.dumps(entries))
+"""
+
+# The least an exact reader of a short tail can do in Python, for the targets' sake. "validate":
+# every line validated, which no exact reader skips (one bad line changes the branch); simdjson
+# is the fastest validator found, and refuses what orjson refuses (1e400, integers past 64 bits).
+# "walk": also each line's id and parent read (msgspec, in C, nothing else built) and the branch
+# walked from the last entry, as a reader of the tree must. No context is built, nothing is
+# written, none of the CLI is imported.
+LEAST = """
+import gc, os, sys
+from typing import Any
+gc.disable()
+import simdjson
+walk = sys.argv[2] == "walk"
+if walk:
+    import msgspec
+    class Head(msgspec.Struct, gc=False):
+        type: Any = None
+        id: Any = None
+        parentId: Any = None
+    heads = msgspec.json.Decoder(Head).decode_lines
+parser = simdjson.Parser()
+ids, parents, pending = [], [], b""
+fd = os.open(sys.argv[1], os.O_RDONLY)
+while chunk := os.read(fd, 1 << 20):
+    cut = chunk.rfind(b"\\n") + 1
+    block, pending = pending + chunk[:cut], chunk[cut:]
+    document = parser.parse(b"[" + block.replace(b"\\n", b",") + b"0]")
+    del document
+    if walk:
+        read = heads(block)
+        ids += [h.id for h in read]
+        parents += [h.parentId for h in read]
+if walk:
+    index = dict(zip(ids, range(len(ids))))
+    at = len(ids) - 1
+    while at is not None:
+        parent = parents[at]
+        at = index.get(parent) if parent is not None else None
 """
 
 # The line shapes of the generated sessions: "long", turns of a long tool result each (~44k
@@ -261,6 +302,29 @@ def _floor(path: Path, runs: int) -> tuple[float, int]:
     return _run([PYTHON, "-c", BASELINE, str(path)], runs, cpu=True)
 
 
+STARTUP_LINES = 40
+
+
+def _least(path: Path, mode: str, runs: int) -> float:
+    """CPU time of ``LEAST`` on ``path`` in ``mode`` ("validate" or "walk"): what no exact
+    reader in Python does in less."""
+    return _run([PYTHON, "-c", LEAST, str(path), mode], runs, cpu=True)[0]
+
+
+def _startup(work: Path, runs: int) -> float:
+    """CPU time of ``show --context --json`` of a session of ``STARTUP_LINES`` lines, less that
+    of bare Python (which ``LEAST`` pays too): what the CLI costs before a session's size
+    counts."""
+    path = work / "startup.jsonl"
+    write_big_session(path, 0.1, compact_every=None, shape="short")
+    lines = path.read_bytes().splitlines(keepends=True)[:STARTUP_LINES]
+    path.write_bytes(b"".join(lines))
+    ours = _run([*HANDOFF, "show", str(path), "--context", "--json"], runs, cpu=True)[0]
+    bare = _run([PYTHON, "-c", "pass"], runs, cpu=True)[0]
+    path.unlink()
+    return ours - bare
+
+
 def bench_context_curve(
     work: Path, sizes: Sequence[int], runs: int
 ) -> dict[tuple[str, int], float]:
@@ -268,10 +332,17 @@ def bench_context_curve(
     process each, in both line shapes; returns ours for a whole file by (shape, MB), for the
     handoff's ratio."""
     print("show --context --json against the floor ([orjson.loads(l) for l in f], one dumps):")
+    startup = _startup(work, runs)
     print(
-        "| shape | session | lines | context | floor | ours | ratio | peak memory | of the file |"
+        f"(the least an exact reader can do in Python, LEAST, validating only and walking the "
+        f"tree too, each with the CLI's start-up added: `show --context --json` of a "
+        f"{STARTUP_LINES}-line session less bare Python, {startup:.2f} s)"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print(
+        "| shape | session | lines | context | floor | ours | ratio | peak memory | of the file "
+        "| validate + start-up | walk + start-up |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     references: dict[tuple[str, int], float] = {}
     points: list[Point] = []
     for shape in SHAPES:
@@ -284,15 +355,21 @@ def bench_context_curve(
             size = path.stat().st_size
             base, _ = _floor(path, runs)
             ours, rss = _run([*HANDOFF, "show", str(path), "--context", "--json"], runs, cpu=True)
+            least = [_least(path, mode, runs) + startup for mode in ("validate", "walk")]
             ratio, memory = ours / base, rss / size
             label = "short tail" if tail else "whole file"
             print(
                 f"| {shape} | {size / 1e6:.0f} MB | {lines:,} | {label} | {base:.2f} s "
-                f"| {ours:.2f} s | {ratio:.2f}x | {rss / 1e6:.0f} MB | {memory:.2f}x |"
+                f"| {ours:.2f} s | {ratio:.2f}x | {rss / 1e6:.0f} MB | {memory:.2f}x "
+                + "".join(f"| {s:.2f} s, {s / base:.2f}x " for s in least)
+                + "|"
             )
             if megabytes == 100:
                 what = f"show --context --json, 100 MB {shape}, {label}"
                 _target(what, ours, 0.4 if tail else 1.2, base)
+                if tail:
+                    for mode, seconds in zip(("validating", "walking"), least, strict=True):
+                        _target(f"  the least, {mode}, + start-up", seconds, 0.4, base)
                 _target(f"peak memory of that, {shape} {label}", rss / 1e6, 1.0, size / 1e6, "MB")
             if not tail:
                 points.append(Point(lines, size, ours))
