@@ -311,9 +311,9 @@ def test_messages_before_the_last_compaction_are_validated_not_parsed(
     parsed: list[Any] = []
     counting = session_module.message_facts
 
-    def facts_of(message: Any) -> Any:
+    def facts_of(message: Any, calls: dict[str, str] | None = None) -> Any:
         parsed.append(message)
-        return counting(message)
+        return counting(message, calls)
 
     monkeypatch.setattr(session_module, "message_facts", facts_of)
     load_session(path)
@@ -331,3 +331,26 @@ def test_messages_before_the_last_compaction_are_validated_not_parsed(
     # The last role wins: an assistant turn, whose call nobody answered is stripped.
     assert '"role":"assistant","provider":"p"' in context and '"gone"' not in context
     assert validated[0].code == 0 and "skipped 1 malformed line" in validated[0].stderr
+
+
+def test_facts_hold_little_a_result_the_string_of_its_call(
+    tmp_path: Path, entries: Entries
+) -> None:
+    entries.message(
+        {"role": "assistant", "content": [tool_call("call_1")], "stopReason": "toolUse"}
+    )
+    entries.message({"role": "toolResult", "toolCallId": "call_1", "content": []})
+    entries.message(
+        {"role": "assistant", "content": [tool_call("call_2")], "stopReason": "toolUse"}
+    )
+    session = load_session(write_session(tmp_path / "s.jsonl", entries.items))
+    first, result, second = (r.facts for r in session.records)
+    assert first is not None and result is not None and second is not None
+    assert result.answers == "call_1" and result.answers is first.tool_call_ids[0]
+    assert first.stop_reason is second.stop_reason  # one string for every turn that says it
+    assert (first.keeps_content, first.superseded, first.replays, first.no_content) == (
+        False,
+        False,
+        False,
+        False,
+    )

@@ -166,7 +166,7 @@ class Facts:
             acknowledgement=done["acknowledgement"],
             rules=tuple(done["rules"]),
             commands=tuple(
-                replace(c, text=text)
+                Command(text, c.ok, c.exit_code, c.resolved)
                 for c, text in zip(self.commands, done["commands"], strict=True)
             ),
             open_error=done["open_error"],
@@ -321,6 +321,7 @@ _TEST_RUNNERS = (  # longer first: "npx vitest run" is a runner, not "npx vitest
 )
 
 
+@lru_cache(maxsize=4096)  # a session runs the same few commands again and again
 def runner_and_targets(command: str) -> tuple[tuple[str, ...], frozenset[str]] | None:
     """A test command's runner and the targets it names (none: the whole suite); None for a
     command that runs no tests."""
@@ -337,6 +338,7 @@ def runner_and_targets(command: str) -> tuple[tuple[str, ...], frozenset[str]] |
     return None
 
 
+@lru_cache(maxsize=4096)
 def _core(command: str) -> str:
     """A command without what only filters its output (``2>&1 | tail -5``), spaces normalised."""
     return " ".join(re.sub(r"\s*2>&1|\s+\|\s.*$", "", command).split())
@@ -627,7 +629,8 @@ class _Reader:
                 fixed += [t[0] for t in wider]
                 self.open_tests = [t for t in self.open_tests if t not in wider]
             for index in fixed:
-                self.commands[index] = replace(self.commands[index], resolved=True)
+                done = self.commands[index]
+                self.commands[index] = Command(done.text, done.ok, done.exit_code, resolved=True)
         elif not ok:
             self.tails[at] = "\n".join(output.rstrip().splitlines()[-OUTPUT_TAIL_LINES:])
             self.open_by_core.setdefault(_core(line), []).append(at)

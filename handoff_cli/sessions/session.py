@@ -87,17 +87,36 @@ class MessageFacts(NamedTuple):
     """Assistant: the ids of its ``toolCall`` blocks."""
     answers: CallId
     """Tool result: the ``toolCallId`` it answers."""
-    keeps_content: bool
-    """Assistant: has a block that survives stripping tool calls (not toolCall/redactedThinking)."""
-    superseded: bool
-    """Left out of oh-my-pi's context: a retried or an empty failed assistant turn, or no
-    message."""
     custom_type: str | None = None
     """Custom message: its ``customType``."""
-    replays: bool = False
-    """Assistant: a Copilot turn whose replay data oh-my-pi drops on load."""
-    no_content: bool = False
-    """Its ``content`` is null or missing (pi gives such a message an empty one)."""
+    flags: int = 0
+    """The four yes-or-no facts below, one number: a message's facts are held for every
+    message of a file, and each field is 8 bytes of each."""
+
+    @property
+    def keeps_content(self) -> bool:
+        """Assistant: has a block that survives stripping tool calls (not toolCall or
+        redactedThinking)."""
+        return bool(self.flags & _KEEPS_CONTENT)
+
+    @property
+    def superseded(self) -> bool:
+        """Left out of oh-my-pi's context: a retried or an empty failed assistant turn, or no
+        message."""
+        return bool(self.flags & _SUPERSEDED)
+
+    @property
+    def replays(self) -> bool:
+        """Assistant: a Copilot turn whose replay data oh-my-pi drops on load."""
+        return bool(self.flags & _REPLAYS)
+
+    @property
+    def no_content(self) -> bool:
+        """Its ``content`` is null or missing (pi gives such a message an empty one)."""
+        return bool(self.flags & _NO_CONTENT)
+
+
+_KEEPS_CONTENT, _SUPERSEDED, _REPLAYS, _NO_CONTENT = 1, 2, 4, 8
 
 
 _FIELD_BITS = 31
@@ -239,7 +258,7 @@ class Source:
     file rewritten in place can change the bytes, which is found and reported.
     """
 
-    __slots__ = ("_alike", "_at", "_facts", "_fd", "_file", "_window", "path")
+    __slots__ = ("_alike", "_at", "_calls", "_facts", "_fd", "_file", "_window", "path")
 
     def __init__(self, path: Path, fd: int) -> None:
         self.path = path
@@ -253,6 +272,8 @@ class Source:
         """The facts of its messages read so far, by ``Record.span``."""
         self._alike: dict[MessageFacts, MessageFacts] = {}
         """Equal facts of assistant turns (most are), held once."""
+        self._calls: dict[str, str] = {}
+        """The ids of tool calls read and not answered yet (``message_facts``)."""
 
     def __del__(self) -> None:
         self.release()
@@ -295,7 +316,7 @@ class Source:
             message = orjson.loads(record.message_json())
         except orjson.JSONDecodeError:  # validated at load: other bytes now
             raise SessionFileError(self.path, "changed while being read", record.line) from None
-        facts = self.shared(message_facts(message))
+        facts = self.shared(message_facts(message, self._calls))
         if keep:
             self._facts[record.span] = facts
         return facts
@@ -602,40 +623,44 @@ def replays_openai_history(message: dict[str, Any]) -> bool:
     )
 
 
-_NO_MESSAGE = MessageFacts(None, None, None, None, (), None, False, True)
+_NO_MESSAGE = MessageFacts(None, None, None, None, (), None, None, _SUPERSEDED)
 
 
 def _plain_facts(role: Any) -> MessageFacts:
-    return MessageFacts(
-        role if isinstance(role, str) else None, None, None, None, (), None, False, False
-    )
+    return MessageFacts(role if isinstance(role, str) else None, None, None, None, (), None)
 
 
 _USER = _plain_facts("user")
 
 
-def message_facts(message: Any) -> MessageFacts:
-    """The facts of one message object that the context rules depend on."""
+def message_facts(message: Any, calls: dict[str, str] | None = None) -> MessageFacts:
+    """The facts of one message object that the context rules depend on. With ``calls``, the
+    ids of tool calls read and not answered yet: a result's id is then held once, as its
+    call's (a string each, for a file of many short lines, is 4% of its size)."""
     if not isinstance(message, dict):
         return _NO_MESSAGE  # nothing the agent could send: left out of the context
     role = message.get("role")
     if role == "assistant":
-        return _assistant_facts(message)
+        return _assistant_facts(message, calls)
     if role == "user":
         facts = _USER
     elif role == "toolResult":
         answers = js_key(message.get("toolCallId", UNDEFINED))
-        facts = MessageFacts("toolResult", None, None, None, (), answers, False, False)
+        if calls is not None and type(answers) is str:
+            answers = calls.pop(answers, answers)
+        facts = MessageFacts("toolResult", None, None, None, (), answers)
     elif role == "custom":
         custom_type = message.get("customType")
         facts = _plain_facts("custom")
         facts = facts._replace(custom_type=custom_type) if isinstance(custom_type, str) else facts
     else:
         facts = _plain_facts(role)
-    return facts if message.get("content") is not None else facts._replace(no_content=True)
+    if message.get("content") is None:
+        return facts._replace(flags=facts.flags | _NO_CONTENT)
+    return facts
 
 
-def _assistant_facts(message: dict[str, Any]) -> MessageFacts:
+def _assistant_facts(message: dict[str, Any], calls: dict[str, str] | None) -> MessageFacts:
     content = message.get("content")
     blocks = content if isinstance(content, list) else []
     tool_call_ids: list[CallId] = []
@@ -643,7 +668,10 @@ def _assistant_facts(message: dict[str, Any]) -> MessageFacts:
     for block in blocks:
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "toolCall":
-            tool_call_ids.append(js_key(block.get("id", UNDEFINED)))
+            call = js_key(block.get("id", UNDEFINED))
+            if calls is not None and type(call) is str:
+                calls[call] = call
+            tool_call_ids.append(call)
         elif kind != "redactedThinking":
             keeps_content = True
     stop_reason = message.get("stopReason")
@@ -654,17 +682,17 @@ def _assistant_facts(message: dict[str, Any]) -> MessageFacts:
     retried = "retryRecovery" in message and js_truthy(message["retryRecovery"])
     return MessageFacts(  # positional: built once per assistant line, and faster so
         "assistant",
-        stop_reason if isinstance(stop_reason, str) else None,
         # Held once however many turns name them (interned): 8 MB of 100 MB of short lines.
+        sys.intern(stop_reason) if type(stop_reason) is str else None,
         sys.intern(js_string(message.get("provider", UNDEFINED))),
         sys.intern(js_string(message.get("model", UNDEFINED))),
         tuple(tool_call_ids),
         None,
-        keeps_content,
-        retried or empty_error,
         None,
-        replays,
-        content is None,
+        (keeps_content and _KEEPS_CONTENT)
+        | ((retried or empty_error) and _SUPERSEDED)
+        | (replays and _REPLAYS)
+        | (content is None and _NO_CONTENT),
     )
 
 
@@ -802,7 +830,7 @@ def _read_message(data: memoryview, source: Source) -> tuple[Any, MessageFacts] 
             message = parse_bounded(data, loads=orjson.loads)
     except orjson.JSONDecodeError:
         return None
-    return message, source.shared(message_facts(message))
+    return message, source.shared(message_facts(message, source._calls))
 
 
 def _exact(data: bytes) -> bytes:
