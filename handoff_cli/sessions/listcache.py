@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -57,6 +56,8 @@ class Known(NamedTuple):
 
 
 def digest(block: bytes) -> str:
+    import hashlib  # here: it loads OpenSSL, 4 MB and 4 ms that a command listing nothing spends
+
     return hashlib.blake2b(block, digest_size=16).hexdigest()
 
 
