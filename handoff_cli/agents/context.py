@@ -125,6 +125,15 @@ class Context:
 # --- the window and the messages made of entries ---------------------------------------------
 
 
+def kept_where(records: list[Record], keep: Callable[[Record], bool]) -> list[Record]:
+    """The records that ``keep``; ``records`` itself, not a copy, where that is all of them
+    (most windows: a copy of a long one would be a tenth of its records' memory)."""
+    for position, record in enumerate(records):
+        if not keep(record):
+            return records[:position] + [r for r in islice(records, position + 1, None) if keep(r)]
+    return records
+
+
 def last_index(branch: list[Record], kind: str) -> int:
     """The index of the last entry of type ``kind`` on the branch, or -1."""
     return next((i for i in range(len(branch) - 1, -1, -1) if branch[i].type == kind), -1)

@@ -45,6 +45,7 @@ from handoff_cli.agents.context import (
     Context,
     entry_time,
     kept_from,
+    kept_where,
     last_index,
 )
 from handoff_cli.agents.pi import separated
@@ -274,7 +275,7 @@ def _context(branch: list[Record]) -> Context:
     thinking_level, model = _state(branch)
     compaction, window = _window_of(branch)
     window = with_facts(window)
-    records, changes = _strip_unanswered([r for r in window if _emits(r)])
+    records, changes = _strip_unanswered(kept_where(window, _emits))
     head = (_summary(compaction, branch),) if compaction is not None else ()
     return Context(
         AGENT, head, _drop_failed_turns(records, changes), changes, thinking_level, model
@@ -458,9 +459,9 @@ def _strip_unanswered(emitted: list[Record]) -> tuple[list[Record], dict[str, Ch
         if facts is not None and facts.role == "toolResult":
             answered.add(facts.answers)
     answered.discard(UNPAIRABLE)
-    kept: list[Record] = []
+    gone: set[int] = set()  # positions
     changes: dict[str, Change] = {}
-    for record in emitted:
+    for position, record in enumerate(emitted):
         facts = record.facts
         calls = facts.tool_call_ids if facts is not None else ()
         unanswered = None
@@ -469,12 +470,14 @@ def _strip_unanswered(emitted: list[Record]) -> tuple[list[Record], dict[str, Ch
         if unanswered:
             assert facts is not None
             if not facts.keeps_content and unanswered.issuperset(calls):
-                continue  # nothing would be left of the message
+                gone.add(position)  # nothing would be left of the message
+                continue
             changes[record.id] = Change(strip=unanswered)
         elif facts is not None and facts.replays:
             changes[record.id] = Change()
-        kept.append(record)
-    return kept, changes
+    if not gone:
+        return emitted, changes
+    return [r for i, r in enumerate(emitted) if i not in gone], changes
 
 
 def _drop_failed_turns(records: list[Record], changes: dict[str, Change]) -> list[Record]:
@@ -483,6 +486,9 @@ def _drop_failed_turns(records: list[Record], changes: dict[str, Change]) -> lis
     Walked from the end, as the agent does, so that "the next message" is the next one still
     in the list.
     """
+    failed = [r.facts for r in records if r.facts and r.facts.stop_reason in FAILED_STOP_REASONS]
+    if not failed:
+        return records  # most branches: nothing to walk, nothing made for it
     count = len(records)
     alive = [True] * count
     skip = list(range(count + 1))  # skip[i] leads towards the first alive index >= i
@@ -499,9 +505,6 @@ def _drop_failed_turns(records: list[Record], changes: dict[str, Change]) -> lis
         alive[index] = False
         skip[index] = index + 1
 
-    failed = [r.facts for r in records if r.facts and r.facts.stop_reason in FAILED_STOP_REASONS]
-    if not failed:
-        return records  # most branches: nothing to walk
     # The results of the calls of failed turns, the only ones looked up.
     calls_of_failed = {call for facts in failed for call in facts.tool_call_ids}
     results: dict[CallId, list[int]] = {}
