@@ -257,7 +257,7 @@ class Conversation:
         the counts of batches ``COUNTING_AHEAD`` back are taken meanwhile (``_counted``)."""
         cuts = [shrunk(m) for m in messages]
         smaller = [m for m in cuts if m is not None]
-        self._counting.append((cuts, count.later([*messages, *smaller])))
+        self._counting.append((cuts, count.later([*messages, *smaller], batch=True)))
         while len(self._counting) > COUNTING_AHEAD:
             self._take_counts()
 

@@ -45,8 +45,11 @@ class Counter(Protocol):
 
     def each(self, messages: Sequence[ChatMessage], /) -> list[int]: ...
 
-    def later(self, messages: Sequence[ChatMessage], /) -> Callable[[], list[int]]:
-        """``each``, started now; the answer is given when asked for."""
+    def later(
+        self, messages: Sequence[ChatMessage], /, batch: bool = False
+    ) -> Callable[[], list[int]]:
+        """``each``, started now; the answer is given when asked for. ``batch``: a batch of a
+        long conversation's messages, worth counting on threads however few they are."""
         ...
 
 
@@ -133,7 +136,9 @@ class _Rough:
     def each(self, messages: Sequence[ChatMessage]) -> list[int]:
         return [rough_tokens(len(dumps(m))) for m in messages]
 
-    def later(self, messages: Sequence[ChatMessage]) -> Callable[[], list[int]]:
+    def later(
+        self, messages: Sequence[ChatMessage], batch: bool = False
+    ) -> Callable[[], list[int]]:
         found = self.each(messages)
         return lambda: found
 

@@ -313,11 +313,14 @@ class Counter:
         """Each message's share of a request's count."""
         return self.later(messages)()
 
-    def later(self, messages: Sequence[ChatMessage]) -> Callable[[], list[int]]:
+    def later(
+        self, messages: Sequence[ChatMessage], batch: bool = False
+    ) -> Callable[[], list[int]]:
         """``each``, started now: the counting threads count while the caller goes on (with the
         next messages, say), and the answer waits for them. Fewer than ``AHEAD_FROM`` are counted
-        here and now."""
-        if self._ahead is None or len(messages) < AHEAD_FROM:
+        here and now, unless they are a ``batch`` of a long conversation, made large by its
+        characters (a few messages holding images can be one)."""
+        if self._ahead is None or (len(messages) < AHEAD_FROM and not batch):
             found = [self._count_message(m) for m in messages]
             return lambda: found
         held = list(messages)
