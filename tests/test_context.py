@@ -8,10 +8,11 @@ from typing import Any
 import orjson
 import pytest
 
-from handoff_cli.agents import OMP, PI, PI_FAMILY
+from handoff_cli.agents import OMP, PI, PI_FAMILY, build_context
+from handoff_cli.agents.context import kept_where
 from handoff_cli.sessions.js import js_time
 from handoff_cli.sessions.jsonl import Verbatim, dumps
-from handoff_cli.sessions.session import load_session
+from handoff_cli.sessions.session import load_session, with_facts
 from handoff_cli.sessions.tree import branch, leaf
 
 from . import sessiongen
@@ -523,3 +524,16 @@ def test_pi_state_is_the_latest_change_or_turn(tmp_path: Path, entries: Entries)
     got = printed(write_session(tmp_path / "b.jsonl", entries.items), PI)
     assert list(got) == ["messages", "model"]  # a level named none: JSON leaves it out
     assert got["model"] == "undefined/undefined"
+
+
+def test_a_window_sent_whole_is_its_branch_not_a_copy(tmp_path: Path, entries: Entries) -> None:
+    entries.message({"role": "user", "content": "go"})
+    entries.message({"role": "assistant", "content": [tool_call("c1")], "stopReason": "toolUse"})
+    entries.message({"role": "toolResult", "toolCallId": "c1", "content": []})
+    session = load_session(write_session(tmp_path / "s.jsonl", entries.items))
+    path = branch(session, leaf(session, None))
+    assert build_context(path, OMP).records is path  # the window, as it is: no copy made
+    assert kept_where(path, lambda r: True) is path  # nothing dropped: nothing copied
+    assert with_facts(path) is path  # every fact loaded already
+    odd = kept_where(path, lambda r: r.facts is not None and r.facts.role != "assistant")
+    assert [r.facts.role for r in odd if r.facts] == ["user", "toolResult"]

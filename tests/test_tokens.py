@@ -616,3 +616,18 @@ def test_images_at_detail_high_are_counted_or_refused_alike(name: str) -> None:
     assert outcomes[0] == outcomes[1]
     # Only what LiteLLM decodes leniently, or fails on, is left to it.
     assert fallbacks == ([message] if name in LENIENT_OR_FAILING else [])
+
+
+def test_a_batch_of_few_messages_is_counted_on_the_threads() -> None:
+    started: list[int] = []
+
+    def ahead(messages: list[ChatMessage]) -> Callable[[], list[int | None]]:
+        started.append(len(messages))
+        return lambda: [7] * len(messages)
+
+    counter = tokens.Counter(lambda message: 1, ahead=ahead)
+    few: list[ChatMessage] = [{"role": "user", "content": "x"}] * 3
+    assert counter.later(few)() == [1, 1, 1]  # a request this small: counted here
+    assert started == []
+    assert counter.later(few, batch=True)() == [7, 7, 7]  # a conversation's batch: ahead
+    assert started == [3]
