@@ -77,8 +77,8 @@ from handoff_cli.sessions.session import (
     Record,
     Session,
     Source,
-    _gc_paused,
     _lines,
+    gc_paused,
     is_header,
     is_title_slot,
     message_facts,
@@ -235,7 +235,7 @@ def load(path: Path) -> Session:
     named_leaf: str | None = None
     header: Entry = {"type": "session", "version": CURRENT_VERSION, "id": path.stem}
     try:
-        with open_regular(path, READ_BUFFER) as file, _gc_paused():
+        with open_regular(path, READ_BUFFER) as file, gc_paused():
             source = _File(path, os.dup(file.fileno()))
             for number, offset, raw in _lines(file, path):
                 try:

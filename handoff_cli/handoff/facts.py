@@ -35,7 +35,7 @@ from handoff_cli.handoff.document import (
 )
 from handoff_cli.sessions.js import js_string
 from handoff_cli.sessions.jsonl import dumps, parse_line
-from handoff_cli.sessions.session import Entry, Record, Session
+from handoff_cli.sessions.session import Entry, Record, Session, gc_paused
 from handoff_cli.text import one_line, text_of
 
 COMMAND_CHARS = 200
@@ -186,10 +186,14 @@ class Facts:
 
 
 def facts_of(session: Session, branch: list[Record]) -> Facts:
-    """The facts of ``branch`` (the entries from the root to the leaf) of ``session``."""
+    """The facts of ``branch`` (the entries from the root to the leaf) of ``session``: every
+    message read again, with the cyclic GC paused as for the load."""
     reader = _Reader()
-    for index, (record, entry) in enumerate(zip(branch, _entries(session, branch), strict=True)):
-        reader.entry(index, record, entry)
+    with gc_paused(kept=False):
+        for index, (record, entry) in enumerate(
+            zip(branch, _entries(session, branch), strict=True)
+        ):
+            reader.entry(index, record, entry)
     return reader.facts()
 
 
