@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
 
@@ -9,8 +10,13 @@ import orjson
 import pytest
 
 from handoff_cli.handoff.facts import (
+    _EXIT,
+    _REMARK,
+    _RULE,
+    EXIT_REACH,
     Command,
     Facts,
+    _exit_code,
     covers,
     facts_of,
     facts_of_messages,
@@ -336,3 +342,24 @@ def test_the_files_a_codex_patch_changes_are_modified() -> None:
         "src/new.py",
         "src/old.py",
     )
+
+
+_PIECES = (
+    "Always", "NEVER", "don't", "Dont", "do not", "Do Not", "must", "MUSTN'T", "only", "avoid",
+    "prefer", "make sure", "no new", "stick to", "stay within", "keep it", "KEEP the", "should",
+    "I don't", "we do not", "hm", "ok", "the", "tests", "exit code 3", "Exit Status: 1",
+    "exited with code 0", "EXIT", "\u017fhould", "mu\u017ft", "\u212aeep it", "é", "-", "?", ".",
+)  # fmt: skip
+
+
+def test_the_shortcuts_before_the_patterns_never_change_an_answer() -> None:
+    # A rule's and an exit code's case-blind patterns, tried only where the lowercased ASCII
+    # text holds their words; the long s and the Kelvin sign are letters the patterns match too.
+    rng = random.Random(23)
+    for _ in range(20_000):
+        sentence = " ".join(rng.choice(_PIECES) for _ in range(rng.randrange(3, 10)))
+        expected = _REMARK.match(sentence) is None and _RULE.search(sentence) is not None
+        assert is_rule(sentence) == (expected and not sentence.endswith("?"))
+        output = "\n".join(rng.choice(_PIECES) for _ in range(rng.randrange(1, 30)))
+        found, searched = _exit_code(output), _EXIT.search(output, len(output) - EXIT_REACH)
+        assert (found and found.span()) == (searched and searched.span())

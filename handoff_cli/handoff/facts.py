@@ -282,6 +282,26 @@ _RULE = re.compile(
 )
 
 
+_RULE_WORDS = (
+    "always",
+    "never",
+    "don",
+    "do not",
+    "must",
+    "only",
+    "avoid",
+    "prefer",
+    "make sure",
+    "no new",
+    "stick to",
+    "stay within",
+    "keep",
+    "should",
+)
+"""Each of ``_RULE``'s alternatives holds one of these (lowercased): a sentence of none is no
+rule."""
+
+
 _PROPOSAL = re.compile(
     r"\?\s*$|\b(?:shall I|should I|want me to|would you like|do you want|let me know|ready to|"
     r"I can|I could|I'll|I will|next,? I|if you agree|okay to|ok to)\b",
@@ -297,6 +317,10 @@ def is_rule(sentence: str) -> bool:
     words = sentence.split()
     if len(words) < 3 or sentence.endswith("?") or len(sentence) > 300:
         return False
+    if sentence.isascii():  # lowercased, it then matches as the rule's case-blind pattern does
+        lowered = sentence.lower()
+        if not any(word in lowered for word in _RULE_WORDS):
+            return False  # most sentences: the pattern's dozen alternatives tried at no place
     return _REMARK.match(sentence) is None and _RULE.search(sentence) is not None
 
 
@@ -461,6 +485,18 @@ _ABORTED = re.compile(r"\s*(?:command )?(?:aborted|cancell?ed|interrupted)\.?\s*
 copied to be stripped."""
 _EXIT = re.compile(r"(?:exit(?:ed with)? code|exit status)[: ]*(-?\d+)", re.IGNORECASE)
 _SHELL_TOOLS = ("bash", "shell", "exec", "run_command", "terminal")
+
+
+def _exit_code(output: str) -> re.Match[str] | None:
+    """Where the end of a shell tool's output says its exit code (``_EXIT``), if it does; an
+    end of plain ASCII without "exit" in any case is not searched."""
+    start = max(0, len(output) - EXIT_REACH)
+    end = output[start:]
+    if end.isascii() and "exit" not in end.lower():
+        return None
+    return _EXIT.search(output, start)
+
+
 _RESULT_ARGUMENTS = ("command", "cmd", "path")
 """The arguments of a tool call that its result is read with (``_Reader._result``)."""
 
@@ -604,7 +640,7 @@ class _Reader:
         if isinstance(command, str) and (tool in _SHELL_TOOLS or not tool):
             if _ABORTED.fullmatch(text):
                 return  # stopped by the user: neither passed nor failed
-            found = _EXIT.search(text, max(0, len(text) - EXIT_REACH))  # said at the end
+            found = _exit_code(text)
             code = int(found.group(1)) if found else (1 if failed else 0)
             ok = (code == 0 and not failed) or _no_match(command, code)
             self._command(command, ok, code, text)
