@@ -86,6 +86,7 @@ from handoff_cli.sessions.session import (
     session_title,
     spanning,
 )
+from handoff_cli.sessions.tree import children
 from handoff_cli.text import text_of
 
 NAME = "claude"
@@ -637,6 +638,55 @@ def _shared_image(block: Any) -> Any:
     if not isinstance(source, dict) or source.get("type") != "base64":
         return block
     return {"type": "image", "data": source.get("data"), "mimeType": source.get("media_type")}
+
+
+# --- what happened beside the branch -----------------------------------------------------------
+
+
+def parallel_calls(session: Session, branch: list[Record]) -> dict[str, list[Record]]:
+    """The records of parallel tool calls that hang beside ``branch``: Claude Code writes each
+    call of an answer as a record of its own, chained one after another, and each result as a
+    child of its call's record, so that walking up from the leaf passes the calls but not
+    every result. By each branch record's id, the records (in file order) of the dead ends that
+    leave it holding only tool calls and their results: no text, so no path the user left."""
+    kids = children(session)
+    on_branch = {record.id for record in branch}
+    found: dict[str, list[Record]] = {}
+    for record in branch:
+        side = [k for k in kids.get(record.id, ()) if k.id not in on_branch]
+        fragments = [r for kid in side for r in _only_calls(kid, kids)]
+        if fragments:
+            found[record.id] = fragments
+    return found
+
+
+def _only_calls(top: Record, kids: dict[str | None, list[Record]]) -> list[Record]:
+    """``top`` and what hangs below it, if every one is a tool call or a tool result."""
+    taken: list[Record] = []
+    stack = [top]
+    while stack:
+        record = stack.pop()
+        if not _call_or_result(record):
+            return []
+        taken.append(record)
+        stack += reversed(kids.get(record.id, ()))
+    return taken
+
+
+def _call_or_result(record: Record) -> bool:
+    if record.type != "message" or not record.has_message:
+        return record.type == "attachment"  # what the CLI hangs between a call and its result
+    message = record.message()
+    role = message.get("role")
+    if role == "toolResult":
+        return True
+    blocks = message.get("content")
+    return (
+        role == "assistant"
+        and isinstance(blocks, list)
+        and any(isinstance(b, dict) and b.get("type") == "toolCall" for b in blocks)
+        and not any(isinstance(b, dict) and b.get("type") == "text" for b in blocks)
+    )
 
 
 # --- its context ------------------------------------------------------------------------------

@@ -668,19 +668,28 @@ def show(
         bool,
         typer.Option("--document", help="Show the handoff document it starts from or recorded."),
     ] = False,
+    facts: Annotated[
+        bool,
+        typer.Option(
+            "--facts",
+            help="Show the facts a handoff is told (requests, files, commands, errors, done or "
+            "not), masked as a handoff masks them.",
+        ),
+    ] = False,
     json_out: JsonOpt = False,
     leaf_id: LeafOpt = None,
     agent: AgentOpt = AUTO,
     sessions_dirs: SessionsDirs = None,
 ) -> None:
-    """Show a session: its current branch (or --tree), the context the agent would send, or
-    its handoff document."""
+    """Show a session: its current branch (or --tree), the context the agent would send, its
+    handoff document, or the facts a handoff is told."""
     take(interrupt)
-    if document and context:
-        raise UsageError("--document and --context show different things: give one")
-    if tree and (json_out or context or document):
+    if document + context + facts > 1:
+        raise UsageError("--document, --context and --facts show different things: give one")
+    if tree and (json_out or context or document or facts):
         raise UsageError(
-            "--tree shows the branches for people: not with --json, --context or --document"
+            "--tree shows the branches for people: not with --json, --context, --document or "
+            "--facts"
         )
     loaded = _open(session, sessions_dirs)
     tip = leaf(loaded, leaf_id)
@@ -688,6 +697,8 @@ def show(
     with reader_may_leave():  # `| head` is not a failure
         if document:
             _show_document(loaded, path, json_out)
+        elif facts:
+            _show_facts(loaded, path, json_out)
         elif context:
             _show_context(path, _choose(loaded, agent, sessions_dirs), json_out)
         elif json_out:
@@ -729,6 +740,19 @@ def _show_document(loaded: Session, path: list[Record], json_out: bool) -> None:
         from handoff_cli.cli.render import show_markdown
 
         show_markdown(text)
+
+
+def _show_facts(loaded: Session, path: list[Record], json_out: bool) -> None:
+    from handoff_cli.handoff.facts import facts_of
+    from handoff_cli.handoff.redact import Redactor
+
+    found = facts_of(loaded, path).masked(Redactor().value)
+    if json_out:
+        write_json_value({"id": loaded.id, **found.to_json()})
+    else:
+        from handoff_cli.cli.render import show_facts
+
+        show_facts(found)
 
 
 @app.command("export")

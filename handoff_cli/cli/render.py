@@ -37,6 +37,7 @@ from handoff_cli.sessions.tree import children, forks
 from handoff_cli.text import one_line, text_of, visible
 
 if TYPE_CHECKING:  # rotation's types; importing it (and the core) would slow `show` down
+    from handoff_cli.handoff.facts import Facts
     from handoff_cli.handoff.rotate import Estimate, Outcome, Totals
 
 EXCERPT_CHARS = 90
@@ -488,6 +489,48 @@ def show_markdown(text: str) -> None:
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def show_facts(facts: Facts) -> None:
+    """The facts of a branch as a Markdown page (``show --facts``)."""
+    show_markdown(facts_page(facts))
+
+
+def facts_page(facts: Facts) -> str:
+    def listed(items: Iterable[str], code: bool = False) -> str:
+        lines = [f"- `{item}`" if code else f"- {item}" for item in items]
+        return "\n".join(lines) or "- (none)"
+
+    def quoted(text: str) -> str:
+        return "\n".join(f"> {line}" if line else ">" for line in text.strip().splitlines())
+
+    requests = [f"{n}.\n{quoted(r)}" for n, r in enumerate(facts.requests, 1)]
+    if facts.requests_left_out:
+        requests.insert(1, f"({facts.requests_left_out} more between the first and these)")
+    state = "finished" if facts.finished else f"not finished: {facts.stopped or 'no request'}"
+    shell = set(facts.shell_files)
+    changed = [
+        f"`{p}`" + (" (by a shell command)" if p in shell else "") for p in facts.modified_files
+    ]
+    commands = []
+    for command in facts.commands:
+        how = "passed" if command.ok else "failed, fixed later" if command.resolved else "failed"
+        code = f", exit code {command.exit_code}" if command.exit_code and not command.ok else ""
+        commands.append(f"`{command.text}`: {how}{code}")
+    errors = [f"```\n{e}\n```" for e in facts.open_errors]
+    parts = {
+        "Requests": "\n\n".join(requests) or "- (none)",
+        "State": state
+        + (f"\n\nLast answer:\n{quoted(facts.last_answer)}" if facts.last_answer else ""),
+        "Rules the user stated": listed(facts.rules),
+        "Decisions": listed(facts.decisions),
+        "Files changed": listed(changed),
+        "Files read": listed(facts.read_files, code=True),
+        "Paths not found": listed(facts.missing_files, code=True),
+        "Commands": listed(commands),
+        "Errors still open": "\n\n".join(errors) or "- (none)",
+    }
+    return "\n\n".join(f"## {name}\n{body}" for name, body in parts.items()) + "\n"
 
 
 def _document(text: str) -> Any:

@@ -1,26 +1,29 @@
 """What can be known exactly of a branch: one value, computed once, for every writer.
 
-Read from the whole branch, not only the context (which a compaction has cut): the original
-task, the latest substantive request, the files read and changed, the commands run and how they
-ended (and whether a failure was put right later), the error still open, the rules the user
-stated, the sections of the latest summary and of every branch summary, and the handoff
-document the branch already holds, if any (the anchor an update starts from). The prompt gives
-these to the model as a verified block, the built-in writer builds its document from them, and
-the ``<files>`` block is drawn from them: no module parses text that another one rendered.
+Read from the whole branch, not only the context (which a compaction has cut): the person's
+requests (their own words, not what an agent or a harness injected: ``said``), the rules they
+stated, the files read and changed (by the calls that succeeded: ``tools``; and, marked so,
+by the shell commands that wrote them: ``shell``), the paths that were not there, the commands
+run and how they ended (read from what they printed, and whether a failure was put right
+later), the errors still open, the decisions the session states, whether the work was finished
+or where it stopped, the sections of the latest summary and of every branch summary, and the
+handoff document the branch already holds, if any (the anchor an update starts from). The
+prompt gives these to the model as a verified block, the built-in writer builds its document
+from them, ``show --facts`` prints them, and the ``<files>`` block is drawn from them: no
+module parses text that another one rendered.
 """
 
 from __future__ import annotations
 
 import re
-import shlex
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
-from functools import lru_cache
-from itertools import pairwise
 from typing import Any
 
-from handoff_cli.agents.codex import patched_files
-from handoff_cli.agents.omp import file_operation, listed_files
+from handoff_cli.agents import claude
+from handoff_cli.agents.omp import listed_files
+from handoff_cli.handoff import shell, tools
 from handoff_cli.handoff.document import (
     HANDOFF_TYPE,
     Sections,
@@ -33,15 +36,19 @@ from handoff_cli.handoff.document import (
     summarised_document,
     unwrap_document,
 )
+from handoff_cli.said import REQUEST_CHARS, is_acknowledgement, own_words, request_in
 from handoff_cli.sessions.js import js_string
 from handoff_cli.sessions.jsonl import dumps, parse_line
 from handoff_cli.sessions.session import Entry, Record, Session, gc_paused
 from handoff_cli.text import one_line, text_of
 
-COMMAND_CHARS = 200
+COMMAND_CHARS = shell.COMMAND_CHARS
 OUTPUT_TAIL_LINES = 12
-EXIT_REACH = 1_000
-"""How far from the end of a shell tool's output its exit code is looked for."""
+REQUESTS_BUDGET = 24_000
+"""The characters of requests held: the first always, then the latest that fit."""
+DECISIONS_KEPT = 8
+FAILED_STOPS = frozenset(("error", "aborted", "length"))
+"""An assistant message that ended so did not finish its turn."""
 
 
 @dataclass(frozen=True)
@@ -58,28 +65,29 @@ class Command:
     @property
     def inspects(self) -> bool:
         """Whether it only looked (``grep``, ``ls``, ``git status``...): no progress to report."""
-        return inspects(self.text)
+        return shell.inspects(self.text)
 
     @property
     def known(self) -> bool:
         """Whether its exit status is its own, not a filter's it was piped into."""
-        return not piped(self.text)
+        return not shell.piped(self.text)
 
     @property
     def milestone(self) -> bool:
         """Whether it tests, builds, checks, installs or commits: a step whose outcome a reader
         of the document wants to know."""
-        return is_milestone(self.text)
+        return shell.is_milestone(self.text)
 
 
 @dataclass(frozen=True)
 class Facts:
     """What the branch shows, exactly."""
 
-    original_task: str | None = None
-    """The first user request on the branch, even from before a compaction."""
-    latest_request: str | None = None
-    """The latest substantive request, verbatim."""
+    requests: tuple[str, ...] = ()
+    """The person's substantive requests on the branch, in order, each verbatim (up to
+    ``REQUEST_CHARS``): the first, then as many of the latest as ``REQUESTS_BUDGET`` holds."""
+    requests_left_out: int = 0
+    """How many requests between the first and those held were left out for the budget."""
     acknowledgement: str | None = None
     """A trivial last message ("ok", "yes, do it all", an emoji) that acknowledged the latest
     request, when there is one."""
@@ -89,15 +97,21 @@ class Facts:
     rules: tuple[str, ...] = ()
     """The rules the user stated in their requests, each once, in order."""
     read_files: tuple[str, ...] = ()
-    """Files only read, sorted."""
+    """Files only read (successfully), sorted."""
     modified_files: tuple[str, ...] = ()
-    """Files written or edited, sorted."""
+    """Files changed by calls that succeeded, those the shell wrote included, sorted."""
+    shell_files: tuple[str, ...] = ()
+    """Those of ``modified_files`` known only from shell commands (best effort), sorted."""
     read_set: frozenset[str] = frozenset()
     """Every file read, modified or not: a modified one also read is marked RW."""
+    missing_files: tuple[str, ...] = ()
+    """Paths a call found missing and that nothing read or wrote later, sorted."""
     commands: tuple[Command, ...] = ()
-    open_error: str | None = None
-    """The last failure that nothing put right: a command with its exit code and output tail,
-    or a tool's error."""
+    open_errors: tuple[str, ...] = ()
+    """The failures of the last turn that nothing put right, oldest first: a command with its
+    exit code and output tail, or a tool's error."""
+    decisions: tuple[str, ...] = ()
+    """Choices the session states, each quoted and attributed (``user: "…"``)."""
     summary: Sections = ()
     """The sections of the latest compaction summary, or of the previous handoff document when
     that is newer."""
@@ -106,6 +120,12 @@ class Facts:
     """The last assistant text: where the work stopped."""
     answered: bool = True
     """Whether the latest request has an answer."""
+    finished: bool = False
+    """Whether the work asked for was finished: the latest request answered by a final
+    message, nothing pending or failed after it, no promise of more work in it."""
+    stopped: str | None = None
+    """Where unfinished work stopped (a call with no result, a failed turn, an interruption,
+    a question to the user, a promise of more)."""
     previous_document: str | None = None
     """The handoff document the branch already holds: the one it starts from, or the latest
     recorded one. An update starts from it."""
@@ -115,12 +135,27 @@ class Facts:
     """Ids of our own recorded exchanges: never conversation again."""
 
     @property
+    def original_task(self) -> str | None:
+        """The first request on the branch, even from before a compaction."""
+        return self.requests[0] if self.requests else None
+
+    @property
+    def latest_request(self) -> str | None:
+        return self.requests[-1] if self.requests else None
+
+    @property
+    def open_error(self) -> str | None:
+        """The last of the open errors."""
+        return self.open_errors[-1] if self.open_errors else None
+
+    @property
     def notable_commands(self) -> tuple[Command, ...]:
         """The commands worth telling a model: all but those that only looked and passed."""
         return tuple(c for c in self.commands if not (c.ok and c.inspects))
 
     def to_json(self) -> dict[str, Any]:
-        """The facts as JSON (to carry them to the built-in writer through LiteLLM)."""
+        """The facts as JSON (``show --facts --json``; and to carry them to the built-in
+        writer through LiteLLM)."""
         value = asdict(self)
         value["read_set"] = sorted(self.read_set)
         value["skipped"] = sorted(self.skipped)
@@ -128,7 +163,10 @@ class Facts:
 
     @classmethod
     def from_json(cls, value: dict[str, Any]) -> Facts:
-        tuples = ("rules", "read_files", "modified_files")
+        tuples = (
+            "requests", "rules", "read_files", "modified_files", "shell_files", "missing_files",
+            "open_errors", "decisions",
+        )  # fmt: skip
         fields: dict[str, Any] = {k: tuple(v) if k in tuples else v for k, v in value.items()}
         fields["read_set"] = frozenset(value.get("read_set", ()))
         fields["skipped"] = frozenset(value.get("skipped", ()))
@@ -142,42 +180,39 @@ class Facts:
     def masked(self, mask: Callable[[Any], Any]) -> Facts:
         """The facts with ``mask`` (which masks every string of a JSON-like value, in one go:
         ``Redactor.value``) applied to every text that could hold a secret."""
-        texts = {
-            "original_task": self.original_task,
-            "latest_request": self.latest_request,
+        lists = (
+            "requests", "rules", "open_errors", "decisions", "read_files", "modified_files",
+            "shell_files", "missing_files",
+        )  # fmt: skip
+        texts: dict[str, Any] = {name: list(getattr(self, name)) for name in lists}
+        texts |= {
             "acknowledgement": self.acknowledgement,
-            "rules": list(self.rules),
             "commands": [c.text for c in self.commands],
-            "open_error": self.open_error,
             "summary": [list(s) for s in self.summary],
             "branch_summaries": [[list(s) for s in b] for b in self.branch_summaries],
             "last_answer": self.last_answer,
+            "stopped": self.stopped,
             "previous_document": self.previous_document,
             # Paths too: a token can be a folder's name, and the <files> block is written.
-            "read_files": list(self.read_files),
-            "modified_files": list(self.modified_files),
             "read_set": sorted(self.read_set),
         }
         done = mask(texts)
+        lists_done: dict[str, Any] = {name: tuple(done[name]) for name in lists}
         return replace(
             self,
-            original_task=done["original_task"],
-            latest_request=done["latest_request"],
+            **lists_done,
             acknowledgement=done["acknowledgement"],
-            rules=tuple(done["rules"]),
             commands=tuple(
                 Command(text, c.ok, c.exit_code, c.resolved)
                 for c, text in zip(self.commands, done["commands"], strict=True)
             ),
-            open_error=done["open_error"],
             summary=tuple((heading, body) for heading, body in done["summary"]),
             branch_summaries=tuple(
                 tuple((heading, body) for heading, body in b) for b in done["branch_summaries"]
             ),
             last_answer=done["last_answer"],
+            stopped=done["stopped"],
             previous_document=done["previous_document"],
-            read_files=tuple(done["read_files"]),
-            modified_files=tuple(done["modified_files"]),
             read_set=frozenset(done["read_set"]),
         )
 
@@ -189,11 +224,17 @@ def facts_of(session: Session, branch: list[Record]) -> Facts:
     """The facts of ``branch`` (the entries from the root to the leaf) of ``session``: every
     message read again, with the cyclic GC paused as for the load."""
     reader = _Reader()
+    beside = claude.parallel_calls(session, branch) if session.agent == claude.NAME else {}
     with gc_paused(kept=False):
         for index, (record, entry) in enumerate(
             zip(branch, _entries(session, branch), strict=True)
         ):
             reader.entry(index, record, entry)
+            fragments = beside.get(record.id)
+            for fragment, value in zip(
+                fragments or (), _entries(session, fragments or []), strict=True
+            ):
+                reader.entry(index, fragment, value)  # at the place of the call they answer
     return reader.facts()
 
 
@@ -253,252 +294,152 @@ def _entries(session: Session, branch: list[Record]) -> Iterator[Entry | None]:
             yield None  # a message the agent would not send (a superseded retry)
 
 
-_ACKNOWLEDGEMENT_WORDS = frozenset(
-    "ok okay k kk yes yep yeah ya sure thanks thank thx ty you go ahead do it all please pls "
-    "continue proceed lgtm sounds good great perfect fine right cool nice awesome that's that is "
-    "yup alright alrighty done agreed correct exactly works y ship".split()
-)
-_WORD = re.compile(r"[a-z']+")
+# --- the user's rules ---------------------------------------------------------------------------
 
-
-def is_acknowledgement(text: str) -> bool:
-    """A message that only says yes: "ok", "yes, do it all", "👍", "LGTM!"."""
-    if len(text) > 60:  # before any scan: most texts are long, and only a short one says yes
-        return False
-    words = _WORD.findall(text.lower())
-    if len(words) > 6:
-        return False
-    return all(word in _ACKNOWLEDGEMENT_WORDS for word in words)
-
-
-_SLASH_COMMAND = re.compile(r"/[\w:-]+(\s.*)?", re.DOTALL)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 _RULE = re.compile(
     r"^(?:always|never|don'?t|do not|must|only|avoid|prefer|make sure|no new|stick to|"
-    r"stay within|keep (?:it|the|all|every|everything)\b)\b"
+    r"stay within|keep (?:it|the|all|every|everything)\b|please (?:don'?t|do not|avoid|keep|use|"
+    r"only|always|never|stick))\b"
     r"|\b(?:must(?:n'?t| not)?|never|always|should(?:n'?t| not| never| always)|"
-    r"(?<!\bi )(?<!\bwe )(?<!\bthey )(?:don'?t|do not))\b",
+    r"(?<!\bi )(?<!\bwe )(?<!\bthey )(?:don'?t|do not))\b"
+    r"|\b(?:you'?re|you are|i'?m|i am|we'?re|we are) (?:in|on|using|running|working (?:in|on|"
+    r"with)|limited to|restricted to|not allowed)\b"
+    r"|\b(?:i|we|you) (?:can'?t|cannot|can not)\b|\b(?:can'?t|cannot|can not|unable to) (?:run|"
+    r"use|install|access|touch|modify|change|upgrade|add|execute|open|call)\b"
+    r"|\b(?:instead of|rather than|without (?:using|any|changing|touching|adding|breaking))\b"
+    r"|\bno (?:more than|longer than|external|extra|new)\b",
     re.IGNORECASE,
 )
-
-
 _RULE_WORDS = (
-    "always",
-    "never",
-    "don",
-    "do not",
-    "must",
-    "only",
-    "avoid",
-    "prefer",
-    "make sure",
-    "no new",
-    "stick to",
-    "stay within",
-    "keep",
-    "should",
-)
+    "always", "never", "don", "do not", "must", "only", "avoid", "prefer", "make sure", "no ",
+    "stick to", "stay within", "keep", "should", "please", "'re", " are ", "i'm", "i am", "can",
+    "unable", "instead", "rather", "without",
+)  # fmt: skip
 """Each of ``_RULE``'s alternatives holds one of these (lowercased): a sentence of none is no
 rule."""
-
-
-_PROPOSAL = re.compile(
-    r"\?\s*$|\b(?:shall I|should I|want me to|would you like|do you want|let me know|ready to|"
-    r"I can|I could|I'll|I will|next,? I|if you agree|okay to|ok to)\b",
+_RULE_ELSEWHERE = re.compile(
+    # Chinese, Japanese, Korean
+    r"不要|禁止|必须|只能|不能|务必|请勿|一定要|不允许|不得|不准|别(?:用|改|动|碰|删)|"
+    r"ないで|必ず|のみ|だけで|してはいけない|しないこと|ではなく|使わず|"
+    r"하지 ?마|금지|반드시|절대|"
+    # Russian, Ukrainian
+    r"\bне (?:надо|нужно|используй|трогай|меняй|удаляй|трогать|менять|треба|потрібно|"
+    r"використовуй|чіпай|змінюй|видаляй)\b|\bнельзя\b|\bне можна\b|\bтолько\b|\bвсегда\b|"
+    r"\bникогда\b|\bобязательно\b|\bлише\b|\bтільки\b|\bзавжди\b|\bніколи\b|\bобов'язково\b|"
+    # Spanish, Portuguese, French, German, Italian
+    r"\bno (?:uses|toques|cambies|borres|use|mexa|altere)\b|\bsiempre\b|\bnunca\b|\bsempre\b|"
+    r"\bne (?:pas|jamais)\b|\btoujours\b|\bjamais\b|\bnicht\b|\bimmer\b|\bniemals\b|\bnur\b|"
+    r"\bnon (?:usare|toccare|modificare)\b|"
+    # Arabic
+    r"لا ت|دائما|فقط|ممنوع|بدون",
     re.IGNORECASE,
 )
 _REMARK = re.compile(r"^(?:ok(?:ay)?|hm+|well|so|lol|haha|yeah|i think|i guess|i see)\b", re.I)
 
 
 def is_rule(sentence: str) -> bool:
-    """A sentence with a rule's force: not a question, not a remark ("hm, that should never
-    happen")."""
+    """A sentence with a rule's force, in any of the languages read: not a question, not a
+    remark ("hm, that should never happen")."""
     sentence = sentence.strip()
-    words = sentence.split()
-    if len(words) < 3 or sentence.endswith("?") or len(sentence) > 300:
-        return False
-    if sentence.isascii():  # lowercased, it then matches as the rule's case-blind pattern does
-        lowered = sentence.lower()
+    if sentence.isascii():
+        if len(sentence.split()) < 3 or sentence.endswith("?") or len(sentence) > 300:
+            return False
+        lowered = sentence.lower()  # as the rule's case-blind pattern matches it
         if not any(word in lowered for word in _RULE_WORDS):
-            return False  # most sentences: the pattern's dozen alternatives tried at no place
-    return _REMARK.match(sentence) is None and _RULE.search(sentence) is not None
-
-
-_TEST_RUNNERS = (  # longer first: "npx vitest run" is a runner, not "npx vitest" with "run"
-    ("npx", "vitest", "run"),
-    ("pnpm", "vitest", "run"),
-    ("vitest", "run"),
-    ("python", "-m", "pytest"),
-    ("python3", "-m", "pytest"),
-    ("uv", "run", "pytest"),
-    ("pytest",),
-    ("npm", "test"),
-    ("npm", "run", "test"),
-    ("pnpm", "test"),
-    ("yarn", "test"),
-    ("bun", "test"),
-    ("go", "test"),
-    ("cargo", "test"),
-    ("npx", "vitest"),
-    ("npx", "jest"),
-    ("vitest",),
-    ("jest",),
-    ("make", "test"),
-    ("tox",),
-    ("deno", "test"),
-)
-
-
-@lru_cache(maxsize=4096)  # a session runs the same few commands again and again
-def runner_and_targets(command: str) -> tuple[tuple[str, ...], frozenset[str]] | None:
-    """A test command's runner and the targets it names (none: the whole suite); None for a
-    command that runs no tests."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
-    while words and "=" in words[0] and not words[0].startswith("-"):
-        words = words[1:]  # VAR=value before the command
-    for runner in _TEST_RUNNERS:
-        if tuple(words[: len(runner)]) == runner:
-            rest = words[len(runner) :]
-            return runner, frozenset(w for w in rest if not w.startswith("-"))
-    return None
-
-
-@lru_cache(maxsize=4096)
-def _core(command: str) -> str:
-    """A command without what only filters its output (``2>&1 | tail -5``), spaces normalised."""
-    return " ".join(re.sub(r"\s*2>&1|\s+\|\s.*$", "", command).split())
-
-
-def covers(later: str, earlier: str) -> bool:
-    """Whether a pass of ``later`` shows ``earlier`` to pass too: the same command, or the same
-    test runner over the whole suite or over every target ``earlier`` named."""
-    if _core(later) == _core(earlier):
-        return True
-    first, second = runner_and_targets(later), runner_and_targets(earlier)
-    if first is None or second is None or first[0] != second[0]:
+            return False  # most sentences: the pattern's alternatives tried at no place
+        return _REMARK.match(sentence) is None and _RULE.search(sentence) is not None
+    if len(sentence) < 4 or len(sentence) > 300 or sentence.endswith(("?", "？")):
         return False
-    return not first[1] or second[1] <= first[1]
+    if _REMARK.match(sentence) is not None:
+        return False
+    return _RULE.search(sentence) is not None or _RULE_ELSEWHERE.search(sentence) is not None
 
 
-_LOOKING = frozenset(
-    "ag ack awk basename bat cat cd column command cut date df diff dirname du echo egrep fd "
-    "fgrep file find grep head hexdump jq less ls more nl od printf pwd readlink realpath rg "
-    "sort stat tail test tree tr true type uniq wc which xxd zgrep [ [[".split()
+def _rules(request: str, seen: set[str]) -> Iterator[str]:
+    """The rules ``request`` states that are not in ``seen`` (casefolded), which it joins."""
+    for sentence in _SENTENCE_END.split(request):
+        sentence = " ".join(sentence.split()).strip("-*• ")
+        if is_rule(sentence) and sentence.casefold() not in seen:
+            seen.add(sentence.casefold())
+            yield sentence
+
+
+# --- what an answer says --------------------------------------------------------------------
+
+_PROPOSAL = re.compile(
+    r"\?\s*$|\b(?:shall I|should I|want me to|would you like|do you want|let me know|ready to|"
+    r"I can|I could|I'll|I will|next,? I|if you agree|okay to|ok to)\b",
+    re.IGNORECASE,
 )
-_GIT_LOOKING = frozenset("status log show diff blame grep remote rev-parse ls-files".split())
-_NO_MATCH_IS_ONE = frozenset(
-    "ag ack cmp diff egrep fgrep grep pgrep rg test which zgrep [ [[".split()
+_GO_ON = re.compile(
+    r"\b(?:continue|go on|proceed|keep going|carry on|go ahead|resume|try again|again)\b|继续|続け"
+    r"|продолж|продовж|weiter|sigue|continua|اكمل",
+    re.IGNORECASE,
 )
-"""Programs whose exit code 1 says "no match", "different" or "false", not that they failed."""
-_PREFIXES = frozenset(("sudo", "time", "nice", "env", "exec", "nohup"))
-_OPERATORS = frozenset(("&&", "||", ";", "|", "|&", "&", ";;"))
-
-
-@lru_cache(maxsize=4096)
-def _segments(command: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """The simple commands of a shell line: each with the operator before it ('' for the
-    first) and its words, program first (its base name, after ``VAR=value``, ``sudo``...)."""
-    try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        words = list(lexer)
-    except ValueError:
-        words = re.sub(r"(&&|\|\||[;|&])", r" \1 ", command).split()
-    segments: list[tuple[str, list[str]]] = [("", [])]
-    for word in words:
-        if word in _OPERATORS or word in ("(", ")"):
-            segments.append((word, []))
-        else:
-            segments[-1][1].append(word)
-    programs: list[tuple[str, tuple[str, ...]]] = []
-    for operator, segment in segments:
-        while segment and (
-            segment[0] in _PREFIXES or ("=" in segment[0] and not segment[0].startswith("-"))
-        ):
-            segment = segment[1:]  # VAR=value, sudo, time... before the program
-        if segment:
-            programs.append((operator, (segment[0].rsplit("/", 1)[-1], *segment[1:])))
-    return tuple(programs)
-
-
-def piped(command: str) -> bool:
-    """Whether the line ends in a pipe (``npm test | tail -5``): its exit status is then the
-    last filter's, which says nothing of how the command before it went."""
-    segments = _segments(command)
-    return bool(segments) and segments[-1][0] in ("|", "|&")
-
-
-def inspects(command: str) -> bool:
-    """Whether every part of ``command`` only reads: listing, searching, printing, git's views."""
-
-    def looks(words: tuple[str, ...]) -> bool:
-        program = words[0]
-        targets = [after for word, after in pairwise(words) if word in (">", ">>", ">|")]
-        if any(target != "/dev/null" for target in targets):
-            return False  # it writes a file
-        if program == "git":
-            return len(words) > 1 and words[1] in _GIT_LOOKING
-        if program == "sed":
-            return not any(w.startswith(("-i", "--in-place")) for w in words[1:])
-        return program in _LOOKING
-
-    segments = _segments(command)
-    return bool(segments) and all(looks(words) for _, words in segments)
-
-
-_BUILDERS = frozenset(
-    "biome bun cargo cmake deno docker dotnet eslint go gradle make mvn mypy ninja nox npm "
-    "pip pnpm poetry pre-commit prettier pyright ruff tox tsc uv yarn".split()
+_PROMISE = re.compile(
+    r"\b(?:next,? I(?:'ll| will)|(?:now )?I(?:'ll| will) (?:now |next )?(?:start|begin|continue|"
+    r"proceed|run|check|fix|update|implement|add|create|write|look|try|investigate|make|move|"
+    r"go)|let me(?! know)|I'm going to|I am going to|I need to|continuing|proceeding)\b|"
+    r"次に|これから|接下来|我将|我会继续|сейчас (?:я )?(?:сделаю|проверю|исправлю)|далее я",
+    re.IGNORECASE,
 )
-_GIT_STEPS = frozenset(
-    "am apply checkout cherry-pick commit merge pull push rebase reset restore revert stash "
-    "switch tag".split()
+_DONE_REPORT = re.compile(
+    r"\b(?:done|finished|complete[ds]?|completed|fixed|resolved|implemented|added|created|"
+    r"updated|removed|renamed|committed|pushed|deployed|merged|passe[sd]|passing|works|working "
+    r"(?:now|correctly|as expected)|ready|in place|set up|summary|all set)\b|"
+    r"完成|已(?:经)?(?:修复|添加|更新|创建|实现|提交|修改|删除)|完了|しました|できました|ました。|"
+    r"готово|сделано|исправл|добавл|создан|обновл|зроблено|виправ|додан|створ|"
+    r"완료|했습니다|됐습니다|되었습니다|تم",
+    re.IGNORECASE,
 )
+_DECIDED = re.compile(
+    r"\b(?:I(?:'ve| have)? (?:decided|chose|opted|went with|switched)|decided to|chose to|"
+    r"going with|opted for|instead of|rather than|abandon(?:ed|ing)?|switched to|gave up on|"
+    r"the (?:best|simplest|safest|cleanest) (?:option|approach|fix|way) (?:is|was))\b|"
+    r"决定|改用|放弃|而不是|採用|ではなく|やめ|решил|выбрал|вместо|вирішив|замість|결정|대신",
+    re.IGNORECASE,
+)
+_PICKED = re.compile(
+    r"\b(?:option|approach|variant|choice|plan|proposal|solution)\s*#?\s*\d+\b|\blet'?s (?:go "
+    r"with|use|try|do)\b|\bgo with\b|\bi (?:prefer|choose|pick)\b|^(?:use|try|pick) |"
+    r"\d+\s*번|方案|选项|オプション|вариант",
+    re.IGNORECASE,
+)
+_ASKED_ANSWERS = re.compile(r'"([^"\n]{1,300})"\s*=\s*"([^"\n]{1,600})"')
+"""An answer to an agent's question tool: ``"question"="answer"`` (Claude Code's
+AskUserQuestion)."""
+_ASKING_TOOLS = frozenset(("askuserquestion", "askuser", "askfollowupquestion", "requestuserinput"))
 
 
-def is_milestone(command: str) -> bool:
-    """Whether some part of ``command`` runs tests, a build, a check, an install or a git step
-    that changes history."""
-    for _, words in _segments(command):
-        program = words[0]
-        if program == "git" and len(words) > 1 and words[1] in _GIT_STEPS:
-            return True
-        if program in _BUILDERS or runner_and_targets(" ".join(words)) is not None:
-            return True
-        if program.startswith("python") and words[1:3] == ("-m", "pytest"):
-            return True
-    return False
+def _sentences(text: str) -> list[str]:
+    return [" ".join(s.split()) for s in _SENTENCE_END.split(text) if s and s.strip()]
 
 
-def _no_match(command: str, code: int | None) -> bool:
-    """An exit code 1 that means "nothing found" (``grep``, ``rg``, ``diff``...): the exit
-    status is the last command's in the line."""
-    segments = _segments(command)
-    return code == 1 and bool(segments) and segments[-1][1][0] in _NO_MATCH_IS_ONE
+def reports_done(answer: str) -> bool:
+    """Whether a final answer reports the work done, or only answers: not a promise of more
+    work, not a question back (unless it reports something done first)."""
+    if _DONE_REPORT.search(answer):
+        return True
+    tail = answer.rstrip()[-400:]
+    last = (_sentences(tail) or [""])[-1]
+    return not (last.endswith(("?", "？")) or _PROMISE.search(last))
 
 
-_ABORTED = re.compile(r"\s*(?:command )?(?:aborted|cancell?ed|interrupted)\.?\s*", re.IGNORECASE)
-"""Matched whole, its white space around it (as ``str.strip`` takes it): a long output is never
-copied to be stripped."""
-_EXIT = re.compile(r"(?:exit(?:ed with)? code|exit status)[: ]*(-?\d+)", re.IGNORECASE)
-_SHELL_TOOLS = ("bash", "shell", "exec", "run_command", "terminal")
+# --- the reader ------------------------------------------------------------------------------
 
 
-def _exit_code(output: str) -> re.Match[str] | None:
-    """Where the end of a shell tool's output says its exit code (``_EXIT``), if it does; an
-    end of plain ASCII without "exit" in any case is not searched."""
-    start = max(0, len(output) - EXIT_REACH)
-    end = output[start:]
-    if end.isascii() and "exit" not in end.lower():
-        return None
-    return _EXIT.search(output, start)
+@dataclass
+class _Call:
+    """A tool call not answered yet: what its result is read with (an answered one is let
+    go: a branch's calls would be held at once)."""
 
-
-_RESULT_ARGUMENTS = ("command", "cmd", "path")
-"""The arguments of a tool call that its result is read with (``_Reader._result``)."""
+    name: str
+    command: str | None = None
+    workdir: str | None = None
+    files: tools.FileCall | None = None
+    options: tuple[str, ...] = ()
+    """The options a question tool offered."""
 
 
 @dataclass
@@ -506,8 +447,10 @@ class _Reader:
     """Walks a branch once, in order."""
 
     first_request: str | None = None
-    latest_request: str | None = None
-    """Of the substantive requests (not the acknowledgements): a branch's are never all held."""
+    requests: deque[str] = field(default_factory=deque)
+    """The latest requests (after the first) that the budget holds."""
+    held: int = 0
+    left_out: int = 0
     rules: list[str] = field(default_factory=list)
     seen_rules: set[str] = field(default_factory=set)
     acknowledgement: str | None = None
@@ -515,6 +458,8 @@ class _Reader:
     answered: bool = True
     read: set[str] = field(default_factory=set)
     written: set[str] = field(default_factory=set)
+    by_shell: set[str] = field(default_factory=set)
+    missing: set[str] = field(default_factory=set)
     commands: list[Command] = field(default_factory=list)
     tails: dict[int, str] = field(default_factory=dict)
     """The tail of each failed command's output, by its index."""
@@ -527,12 +472,20 @@ class _Reader:
     recovered: dict[tuple[str, str | None], int] = field(default_factory=dict)
     """The position of the latest success of each (tool, path) that failed before it: what
     tells a failure put right (every success would be held for a branch of many calls)."""
-    calls: dict[Any, tuple[str, dict[str, Any]]] = field(default_factory=dict)
-    """The tool calls not answered yet (an answered one is let go: a branch's calls would be
-    held at once)."""
+    calls: dict[Any, _Call] = field(default_factory=dict)
+    turn_start: int = 0
+    """Where the latest request is: failures before it are not the open ones."""
+    command_start: int = 0
+    decisions: deque[str] = field(default_factory=lambda: deque(maxlen=DECISIONS_KEPT))
     summary: Sections = ()
     branch_summaries: list[Sections] = field(default_factory=list)
     last_answer: str | None = None
+    last_stop: str | None = None
+    """How the last assistant message ended, when it did not finish its turn."""
+    stop_error: str | None = None
+    interrupted: bool = False
+    """The user interrupted, or refused a call, after the last answer."""
+    refused: str | None = None
     previous_document: str | None = None
     anchor: int | None = None
     skipped: set[str] = field(default_factory=set)
@@ -563,7 +516,7 @@ class _Reader:
     def message(self, index: int, entry_id: str, message: dict[str, Any]) -> None:
         role = message.get("role")
         if role == "user":
-            self._user(entry_id, text_of(message.get("content"), "\n").strip())
+            self._user(index, entry_id, text_of(message.get("content"), "\n").strip())
         elif role == "assistant":
             if self.asked_at is not None:  # the answer to our handoff prompt: a document
                 self.skipped.update((self.asked_at, entry_id))
@@ -581,103 +534,218 @@ class _Reader:
             if document is not None:  # an in-place handoff's, in an agent's own format
                 self._anchor(index, document)
         elif role == "bashExecution" and not message.get("excludeFromContext"):
+            if message.get("cancelled"):
+                return  # stopped by the user: neither passed nor failed
             code = message.get("exitCode")
             code = code if isinstance(code, int) else None
             command = js_string(message.get("command", ""))
-            if message.get("cancelled"):
-                return  # stopped by the user: neither passed nor failed
-            ok = code in (0, None) or _no_match(command, code)
             output = message.get("output")
-            self._command(command, ok, code, output if isinstance(output, str) else "")
+            ok = code in (0, None) or shell.only_an_answer(command, code)
+            self._command(index, command, ok, code, output if isinstance(output, str) else "")
 
-    def _user(self, entry_id: str, text: str) -> None:
-        if not text or _SLASH_COMMAND.fullmatch(text):
-            return
+    def _user(self, index: int, entry_id: str, text: str) -> None:
         if is_handoff_prompt(text):
             self.asked_at = entry_id
             return
-        if is_acknowledgement(text) and self.first_request is not None:
-            self.acknowledgement = text
-            self.go_ahead = bool(self.last_answer and _PROPOSAL.search(self.last_answer[-400:]))
+        if "[Request interrupted by user" in text:
+            self.interrupted = True
+        words = own_words(text)
+        request = request_in(text) if words else None
+        if request is None:
+            if words and is_acknowledgement(words) and self.first_request is not None:
+                self._acknowledged(words)
             return
+        self._request(index, request[:REQUEST_CHARS])
+        self.rules += _rules(request, self.seen_rules)
+        if self.last_answer and _PICKED.search(request) and len(request) <= 300:
+            self.decisions.append(f'user: "{one_line(request, 300)}"')
+
+    def _acknowledged(self, words: str) -> None:
+        self.acknowledgement = words
+        proposed = bool(self.last_answer and _PROPOSAL.search(self.last_answer[-400:]))
+        self.go_ahead = proposed
+        if proposed or _GO_ON.search(words):
+            self.answered = False  # it asks for more: the work goes on
+            self.interrupted = False
+
+    def _request(self, index: int, request: str) -> None:
         if self.first_request is None:
-            self.first_request = text
-        self.latest_request = text
-        self.rules += _rules(text, self.seen_rules)
+            self.first_request = request
+        else:
+            self.requests.append(request)
+            self.held += len(request)
+            while self.held > REQUESTS_BUDGET and len(self.requests) > 1:
+                self.held -= len(self.requests.popleft())
+                self.left_out += 1
         self.acknowledgement = None
+        self.go_ahead = False
         self.answered = False
+        self.interrupted = False
+        self.refused = None
+        self.turn_start = index
+        self.command_start = len(self.commands)
 
     def _assistant(self, index: int, message: dict[str, Any]) -> None:
         content = message.get("content")
         text = text_of(content, "\n").strip()
+        stop = message.get("stopReason")
+        self.last_stop = stop if stop in FAILED_STOPS else None
+        error = message.get("errorMessage")
+        self.stop_error = error if isinstance(error, str) and self.last_stop else None
         if text:
             self.answered = True
+            self.interrupted = False
+            self.refused = None
             if not is_acknowledgement(text):  # "👍" back to an "ok" says nothing new
                 self.last_answer = text
+                self._decided(text)
         for block in content if isinstance(content, list) else []:
             if isinstance(block, dict) and block.get("type") == "toolCall":
-                arguments = block.get("arguments")
-                arguments = arguments if isinstance(arguments, dict) else {}
-                name = js_string(block.get("name", ""))
-                # Only what its result is read with: a branch's calls are all held at once.
-                kept = {k: arguments[k] for k in _RESULT_ARGUMENTS if k in arguments}
-                self.calls[_key(block.get("id"))] = (name, kept)
-                self._file(block.get("name"), arguments)
+                self._call(block)
 
-    def _file(self, tool: Any, arguments: dict[str, Any]) -> None:
-        """The file a tool call read or changed, by oh-my-pi's rule (its ``<files>`` block), or
-        those a Codex patch changes."""
-        operation = file_operation(tool, arguments)
-        if operation is not None:
-            (self.written if operation.written else self.read).add(operation.path)
-        self.written.update(patched_files(tool, arguments))
+    def _call(self, block: dict[str, Any]) -> None:
+        arguments = block.get("arguments")
+        arguments = arguments if isinstance(arguments, dict) else {}
+        name = js_string(block.get("name", ""))
+        command = arguments.get("command", arguments.get("cmd"))
+        if isinstance(command, list):
+            command = " ".join(str(word) for word in command)
+        workdir = arguments.get("workdir", arguments.get("cwd"))
+        call = _Call(
+            name,
+            command if isinstance(command, str) else None,
+            workdir if isinstance(workdir, str) else None,
+            tools.file_call(name, arguments),
+        )
+        if _tool_name(name) in _ASKING_TOOLS:
+            call.options = tuple(_options(arguments))
+        self.calls[_key(block.get("id"))] = call
 
     def _result(self, index: int, message: dict[str, Any]) -> None:
-        tool, arguments = self.calls.pop(_key(message.get("toolCallId")), ("", {}))
-        text = text_of(message.get("content"), "\n")
-        failed = bool(message.get("isError"))
-        command = arguments.get("command") or arguments.get("cmd")
-        if isinstance(command, str) and (tool in _SHELL_TOOLS or not tool):
-            if _ABORTED.fullmatch(text):
-                return  # stopped by the user: neither passed nor failed
-            found = _exit_code(text)
-            code = int(found.group(1)) if found else (1 if failed else 0)
-            ok = (code == 0 and not failed) or _no_match(command, code)
-            self._command(command, ok, code, text)
+        call = self.calls.pop(_key(message.get("toolCallId")), None)
+        if call is None:
             return
-        path = arguments.get("path") if isinstance(arguments.get("path"), str) else None
+        text = text_of(message.get("content"), "\n")
+        flagged = bool(message.get("isError"))
+        if call.options or _tool_name(call.name) in _ASKING_TOOLS:
+            self._answers(index, text, call.options)
+            return
+        if tools.rejected(text):
+            self.interrupted = True
+            self.refused = call.name
+            return
+        if call.command is not None and call.files is None:
+            found = shell.outcome(text, flagged)
+            if found is None:
+                return  # stopped by the user: neither passed nor failed
+            ok = not found.failed or shell.only_an_answer(call.command, found.code)
+            self._command(index, call.command, ok, found.code, found.output, call.workdir)
+            return
+        failed = tools.failed(text, flagged)
+        files = call.files
+        path = (
+            files.changes[0]
+            if files and files.changes
+            else files.reads[0]
+            if files and files.reads
+            else None
+        )
         if failed:
-            self.tool_errors.append((index, tool or "a tool", one_line(text, 300), path))
-            self.recovered.setdefault((tool or "a tool", path), -1)
-        elif (tool, path) in self.recovered:
-            self.recovered[tool, path] = index
+            self.tool_errors.append((index, call.name or "a tool", one_line(text, 300), path))
+            self.recovered.setdefault((call.name or "a tool", path), -1)
+            if files is not None and tools.missing(text):
+                self.missing.update(files.reads or files.changes)
+            return
+        if (call.name, path) in self.recovered:
+            self.recovered[call.name, path] = index
+        if files is not None:
+            self.read.update(files.reads)
+            self.written.update(files.changes)
+            self.by_shell.difference_update(files.changes)
+            self.missing.difference_update(files.reads, files.changes)
 
-    def _command(self, command: str, ok: bool, code: int | None, output: str) -> None:
-        """One command run, and, if it passed, the earlier failures it puts right (``covers``)."""
+    def _answers(self, index: int, text: str, options: tuple[str, ...]) -> None:
+        """What the user answered an agent's question with: an option picked is a decision,
+        words of their own a request."""
+        for question, answer in _ASKED_ANSWERS.findall(text):
+            if answer.casefold() in (o.casefold() for o in options):
+                self.decisions.append(
+                    f'user: "{one_line(question, 120)}" → "{one_line(answer, 200)}"'
+                )
+                continue
+            request = request_in(answer)
+            if request is not None:
+                self._request(index, request[:REQUEST_CHARS])
+                self.rules += _rules(request, self.seen_rules)
+
+    def _command(
+        self,
+        index: int,
+        command: str,
+        ok: bool,
+        code: int | None,
+        output: str,
+        workdir: str | None = None,
+    ) -> None:
+        """One command run, and, if it passed, the earlier failures it puts right (``covers``)
+        and the files it wrote."""
         line = one_line(command, COMMAND_CHARS)
         at = len(self.commands)
-        if ok and not piped(command):
-            fixed = self.open_by_core.pop(_core(line), []) if self.open_by_core else []
-            tests = runner_and_targets(line) if self.open_tests else None
-            if tests is not None:
-                runner, targets = tests
-                wider = [
-                    t
-                    for t in self.open_tests
-                    if t[1] == runner and (not targets or t[2] <= targets)
-                ]
-                fixed += [t[0] for t in wider]
-                self.open_tests = [t for t in self.open_tests if t not in wider]
-            for index in fixed:
-                done = self.commands[index]
-                self.commands[index] = Command(done.text, done.ok, done.exit_code, resolved=True)
-        elif not ok:
+        if ok and not shell.piped(command):
+            self._fixed_by(line)
+        if ok:
+            for path in tools.patched_files(command) if "apply_patch" in command else ():
+                self.written.add(path)
+                self.missing.discard(path)
+            for path in shell.written_files(command, workdir):
+                if path not in self.written:
+                    self.by_shell.add(path)
+                self.written.add(path)
+                self.missing.discard(path)
+        else:
             self.tails[at] = "\n".join(output.rstrip().splitlines()[-OUTPUT_TAIL_LINES:])
-            self.open_by_core.setdefault(_core(line), []).append(at)
-            tests = runner_and_targets(line)
+            self.open_by_core.setdefault(shell.core(line), []).append(at)
+            tests = shell.runner_and_targets(line)
             if tests is not None:
                 self.open_tests.append((at, *tests))
         self.commands.append(Command(line, ok, code))
+
+    def _fixed_by(self, line: str) -> None:
+        """Mark resolved the open failures a pass of ``line`` puts right."""
+        if not self.open_by_core:
+            return
+        fixed = [
+            i
+            for core, found in self.open_by_core.items()
+            if shell.covers(line, core)
+            for i in found
+        ]
+        for core in [c for c in self.open_by_core if shell.covers(line, c)]:
+            del self.open_by_core[core]
+        tests = shell.runner_and_targets(line) if self.open_tests else None
+        if tests is not None:
+            runner, targets = tests
+            wider = [
+                t for t in self.open_tests if t[1] == runner and (not targets or t[2] <= targets)
+            ]
+            fixed += [t[0] for t in wider]
+            self.open_tests = [t for t in self.open_tests if t not in wider]
+        for index in fixed:
+            done = self.commands[index]
+            self.commands[index] = Command(done.text, done.ok, done.exit_code, resolved=True)
+
+    def _decided(self, text: str) -> None:
+        if not _DECIDED.search(text):
+            return
+        for sentence in _sentences(text):
+            if (
+                _DECIDED.search(sentence)
+                and 20 <= len(sentence) <= 400
+                and not sentence.endswith("?")
+            ):
+                quoted = f'assistant: "{sentence}"'
+                if quoted not in self.decisions:
+                    self.decisions.append(quoted)
 
     def _compaction(self, index: int, entry: Entry) -> None:
         summary = entry.get("summary")
@@ -696,54 +764,91 @@ class _Reader:
             self.summary = sections_of(document)
 
     def facts(self) -> Facts:
-        modified = sorted(self.written, key=js_order)
+        requests = ([self.first_request] if self.first_request else []) + list(self.requests)
+        stopped = self._stopped()
         return Facts(
-            original_task=self.first_request,
-            latest_request=self.latest_request,
+            requests=tuple(requests),
+            requests_left_out=self.left_out,
             acknowledgement=self.acknowledgement,
             go_ahead=self.go_ahead,
             rules=tuple(self.rules),
             read_files=tuple(sorted(self.read - self.written, key=js_order)),
-            modified_files=tuple(modified),
+            modified_files=tuple(sorted(self.written, key=js_order)),
+            shell_files=tuple(sorted(self.by_shell, key=js_order)),
             read_set=frozenset(self.read),
+            missing_files=tuple(sorted(self.missing - self.read - self.written, key=js_order)),
             commands=tuple(self.commands),
-            open_error=self._open_error(),
+            open_errors=tuple(self._open_errors()),
+            decisions=tuple(self.decisions),
             summary=self.summary,
             branch_summaries=tuple(self.branch_summaries),
             last_answer=self.last_answer,
             answered=self.answered,
+            finished=bool(requests) and stopped is None,
+            stopped=stopped,
             previous_document=self.previous_document,
             anchor=self.anchor,
             skipped=frozenset(self.skipped),
         )
 
-    def _open_error(self) -> str | None:
-        failed = [i for i, c in enumerate(self.commands) if not c.ok and not c.resolved]
-        errors = [
-            (tool, text)
-            for i, tool, text, path in self.tool_errors
-            if self.recovered[tool, path] < i
-        ]
-        if failed and (failed[-1] == len(self.commands) - 1 or not errors):
-            command = self.commands[failed[-1]]
-            code = f"exit code {command.exit_code}" if command.exit_code is not None else "failed"
-            tail = self.tails[failed[-1]]
-            return f"`{command.text}` ({code})" + (f"\n{tail}" if tail else "")
-        if errors:
-            tool, text = errors[-1]
-            return f"{tool}: {text}"
+    def _stopped(self) -> str | None:
+        """Where the work stopped, if it is not finished; None when it is."""
+        if self.calls:
+            named = ", ".join(dict.fromkeys(c.name or "a tool" for c in self.calls.values()))
+            pending = [c.command for c in self.calls.values() if c.command]
+            detail = f": `{one_line(pending[-1], 160)}`" if pending else ""
+            return f"A call to {named} was made and has no result{detail}."
+        if self.last_stop is not None:
+            why = f": {one_line(self.stop_error, 200)}" if self.stop_error else ""
+            return f"The last answer did not finish (it ended with {self.last_stop}){why}."
+        if self.refused is not None:
+            return f"The user refused the call to {self.refused} and stopped the work."
+        if self.interrupted:
+            return "The user interrupted the work."
+        if not self.answered:
+            return "The latest request has no answer yet."
+        answer = self.last_answer or ""
+        if answer and not reports_done(answer):
+            last = (_sentences(answer.rstrip()[-400:]) or [""])[-1]
+            return f'The assistant stopped at: "{one_line(last, 300)}"'
         return None
+
+    def _open_errors(self) -> Iterator[str]:
+        """The failures since the latest request that nothing put right, oldest first."""
+        found: list[tuple[int, str]] = []
+        for at in range(self.command_start, len(self.commands)):
+            command = self.commands[at]
+            if command.ok or command.resolved:
+                continue
+            code = f"exit code {command.exit_code}" if command.exit_code is not None else "failed"
+            tail = self.tails[at]
+            found.append((at, f"`{command.text}` ({code})" + (f"\n{tail}" if tail else "")))
+        errors = [
+            (i, f"{tool}: {text}")
+            for i, tool, text, path in self.tool_errors
+            if i >= self.turn_start and self.recovered[tool, path] < i
+        ]
+        # Commands by their order among commands, tool errors by position: a command's index
+        # is not a position, so each list keeps its own order, commands first.
+        yield from (text for _, text in found)
+        yield from (text for _, text in errors)
+
+
+def _tool_name(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.casefold())
+
+
+def _options(arguments: dict[str, Any]) -> Iterator[str]:
+    """The options an agent's question tool offered (``questions[].options[].label``)."""
+    questions = arguments.get("questions")
+    for question in questions if isinstance(questions, list) else []:
+        options = question.get("options") if isinstance(question, dict) else None
+        for option in options if isinstance(options, list) else []:
+            label = option.get("label") if isinstance(option, dict) else option
+            if isinstance(label, str):
+                yield label
 
 
 def _key(value: Any) -> Any:
     # A value of any depth, compared as its JSON (repr would recurse).
     return value if isinstance(value, (str, int, float)) else dumps(value)
-
-
-def _rules(request: str, seen: set[str]) -> Iterator[str]:
-    """The rules ``request`` states that are not in ``seen`` (casefolded), which it joins."""
-    for sentence in _SENTENCE_END.split(request):
-        sentence = " ".join(sentence.split()).strip("-*• ")
-        if is_rule(sentence) and sentence.casefold() not in seen:
-            seen.add(sentence.casefold())
-            yield sentence

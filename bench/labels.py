@@ -1,0 +1,314 @@
+"""What real sessions' documents are worth, by labels written by people (``make eval``).
+
+Each session under ``tests/fixtures/real/`` has a label file beside it, written by reading the
+session (never from this program's output): the user's requests, the task's key terms, text
+injected into user messages that is not the task, the files changed, the paths that failed,
+whether the work was finished, the errors left open, the non-zero exits that are harmless, the
+user's constraints. Every label is checked twice: against the document the built-in writer
+hands off (``handoff SESSION --model extractive``, then ``show NEW --document``) and against
+what ``handoff show SESSION --facts --json`` says.
+
+This checker shares no code with the writer it checks: it runs the command line, and reads the
+document with its own small Markdown reading (sections, the ``<files>`` tree). Text is compared
+with case and white space folded, and without Markdown's quote marks and backticks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+REAL = ROOT / "tests" / "fixtures" / "real"
+LABELS = ".labels.json"
+
+CLASSES = (
+    ("task", "the real task's key terms in the Goal"),
+    ("injected", "injected text not in the Goal"),
+    ("requests", "every request of the user's"),
+    ("changed", "every file changed, as changed"),
+    ("failed", "a failed path not listed as a file"),
+    ("finished", "done or not, as it ended"),
+    ("errors", "the errors left open"),
+    ("harmless", "a harmless exit not called an error"),
+    ("constraints", "the user's constraints"),
+)
+
+
+@dataclass(frozen=True)
+class Check:
+    kind: str
+    item: str
+    document: bool
+    facts: bool
+
+
+def folded(text: str) -> str:
+    """Text as compared: no quote marks at line starts, no backticks, case and spaces folded."""
+    text = re.sub(r"(?m)^[ \t]*>[ \t]?", "", text).replace("`", "")
+    return " ".join(text.casefold().split())
+
+
+# --- the document, read on its own --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Document:
+    sections: dict[str, str]
+    """Each ``## `` section's body, by its heading (casefolded)."""
+    progress: dict[str, str]
+    """Each ``### `` part of Progress, by its heading (casefolded)."""
+    files: dict[str, str]
+    """The ``<files>`` block's paths and their marks (Read, Write, RW)."""
+    body: str
+    """The document without its ``<files>`` block."""
+
+    @classmethod
+    def read(cls, text: str) -> Document:
+        block = re.search(r"<files>\n(.*?)\n</files>", text, re.S)
+        body = text[: block.start()] + text[block.end() :] if block else text
+        sections = _parts(body, "## ")
+        progress = _parts(sections.get("progress", ""), "### ")
+        return cls(sections, progress, _files(block.group(1)) if block else {}, body)
+
+    def section(self, name: str) -> str:
+        return self.sections.get(name, "")
+
+
+def _parts(text: str, mark: str) -> dict[str, str]:
+    parts: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        if line.startswith(mark):
+            current = parts.setdefault(line[len(mark) :].strip().casefold(), [])
+        elif current is not None:
+            current.append(line)
+    return {name: "\n".join(lines).strip() for name, lines in parts.items()}
+
+
+def _files(block: str) -> dict[str, str]:
+    """oh-my-pi's folded tree: ``# a/b/`` opens a folder at the depth of its ``#``s, a bare
+    line ``name (Mark)`` is a file in the folder open."""
+    found: dict[str, str] = {}
+    folders: list[str] = []
+    for line in block.splitlines():
+        heading = re.match(r"(#+) (.*)/$", line)
+        if heading:
+            depth = len(heading.group(1))
+            folders = [*folders[: depth - 1], heading.group(2)]
+            continue
+        entry = re.match(r"(.*) \((Read|Write|RW)\)$", line)
+        if entry:
+            found["/".join([*folders, entry.group(1)])] = entry.group(2)
+    return found
+
+
+def same_path(label: str, listed: str) -> bool:
+    """The same file, one path perhaps longer (absolute, or from a parent folder)."""
+    a, b = (p.replace("\\", "/").removeprefix("./").rstrip("/") for p in (label, listed))
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+
+
+def _empty(part: str) -> bool:
+    items = [line for line in part.splitlines() if line.strip()]
+    return not items or all(
+        re.fullmatch(r"[-*\d.)\s]*\(?(none|nothing)\b.*", i, re.I) for i in items
+    )
+
+
+_LISTING = re.compile(r"\b(read|changed|modified|written|wrote|edited|created)\b", re.I)
+_MISSING = re.compile(r"not found|no such|missing|does not exist|doesn't exist|failed", re.I)
+
+
+def _listed_in_body(document: Document, path: str, changed: bool) -> bool:
+    """Whether a line of the document outside ``<files>`` lists ``path`` as a file (read or,
+    with ``changed``, changed) and not as one that is missing."""
+    for line in document.body.splitlines():
+        words = re.findall(r"[^\s`,;()'\"]+", line)
+        if not any(same_path(path, w.rstrip(".:")) for w in words if "/" in w or "." in w):
+            continue
+        found = _LISTING.search(line)
+        if found is None or _MISSING.search(line):
+            continue
+        if not changed or found.group(1).casefold() != "read":
+            return True
+    return False
+
+
+def document_checks(labels: dict[str, Any], text: str) -> Iterator[tuple[str, str, bool]]:
+    doc = Document.read(text)
+    goal = folded(doc.section("goal"))
+    whole = folded(doc.body)
+    terms = labels.get("task_terms") or []
+    if terms:
+        yield "task", ", ".join(terms), all(folded(t) in goal for t in terms)
+    for snippet in labels.get("injected") or []:
+        yield "injected", snippet, folded(snippet) not in goal
+    for request in labels.get("requests") or []:
+        yield "requests", request, folded(request) in whole
+    for path in [*labels.get("files_changed", []), *labels.get("files_changed_via_shell", [])]:
+        marked = any(same_path(path, p) and m != "Read" for p, m in doc.files.items())
+        yield "changed", path, marked or _listed_in_body(doc, path, changed=True)
+    for path in labels.get("failed_paths") or []:
+        listed = any(same_path(path, p) for p in doc.files) or _listed_in_body(doc, path, False)
+        yield "failed", path, not listed
+    steps = folded(doc.section("next steps"))
+    handed_back = any(folded(r)[:40] in steps for r in labels.get("requests") or [])
+    if labels.get("finished"):
+        done = not _empty(doc.progress.get("done", ""))
+        yield "finished", "finished", done and not handed_back
+    else:
+        open_work = not (
+            _empty(doc.progress.get("in progress", "")) and _empty(doc.progress.get("pending", ""))
+        )
+        yield "finished", "unfinished", open_work and not _empty(doc.section("next steps"))
+    for snippet in labels.get("open_errors") or []:
+        yield "errors", snippet, folded(snippet) in whole
+    for snippet in labels.get("harmless_exits") or []:
+        called = any(
+            folded(snippet) in folded(line) and re.search(r"error|fail", line, re.I)
+            for line in doc.body.splitlines()
+        )
+        yield "harmless", snippet, not called
+    constraints = folded(doc.section("constraints & preferences"))
+    for snippet in labels.get("constraints") or []:
+        yield "constraints", snippet, folded(snippet) in constraints
+
+
+def facts_checks(labels: dict[str, Any], facts: dict[str, Any]) -> Iterator[tuple[str, str, bool]]:
+    requests = [folded(r) for r in facts.get("requests") or []]
+    first = requests[0] if requests else ""
+    terms = labels.get("task_terms") or []
+    if terms:
+        yield "task", ", ".join(terms), all(folded(t) in first for t in terms)
+    for snippet in labels.get("injected") or []:
+        yield "injected", snippet, not any(folded(snippet) in r for r in requests)
+    for request in labels.get("requests") or []:
+        yield "requests", request, any(folded(request) in r for r in requests)
+    changed = facts.get("modified_files") or []
+    for path in [*labels.get("files_changed", []), *labels.get("files_changed_via_shell", [])]:
+        yield "changed", path, any(same_path(path, p) for p in changed)
+    read = [*(facts.get("read_files") or []), *(facts.get("read_set") or []), *changed]
+    for path in labels.get("failed_paths") or []:
+        yield "failed", path, not any(same_path(path, p) for p in read)
+    finished = bool(labels.get("finished"))
+    yield "finished", "finished" if finished else "unfinished", facts.get("finished") is finished
+    errors = [folded(e) for e in facts.get("open_errors") or []]
+    for snippet in labels.get("open_errors") or []:
+        yield "errors", snippet, any(folded(snippet) in e for e in errors)
+    commands = facts.get("commands") or []
+    for snippet in labels.get("harmless_exits") or []:
+        key = folded(snippet)
+        failed = any(key in folded(c.get("text", "")) and not c.get("ok") for c in commands)
+        yield "harmless", snippet, not failed and not any(key in e for e in errors)
+    rules = [folded(r) for r in facts.get("rules") or []]
+    for snippet in labels.get("constraints") or []:
+        yield "constraints", snippet, any(folded(snippet) in r for r in rules)
+
+
+# --- running the command line ----------------------------------------------------------------
+
+
+def _handoff(home: Path, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "handoff_cli", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8"},
+        cwd=home,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"handoff {' '.join(args)}: {done.stderr.strip()[-300:]}")
+    return done.stdout
+
+
+def labelled() -> list[Path]:
+    """The sessions that have labels, in order."""
+    return sorted(p.with_name(p.name.removesuffix(LABELS)) for p in REAL.rglob("*" + LABELS))
+
+
+def checks_of(session: Path, work: Path) -> list[Check]:
+    """Every label of ``session`` checked against the built-in writer's document and the
+    facts, on copies in ``work`` (a subagent's transcripts beside it copied too)."""
+    labels = json.loads(session.with_name(session.name + LABELS).read_text("utf-8"))
+    work.mkdir(parents=True)
+    copy = work / session.relative_to(REAL)
+    shutil.copytree(session.parent, copy.parent, dirs_exist_ok=True)
+    facts = json.loads(_handoff(work, "show", str(copy), "--facts", "--json"))
+    done = json.loads(_handoff(work, str(copy), "--model", "extractive", "--json"))
+    document = json.loads(_handoff(work, "show", done["path"], "--document", "--json"))["document"]
+    on_document = list(document_checks(labels, document))
+    on_facts = list(facts_checks(labels, facts))
+    assert [c[:2] for c in on_document] == [c[:2] for c in on_facts]
+    return [
+        Check(kind, item, ok, facts_ok)
+        for (kind, item, ok), (_, _, facts_ok) in zip(on_document, on_facts, strict=True)
+    ]
+
+
+def table(results: dict[Path, list[Check]]) -> str:
+    every = [c for checks in results.values() for c in checks]
+    lines = [f"{'class':<13}{'checks':>8}{'document':>10}{'facts':>8}  what is checked"]
+    for kind, what in CLASSES:
+        found = [c for c in every if c.kind == kind]
+        doc, facts = sum(c.document for c in found), sum(c.facts for c in found)
+        lines.append(f"{kind:<13}{len(found):>8}{doc:>10}{facts:>8}  {what}")
+    doc, facts = sum(c.document for c in every), sum(c.facts for c in every)
+    lines.append(f"{'all':<13}{len(every):>8}{doc:>10}{facts:>8}")
+    share = f"{doc / len(every):.1%} / {facts / len(every):.1%}" if every else "-"
+    lines.append(f"passed (document / facts): {share} of {len(every)} checks")
+    return "\n".join(lines)
+
+
+def misses(results: dict[Path, list[Check]]) -> Iterator[str]:
+    for session, checks in results.items():
+        for check in checks:
+            if not (check.document and check.facts):
+                where = [
+                    n for n, ok in (("document", check.document), ("facts", check.facts)) if not ok
+                ]
+                name = session.relative_to(REAL)
+                yield f"  {name}: {check.kind} {check.item!r} ({', '.join(where)})"
+
+
+def run_all() -> tuple[dict[Path, list[Check]], dict[Path, str]]:
+    """Every labelled session's checks; and those the command line refused, with its error."""
+    results: dict[Path, list[Check]] = {}
+    refused: dict[Path, str] = {}
+    with tempfile.TemporaryDirectory() as work:
+        for number, session in enumerate(labelled()):
+            try:
+                results[session] = checks_of(session, Path(work) / str(number))
+            except RuntimeError as error:
+                refused[session] = str(error)
+    return results, refused
+
+
+def main() -> int:
+    results, refused = run_all()
+    print(
+        f"Labels of {len(results)} real sessions (tests/fixtures/real), checked on the built-in "
+        "writer's document and on show --facts"
+    )
+    print(table(results))
+    for session, error in refused.items():
+        print(f"not read: {session.relative_to(REAL)}: {error}")
+    missed = list(misses(results))
+    if missed:
+        print("\nmissed:")
+        print("\n".join(missed))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

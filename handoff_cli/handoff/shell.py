@@ -1,0 +1,393 @@
+"""Shell commands as the facts read them: what a command line runs, how it ended (read from
+what its tool printed), whether a non-zero exit is only an answer, whether it tests, builds or
+only looks, and which files it wrote.
+
+Every agent runs commands through a shell tool whose output says how the command ended in its
+own words: "Exit code 1" before the output (Claude Code), "(Command exited with code 2)" after
+it (pi), "Exit code: 1" or "Process exited with code 1" in a header (Codex), a JSON object with
+``metadata.exit_code`` (older Codex), "failed in sandbox ... exit code: 2". ``outcome`` reads
+any of them; a tool's error flag, where it sets one, is the fallback.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from functools import lru_cache
+from itertools import pairwise
+from typing import NamedTuple
+
+import orjson
+
+COMMAND_CHARS = 200
+EXIT_REACH = 1_000
+"""How far from the end of a shell tool's output its exit code is looked for."""
+HEAD_REACH = 400
+"""How far from its start an exit code in a header is looked for."""
+
+
+# --- how a command ended ---------------------------------------------------------------------
+
+
+class Outcome(NamedTuple):
+    """How a shell command ended, as its tool's output says."""
+
+    code: int | None
+    """Its exit code; None when nothing says one."""
+    failed: bool
+    """Whether it failed: a non-zero code, or a failure with no code (a sandbox's denial, a
+    rejection, the tool's error flag)."""
+    output: str
+    """What the command printed, without the tool's own header (or JSON wrapper)."""
+
+
+_HEAD_EXIT = re.compile(
+    r"^[ \t]*(?:Exit code:?|Process exited with code|Command exited with code|exit status:?)"
+    r"[ \t]*(-?\d+)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+_EXIT = re.compile(r"(?:exit(?:ed with)? code|exit status)[: ]*(-?\d+)", re.IGNORECASE)
+_DENIED = re.compile(
+    r"^[ \t]*(?:sandbox (?:error|denied)|failed in sandbox|exec command rejected|command rejected"
+    r"|execution error|Script failed|The user doesn't want to proceed with this tool use)",
+    re.IGNORECASE | re.MULTILINE,
+)
+_ABORTED = re.compile(r"\s*(?:command )?(?:aborted|cancell?ed|interrupted)\.?\s*", re.IGNORECASE)
+"""Matched whole, its white space around it (as ``str.strip`` takes it): a long output is never
+copied to be stripped."""
+
+
+def outcome(output: str, flagged: bool) -> Outcome | None:
+    """How a command ended, from its tool's ``output`` and error flag (``flagged``); None when
+    the user stopped it (neither passed nor failed)."""
+    if _ABORTED.fullmatch(output):
+        return None
+    if output.startswith('{"') and '"exit_code"' in output[-400:]:
+        wrapped = _json_outcome(output)
+        if wrapped is not None:
+            return wrapped
+    head = _HEAD_EXIT.search(output, 0, HEAD_REACH)
+    if head is not None:
+        code = int(head.group(1))
+        return Outcome(code, code != 0, output[head.end() :])
+    tail = _exit_at_end(output)
+    if tail is not None:
+        code = int(tail.group(1))
+        return Outcome(code, code != 0, output)
+    if _DENIED.search(output, 0, HEAD_REACH):
+        return Outcome(None, True, output)
+    return Outcome(1 if flagged else 0, flagged, output)
+
+
+def _json_outcome(output: str) -> Outcome | None:
+    """An older Codex shell's ``{"output": ..., "metadata": {"exit_code": N}}``."""
+    try:
+        value = orjson.loads(output)
+    except orjson.JSONDecodeError:
+        return None
+    metadata = value.get("metadata") if isinstance(value, dict) else None
+    code = metadata.get("exit_code") if isinstance(metadata, dict) else None
+    if not isinstance(code, int) or isinstance(code, bool):
+        return None
+    text = value.get("output")
+    return Outcome(code, code != 0, text if isinstance(text, str) else "")
+
+
+def _exit_at_end(output: str) -> re.Match[str] | None:
+    """Where the end of a shell tool's output says its exit code (``_EXIT``), if it does; an
+    end of plain ASCII without "exit" in any case is not searched."""
+    start = max(0, len(output) - EXIT_REACH)
+    end = output[start:]
+    if end.isascii() and "exit" not in end.lower():
+        return None
+    return _EXIT.search(output, start)
+
+
+# --- what a command line runs ----------------------------------------------------------------
+
+_PREFIXES = frozenset(("sudo", "time", "nice", "env", "exec", "nohup", "command"))
+_OPERATORS = frozenset(("&&", "||", ";", "|", "|&", "&", ";;"))
+_HEREDOC = re.compile(
+    r"<<-?[ \t]*(['\"]?)([\w.-]+)\1[^\n]*\n(.*?)(?:\n[ \t]*\2[ \t]*(?=\n|$)|\Z)", re.S
+)
+
+
+def _without_heredocs(command: str) -> str:
+    """The command with each here-document's body taken out (``cat > f <<EOF`` ... ``EOF``):
+    its lines are data, not commands."""
+    if "<<" not in command:
+        return command
+    return _HEREDOC.sub(lambda m: "<< " + m.group(2) + "\n", command)
+
+
+@lru_cache(maxsize=4096)
+def segments(command: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The simple commands of a shell line: each with the operator before it ('' for the
+    first) and its words, program first (its base name, after ``VAR=value``, ``sudo``...)."""
+    # Each line a command of its own (a line break inside quotes adds a ';' to a string).
+    command = _without_heredocs(command).replace("\\\n", " ").replace("\n", " ;\n")
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
+    except ValueError:
+        words = re.sub(r"(&&|\|\||[;|&])", r" \1 ", command).split()
+    parts: list[tuple[str, list[str]]] = [("", [])]
+    for word in words:
+        if word in _OPERATORS or word in ("(", ")"):
+            parts.append((word, []))
+        else:
+            parts[-1][1].append(word)
+    programs: list[tuple[str, tuple[str, ...]]] = []
+    for operator, segment in parts:
+        while segment and (
+            segment[0] in _PREFIXES or ("=" in segment[0] and not segment[0].startswith("-"))
+        ):
+            segment = segment[1:]  # VAR=value, sudo, time... before the program
+        if segment:
+            programs.append((operator, (segment[0].rsplit("/", 1)[-1], *segment[1:])))
+    return tuple(programs)
+
+
+def piped(command: str) -> bool:
+    """Whether the line ends in a pipe (``npm test | tail -5``): its exit status is then the
+    last filter's, which says nothing of how the command before it went."""
+    found = segments(command)
+    return bool(found) and found[-1][0] in ("|", "|&")
+
+
+_LOOKING = frozenset(
+    "ag ack awk basename bat cat cd column cut date df diff dirname du echo egrep fd "
+    "fgrep file find grep head hexdump jq less ls more nl od printf pwd readlink realpath rg "
+    "sort stat tail test tree tr true type uniq wc which xxd zgrep [ [[ pgrep cmp "
+    "Get-ChildItem Get-Content Select-String Test-Path Get-Item dir where".split()
+)
+_GIT_LOOKING = frozenset("status log show diff blame grep remote rev-parse ls-files".split())
+
+
+def inspects(command: str) -> bool:
+    """Whether every part of ``command`` only reads: listing, searching, printing, git's views."""
+
+    def looks(words: tuple[str, ...]) -> bool:
+        program = words[0]
+        targets = [after for word, after in pairwise(words) if word in (">", ">>", ">|")]
+        if any(target != "/dev/null" for target in targets):
+            return False  # it writes a file
+        if program == "git":
+            return len(words) > 1 and words[1] in _GIT_LOOKING
+        if program == "sed":
+            return not any(w.startswith(("-i", "--in-place")) for w in words[1:])
+        return program in _LOOKING
+
+    found = segments(command)
+    return bool(found) and all(looks(words) for _, words in found)
+
+
+_NO_MATCH_IS_ONE = frozenset(
+    "ag ack cmp diff egrep fgrep grep pgrep pkill rg test which zgrep [ [[ Select-String "
+    "Test-Path".split()
+)
+"""Programs whose exit code 1 says "no match", "different" or "false", not that they failed."""
+
+
+def only_an_answer(command: str, code: int | None) -> bool:
+    """Whether exit code ``code`` of ``command`` is an answer, not a failure: 1 from a search
+    that found nothing, a comparison that found differences, a test that was false, ``git diff
+    --exit-code``, when the rest of the line only looked (``cd x && grep -r y .``)."""
+    if code != 1:
+        return False
+    found = segments(command)
+    if not found or not inspects(command):
+        return False
+    last_or_chained = [words for operator, words in found if operator in ("", "&&", ";")]
+    return any(_answers(words) for words in last_or_chained)
+
+
+def _answers(words: tuple[str, ...]) -> bool:
+    if words[0] in _NO_MATCH_IS_ONE:
+        return True
+    return (
+        words[0] == "git"
+        and "diff" in words[1:2]
+        and ("--exit-code" in words or "--quiet" in words)
+    )
+
+
+# --- what kind of step it is -----------------------------------------------------------------
+
+_TEST_RUNNERS = (  # longer first: "npx vitest run" is a runner, not "npx vitest" with "run"
+    ("npx", "vitest", "run"),
+    ("pnpm", "vitest", "run"),
+    ("vitest", "run"),
+    ("python", "-m", "pytest"),
+    ("python3", "-m", "pytest"),
+    ("uv", "run", "pytest"),
+    ("pytest",),
+    ("npm", "test"),
+    ("npm", "run", "test"),
+    ("pnpm", "test"),
+    ("yarn", "test"),
+    ("bun", "test"),
+    ("go", "test"),
+    ("cargo", "test"),
+    ("npx", "vitest"),
+    ("npx", "jest"),
+    ("vitest",),
+    ("jest",),
+    ("make", "test"),
+    ("tox",),
+    ("deno", "test"),
+)
+
+
+@lru_cache(maxsize=4096)  # a session runs the same few commands again and again
+def runner_and_targets(command: str) -> tuple[tuple[str, ...], frozenset[str]] | None:
+    """A test command's runner and the targets it names (none: the whole suite); None for a
+    command that runs no tests."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    while words and "=" in words[0] and not words[0].startswith("-"):
+        words = words[1:]  # VAR=value before the command
+    for runner in _TEST_RUNNERS:
+        if tuple(words[: len(runner)]) == runner:
+            rest = words[len(runner) :]
+            return runner, frozenset(w for w in rest if not w.startswith("-"))
+    return None
+
+
+@lru_cache(maxsize=4096)
+def core(command: str) -> str:
+    """A command without what only filters its output (``2>&1 | tail -5``), spaces normalised."""
+    return " ".join(re.sub(r"\s*2>&1|\s+\|\s.*$", "", command).split())
+
+
+def covers(later: str, earlier: str) -> bool:
+    """Whether a pass of ``later`` shows ``earlier`` to pass too: the same command (or one that
+    runs it after steps of its own: ``pip install x && pytest``), or the same test runner over
+    the whole suite or over every target ``earlier`` named."""
+    mine, theirs = core(later), core(earlier)
+    if mine == theirs or mine.endswith(("&& " + theirs, "; " + theirs)):
+        return True
+    first, second = runner_and_targets(later), runner_and_targets(earlier)
+    if first is None or second is None or first[0] != second[0]:
+        return False
+    return not first[1] or second[1] <= first[1]
+
+
+_BUILDERS = frozenset(
+    "biome bun cargo cmake deno docker dotnet eslint go gradle make mvn mypy ninja nox npm "
+    "pip pnpm poetry pre-commit prettier pyright ruff tox tsc uv yarn".split()
+)
+_GIT_STEPS = frozenset(
+    "am apply checkout cherry-pick commit merge pull push rebase reset restore revert stash "
+    "switch tag".split()
+)
+
+
+def is_milestone(command: str) -> bool:
+    """Whether some part of ``command`` runs tests, a build, a check, an install or a git step
+    that changes history."""
+    for _, words in segments(command):
+        program = words[0]
+        if program == "git" and len(words) > 1 and words[1] in _GIT_STEPS:
+            return True
+        if program in _BUILDERS or runner_and_targets(" ".join(words)) is not None:
+            return True
+        if program.startswith("python") and words[1:3] == ("-m", "pytest"):
+            return True
+    return False
+
+
+# --- the files it writes -----------------------------------------------------------------------
+
+_REDIRECTS = frozenset((">", ">>", ">|", "&>", "&>>", "1>", "1>>"))
+_SCRATCH = ("/dev/", "/tmp/", "/private/tmp/", "/var/folders/", "$TMPDIR", "${TMPDIR")
+_OPTIONS_WITH_VALUE = {
+    "sed": frozenset(("-e", "-f", "--expression", "--file")),
+    "perl": frozenset(("-e", "-E", "-M", "-I")),
+}
+_POWERSHELL_WRITES = frozenset(
+    "set-content add-content out-file new-item remove-item move-item copy-item".split()
+)
+
+
+def written_files(command: str, workdir: str | None = None) -> list[str]:
+    """The files a command line that succeeded wrote, created, moved to or removed, as far as
+    its words show (redirections, ``tee``, ``sed -i``, ``perl -i``, ``mv``, ``cp``, ``rm``,
+    ``touch``, ``git mv``/``git rm``, PowerShell's content and item commands): best effort,
+    never a file under a scratch folder. Relative paths are taken from ``workdir`` and the
+    line's own ``cd``."""
+    found: list[str] = []
+    here = workdir
+    for _, words in segments(command):
+        program = words[0]
+        if program == "cd" and len(words) == 2:
+            here = _joined(here, words[1])
+            continue
+        targets = [after for word, after in pairwise(words) if word in _REDIRECTS]
+        targets += _program_targets(program, words[1:])
+        found += [_joined(here, t) for t in targets if _is_file_word(t)]
+    return list(dict.fromkeys(found))
+
+
+def _program_targets(program: str, args: tuple[str, ...]) -> list[str]:
+    plain = _operands(program, args)
+    lowered = program.casefold()
+    if program == "tee" or program == "touch":
+        return plain
+    if program in ("sed", "perl") and any(a.startswith(("-i", "--in-place", "-pi")) for a in args):
+        explicit = any(a in _OPTIONS_WITH_VALUE[program] for a in args)
+        return plain if explicit else plain[1:]  # the first operand is the script
+    if program in ("mv", "cp", "install") and len(plain) >= 2:
+        return plain[-1:] + (plain[:-1] if program == "mv" else [])
+    if program in ("rm", "unlink"):
+        return plain
+    if program == "git" and plain[:1] == ["mv"] and len(plain) >= 3:
+        return plain[1:]
+    if program == "git" and plain[:1] == ["rm"]:
+        return plain[1:]
+    if lowered in _POWERSHELL_WRITES:
+        return _powershell_paths(args)
+    return []
+
+
+def _operands(program: str, args: tuple[str, ...]) -> list[str]:
+    """The words that are not options (nor an option's value) and not redirections."""
+    valued = _OPTIONS_WITH_VALUE.get(program, frozenset())
+    kept: list[str] = []
+    skip = False
+    for word, previous in zip(args, ("", *args), strict=False):
+        if skip:
+            skip = False
+            continue
+        if word in _REDIRECTS or previous in _REDIRECTS or word in ("<", "<<", "2>", "2>>"):
+            continue
+        if word.startswith("-") and len(word) > 1:
+            skip = word in valued
+            continue
+        kept.append(word)
+    return kept
+
+
+def _powershell_paths(args: tuple[str, ...]) -> list[str]:
+    named = [after for word, after in pairwise(args) if word.casefold() in ("-path", "-filepath",
+             "-literalpath", "-destination")]  # fmt: skip
+    if named:
+        return named
+    first = next((a for a in args if not a.startswith("-")), None)
+    return [first] if first else []
+
+
+def _is_file_word(word: str) -> bool:
+    if not word or word.startswith(("&", "-", "(")) or word.endswith("/"):
+        return False
+    return not word.startswith(_SCRATCH) and any(c.isalnum() for c in word)
+
+
+def _joined(folder: str | None, path: str) -> str:
+    if folder is None or path.startswith(("/", "~", "$")) or re.match(r"[A-Za-z]:[\\/]", path):
+        return path
+    return posixpath.normpath(posixpath.join(folder, path))
