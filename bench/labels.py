@@ -16,6 +16,7 @@ with case and white space folded, and without Markdown's quote marks and backtic
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import shutil
 import subprocess
@@ -111,10 +112,25 @@ def _files(block: str) -> dict[str, str]:
     return found
 
 
-def same_path(label: str, listed: str) -> bool:
-    """The same file, one path perhaps longer (absolute, or from a parent folder)."""
-    a, b = (p.replace("\\", "/").removeprefix("./").rstrip("/") for p in (label, listed))
-    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+def same_path(label: str, listed: str, cwd: str | None) -> bool:
+    """The same file: a relative path is taken from the session's ``cwd``."""
+    return _absolute(label, cwd) == _absolute(listed, cwd)
+
+
+def names_path(label: str, listed: str, cwd: str | None) -> bool:
+    """``same_path``, or a label written relative to a folder the session went to (``cd``)
+    that ends the listed path: a folder and a name, not a bare name."""
+    if same_path(label, listed, cwd):
+        return True
+    tail = label.replace("\\", "/").removeprefix("./")
+    return "/" in tail and _absolute(listed, cwd).endswith("/" + tail)
+
+
+def _absolute(path: str, cwd: str | None) -> str:
+    path = path.replace("\\", "/")
+    if cwd and not re.match(r"[/~$]|[A-Za-z]:/", path):
+        path = cwd.replace("\\", "/").rstrip("/") + "/" + path
+    return posixpath.normpath(path)
 
 
 def _empty(part: str) -> bool:
@@ -128,12 +144,13 @@ _LISTING = re.compile(r"\b(read|changed|modified|written|wrote|edited|created)\b
 _MISSING = re.compile(r"not found|no such|missing|does not exist|doesn't exist|failed", re.I)
 
 
-def _listed_in_body(document: Document, path: str, changed: bool) -> bool:
+def _listed_in_body(document: Document, path: str, changed: bool, cwd: str | None) -> bool:
+    same = names_path if changed else same_path
     """Whether a line of the document outside ``<files>`` lists ``path`` as a file (read or,
     with ``changed``, changed) and not as one that is missing."""
     for line in document.body.splitlines():
         words = re.findall(r"[^\s`,;()'\"]+", line)
-        if not any(same_path(path, w.rstrip(".:")) for w in words if "/" in w or "." in w):
+        if not any(same(path, w.rstrip(".:"), cwd) for w in words if "/" in w or "." in w):
             continue
         found = _LISTING.search(line)
         if found is None or _MISSING.search(line):
@@ -143,7 +160,9 @@ def _listed_in_body(document: Document, path: str, changed: bool) -> bool:
     return False
 
 
-def document_checks(labels: dict[str, Any], text: str) -> Iterator[tuple[str, str, bool]]:
+def document_checks(
+    labels: dict[str, Any], text: str, cwd: str | None
+) -> Iterator[tuple[str, str, bool]]:
     doc = Document.read(text)
     goal = folded(doc.section("goal"))
     whole = folded(doc.body)
@@ -155,10 +174,11 @@ def document_checks(labels: dict[str, Any], text: str) -> Iterator[tuple[str, st
     for request in labels.get("requests") or []:
         yield "requests", request, folded(request) in whole
     for path in [*labels.get("files_changed", []), *labels.get("files_changed_via_shell", [])]:
-        marked = any(same_path(path, p) and m != "Read" for p, m in doc.files.items())
-        yield "changed", path, marked or _listed_in_body(doc, path, changed=True)
+        marked = any(names_path(path, p, cwd) and m != "Read" for p, m in doc.files.items())
+        yield "changed", path, marked or _listed_in_body(doc, path, True, cwd)
     for path in labels.get("failed_paths") or []:
-        listed = any(same_path(path, p) for p in doc.files) or _listed_in_body(doc, path, False)
+        listed = any(same_path(path, p, cwd) for p in doc.files)
+        listed = listed or _listed_in_body(doc, path, False, cwd)
         yield "failed", path, not listed
     steps = folded(doc.section("next steps"))
     handed_back = any(folded(r)[:40] in steps for r in labels.get("requests") or [])
@@ -184,21 +204,22 @@ def document_checks(labels: dict[str, Any], text: str) -> Iterator[tuple[str, st
 
 
 def facts_checks(labels: dict[str, Any], facts: dict[str, Any]) -> Iterator[tuple[str, str, bool]]:
+    cwd = facts.get("cwd")
     requests = [folded(r) for r in facts.get("requests") or []]
     first = requests[0] if requests else ""
     terms = labels.get("task_terms") or []
     if terms:
         yield "task", ", ".join(terms), all(folded(t) in first for t in terms)
     for snippet in labels.get("injected") or []:
-        yield "injected", snippet, not any(folded(snippet) in r for r in requests)
+        yield "injected", snippet, folded(snippet) not in first
     for request in labels.get("requests") or []:
         yield "requests", request, any(folded(request) in r for r in requests)
     changed = facts.get("modified_files") or []
     for path in [*labels.get("files_changed", []), *labels.get("files_changed_via_shell", [])]:
-        yield "changed", path, any(same_path(path, p) for p in changed)
+        yield "changed", path, any(names_path(path, p, cwd) for p in changed)
     read = [*(facts.get("read_files") or []), *(facts.get("read_set") or []), *changed]
     for path in labels.get("failed_paths") or []:
-        yield "failed", path, not any(same_path(path, p) for p in read)
+        yield "failed", path, not any(same_path(path, p, cwd) for p in read)
     finished = bool(labels.get("finished"))
     yield "finished", "finished" if finished else "unfinished", facts.get("finished") is finished
     errors = [folded(e) for e in facts.get("open_errors") or []]
@@ -247,7 +268,7 @@ def checks_of(session: Path, work: Path) -> list[Check]:
     facts = json.loads(_handoff(work, "show", str(copy), "--facts", "--json"))
     done = json.loads(_handoff(work, str(copy), "--model", "extractive", "--json"))
     document = json.loads(_handoff(work, "show", done["path"], "--document", "--json"))["document"]
-    on_document = list(document_checks(labels, document))
+    on_document = list(document_checks(labels, document, facts.get("cwd")))
     on_facts = list(facts_checks(labels, facts))
     assert [c[:2] for c in on_document] == [c[:2] for c in on_facts]
     return [

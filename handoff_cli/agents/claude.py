@@ -86,6 +86,7 @@ from handoff_cli.sessions.session import (
     session_title,
     spanning,
 )
+from handoff_cli.sessions.tree import branch as tree_branch
 from handoff_cli.sessions.tree import children
 from handoff_cli.text import text_of
 
@@ -643,6 +644,26 @@ def _shared_image(block: Any) -> Any:
 # --- what happened beside the branch -----------------------------------------------------------
 
 
+def before_compactions(session: Session, branch: list[Record]) -> list[Record]:
+    """What the branch held before its compactions: a compaction's boundary has no parent (the
+    branch Claude Code resumes starts there) but names the leaf before it in
+    ``logicalParentUuid``; the branch to that leaf, and to the one before an earlier
+    compaction, oldest first. Not sent again, but what happened."""
+    earlier: list[Record] = []
+    first = branch[0] if branch else None
+    seen: set[str] = set()
+    while first is not None and first.type == "system" and first.entry is not None:
+        parent = first.entry.get("logicalParentUuid")
+        tip = session.by_id.get(parent) if isinstance(parent, str) else None
+        if tip is None or tip.id in seen:
+            break
+        before = tree_branch(session, tip)
+        seen.update(r.id for r in before)
+        earlier = before + earlier
+        first = before[0] if before else None
+    return earlier
+
+
 def parallel_calls(session: Session, branch: list[Record]) -> dict[str, list[Record]]:
     """The records of parallel tool calls that hang beside ``branch``: Claude Code writes each
     call of an answer as a record of its own, chained one after another, and each result as a
@@ -661,21 +682,23 @@ def parallel_calls(session: Session, branch: list[Record]) -> dict[str, list[Rec
 
 
 def _only_calls(top: Record, kids: dict[str | None, list[Record]]) -> list[Record]:
-    """``top`` and what hangs below it, if every one is a tool call or a tool result."""
+    """The messages of ``top`` and what hangs below it, if every one is a tool call or a tool
+    result."""
     taken: list[Record] = []
     stack = [top]
     while stack:
         record = stack.pop()
-        if not _call_or_result(record):
-            return []
-        taken.append(record)
+        if record.type == "message":  # the rest (progress, attachments) hangs on the way
+            if not _call_or_result(record):
+                return []
+            taken.append(record)
         stack += reversed(kids.get(record.id, ()))
     return taken
 
 
 def _call_or_result(record: Record) -> bool:
-    if record.type != "message" or not record.has_message:
-        return record.type == "attachment"  # what the CLI hangs between a call and its result
+    if not record.has_message:
+        return False
     message = record.message()
     role = message.get("role")
     if role == "toolResult":

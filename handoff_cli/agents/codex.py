@@ -34,6 +34,7 @@ import base64
 import binascii
 import os
 import re
+import shlex
 import uuid
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
@@ -127,7 +128,11 @@ _NOT_TURNS = ("<user_shell_command>", "<turn_aborted>", "<skill>", "<subagent_no
 _META_START = re.compile(rb'\{"timestamp": ?"[^"]*", ?(?:"ordinal": ?0, ?)?"type": ?"session_meta"')
 """How a ``session_meta`` line starts, for one longer than the head read."""
 _DATA_URL = re.compile(r"data:([\w.+/-]+);base64,(.*)", re.S)
-_SHELL_TOOLS = frozenset({"exec_command", "shell", "local_shell", "container.exec"})
+_SHELL_TOOLS = frozenset(
+    {"exec_command", "shell", "local_shell", "container.exec", "shell_command"}
+)
+_SHELLS = frozenset(("bash", "sh", "zsh", "dash"))
+_SCRIPT_FLAGS = frozenset(("-c", "-lc", "-ic"))
 
 
 class Codex(OwnFormatAgent):
@@ -550,8 +555,13 @@ def _tool_call(item: Entry) -> tuple[str, Any]:
 
 
 def _command(command: Any) -> str:
+    """A shell call's command as one line a shell reads back: an argument vector quoted, and
+    the script alone of ``["bash", "-lc", script]`` (what it runs)."""
     if isinstance(command, list):
-        return " ".join(str(word) for word in command)
+        words = [str(word) for word in command]
+        if len(words) == 3 and words[0].rsplit("/", 1)[-1] in _SHELLS and words[1] in _SCRIPT_FLAGS:
+            return words[2]
+        return shlex.join(words)
     return str(command) if command is not None else ""
 
 

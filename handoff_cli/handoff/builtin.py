@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from handoff_cli.handoff.check import finished_item
 from handoff_cli.handoff.conversation import Conversation
 from handoff_cli.handoff.document import SECTIONS, Sections
-from handoff_cli.handoff.facts import Facts
+from handoff_cli.handoff.facts import Facts, sentences
 from handoff_cli.handoff.plan import (
     CHARS_PER_TOKEN,
     Plan,
@@ -47,25 +47,30 @@ QUOTE_CHARS = 600
 NOTHING = "- (none recorded)"
 EARLIER_PATH = "On an earlier path, since left:"
 
-_DONE_WORDS = re.compile(
-    r"^(done|finished|fixed|completed?|all (?:\d+ )?tests? pass|implemented|added|merged|"
-    r"works now|it works)\b",
-    re.IGNORECASE,
-)
-_PLAN = re.compile(
-    r"\b(next,? I|I'll|I will|I'm going to|I am going to|plan to|still (?:need|have) to|"
-    r"remaining|left to do)\b",
-    re.IGNORECASE,
-)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _SUBHEADING = re.compile(r"^#{3,}\s*(.+?)\s*$")
 # Items this writer derives from the facts: an earlier document's copies of them are stale,
 # since the facts are computed again from the whole branch.
 _DERIVED = re.compile(
-    r"^(The error still open: |Files (changed|read): |Ran `|The latest request|Where the assistant "
-    r"stopped:|The user answered |Fix the error still open|Answer the latest request: |Finish the "
-    r"latest request: |Go on as the assistant planned: )"
+    r"^(The errors? still open|Files (changed|read|written by shell)|Ran `|The latest request|"
+    r"Where (the assistant|it) stopped|The user answered |Fix the error|Answer the latest request|"
+    r"Finish the latest request: |Go on as the assistant planned: |The original task|Requests "
+    r"since|Paths (that were )?not found|Confirm the result with the user|The work asked for is "
+    r"done|The assistant's last words|Check whether the call|Ask the user how to go on|Make the "
+    r"change to|Read the last result)"
+)
+_FITS = (  # how much of each part, loose to tight (see _Fit): the requests and rules last
+    (600, 12, 600, 160, 200, 16),
+    (600, 12, 300, 100, 200, 16),
+    (500, 10, 240, 72, 200, 14),
+    (400, 8, 200, 64, 200, 12),
+    (400, 6, 160, 62, 200, 12),
+    (300, 4, 120, 62, 200, 10),
+    (300, 3, 100, 62, 200, 8),
+    (300, 2, 80, 62, 120, 8),
+    (240, 2, 80, 60, 80, 6),
+    (200, 1, 80, 50, 40, 4),
+    (160, 1, 60, 40, 20, 3),
 )
 
 
@@ -74,8 +79,8 @@ def write_document(
 ) -> str:
     """The handoff document for ``facts``, within ``max_tokens`` (4 characters a token)."""
     draft = _Draft.of(facts, focus)
-    for items in range(LIST_ITEMS, 0, -1):  # fewer items a list until it fits
-        document = draft.render(items, QUOTE_CHARS if items > 4 else QUOTE_CHARS // 3)
+    for fit in _FITS:  # less of each list until it fits
+        document = draft.render(_Fit(*fit))
         if len(document) <= max_tokens * CHARS_PER_TOKEN:
             return document
     return document[: max_tokens * CHARS_PER_TOKEN].rsplit("\n", 1)[0] + "\n"
@@ -126,6 +131,23 @@ _NO_PLAN = Plan("single", range(0))
 BUILTIN = Builtin()
 
 
+class _Fit(NamedTuple):
+    """How much of each part a rendering holds."""
+
+    quote: int
+    """The characters of the first and the latest request."""
+    items: int
+    """The items of a list."""
+    item: int
+    """The characters of an item."""
+    request: int
+    """The characters of each request between the first and the latest."""
+    requests: int
+    """How many of those are shown (the latest ones)."""
+    rules: int
+    """How many of the user's rules are shown."""
+
+
 @dataclass
 class _Draft:
     """The document's parts, before caps."""
@@ -139,19 +161,22 @@ class _Draft:
     critical: list[str]
     next_steps: list[str]
     terms: list[str]
+    facts: Facts = field(default_factory=Facts)
+    focus: str | None = None
     changed: str = ""
     """Every file changed, in one line: whole, and never one of a list's capped items (a
     reader of the document needs each of them: ``check``'s required probes)."""
 
     @classmethod
     def of(cls, facts: Facts, focus: str | None) -> _Draft:
-        draft = cls([], [], [], [], [], [], [], [], [])
+        draft = cls([], [], [], [], [], [], [], [], [], facts, focus)
         draft.terms = re.findall(r"[\w./-]{3,}", (focus or "").casefold())
         goal = draft._summary(facts.summary)
         for sections in facts.branch_summaries:
             draft._summary(sections, earlier_path=True)
+        draft.goal = [p for p in goal.split("\n\n") if p and not p.startswith("Focus of this")]
         draft.constraints = _unique([*draft.constraints, *facts.rules])
-        draft._goal(facts, goal, focus)
+        draft.decisions = _unique([*draft.decisions, *facts.decisions])
         draft._progress(facts)
         draft._context(facts)
         draft._next(facts)
@@ -197,19 +222,6 @@ class _Draft:
                 getattr(self, into).extend(items)
         return "\n\n".join(goal)
 
-    def _goal(self, facts: Facts, earlier: str, focus: str | None) -> None:
-        # An earlier document's Goal may quote the task already: once is enough.
-        goal = [part for part in earlier.split("\n\n") if not part.startswith("Focus of this")]
-        said = _plain(earlier)
-        if facts.original_task and _plain(facts.original_task) not in said:
-            goal.append("The original task:\n" + _quote(facts.original_task))
-        latest = facts.latest_request
-        if latest and latest != facts.original_task and _plain(latest) not in said:
-            goal.append("The latest request:\n" + _quote(latest))
-        if focus:
-            goal.append(f"Focus of this handoff: {one_line(focus, 300)}")
-        self.goal = [part for part in goal if part.strip()]
-
     def _progress(self, facts: Facts) -> None:
         last: dict[str, str] = {}
         milestones = (c for c in facts.commands if c.milestone and c.known)
@@ -219,73 +231,172 @@ class _Draft:
                 last[command.text] = status
             else:
                 last.pop(command.text, None)
-        self.done += [f"Ran `{text}`: {status}" for text, status in last.items()]
+        ran = [f"Ran `{text}`: {status}" for text, status in last.items()]
         answer = facts.last_answer
+        if facts.finished:
+            report = _report(answer or "")
+            self.done = [
+                "The work asked for is done; the assistant's report:",
+                *report,
+                *ran,
+                *self.done,
+            ]
+        else:
+            self.done = [*ran, *self.done]
+            if facts.stopped:
+                self.in_progress.insert(0, f"Where it stopped: {facts.stopped}")
+            if answer and facts.answered:
+                self.in_progress.insert(1, "The assistant's last words:\n" + _quote(answer))
         if facts.latest_request and not facts.answered:
-            self.pending.append(
-                "The latest request, not answered yet:\n" + _quote(facts.latest_request)
-            )
-        elif answer and not facts.open_error and _DONE_WORDS.match(answer):
-            self.done.append("The latest request, as the assistant reported it:\n" + _quote(answer))
-        elif answer:
-            self.in_progress.append("Where the assistant stopped:\n" + _quote(answer))
+            self.pending.insert(0, "The latest request, not answered yet (see Goal).")
         if facts.acknowledgement and facts.go_ahead:
             ack = one_line(facts.acknowledgement, 40)
             self.in_progress.append(f'The user answered "{ack}" to the proposal above: go ahead.')
 
     def _context(self, facts: Facts) -> None:
-        if facts.open_error:
-            command, _, output = facts.open_error.partition("\n")
-            entry = f"The error still open: {command}"
-            self.critical.insert(0, entry + (f"\n```\n{output}\n```" if output else ""))
-        if facts.modified_files:
-            self.changed = "Files changed: " + ", ".join(f"`{p}`" for p in facts.modified_files)
-        if facts.read_files:
-            self.critical.append(
-                "Files read: " + ", ".join(f"`{p}`" for p in facts.read_files[:LIST_ITEMS])
+        errors = []
+        for error in facts.open_errors:
+            command, _, output = error.partition("\n")
+            errors.append(
+                f"The error still open: {command}" + (f"\n```\n{output}\n```" if output else "")
             )
+        self.critical[:0] = errors
+
+        def paths(found: Iterable[str]) -> str:
+            return ", ".join(f"`{_relative(p, facts.cwd)}`" for p in found)
+
+        shell = set(facts.shell_files)
+        tools = [p for p in facts.modified_files if p not in shell]
+        lines = []
+        if tools:
+            lines.append(f"Files changed: {paths(tools)}")
+        if shell:
+            written = paths(facts.shell_files)
+            lines.append(
+                f"Files written by shell commands (read from the command lines): {written}"
+            )
+        self.changed = "\n- ".join(lines)
+        if facts.missing_files:
+            self.critical.append(
+                f"Paths not found (they do not exist): {paths(facts.missing_files[:LIST_ITEMS])}"
+            )
+        if facts.read_files:
+            self.critical.append(f"Files read: {paths(facts.read_files[:LIST_ITEMS])}")
 
     def _next(self, facts: Facts) -> None:
         steps: list[str] = []
-        if facts.open_error:
+        if facts.open_errors:
             steps.append("Fix the error still open (see Critical Context).")
-        answer = facts.last_answer or ""
-        if facts.latest_request and not facts.answered:
-            steps.append("Answer the latest request: " + one_line(facts.latest_request, 300))
-        elif facts.latest_request and not (
-            _DONE_WORDS.match(answer) or facts.latest_request.rstrip().endswith("?")
-        ):  # a question answered needs nothing more
-            steps.append("Finish the latest request: " + one_line(facts.latest_request, 300))
-        plan = [s for s in _SENTENCE.split(answer) if _PLAN.search(s)]
-        if plan and facts.answered:
-            steps.append("Go on as the assistant planned: " + one_line(" ".join(plan), 300))
+        if facts.finished:
+            steps.append("Confirm the result with the user, or wait for their next request.")
+        elif facts.latest_request and not facts.answered:
+            steps.append("Answer the latest request (see Goal).")
+        elif facts.stopped and facts.stopped.startswith("A call to"):
+            steps.append(
+                "Check whether the call that had no result ran, then go on with the latest request."
+            )
+        elif facts.stopped and facts.stopped.startswith("The user"):
+            steps.append("Ask the user how to go on: they stopped the work.")
+        elif facts.stopped and facts.stopped.startswith("Changing"):
+            steps.append(
+                "Make the change to "
+                + facts.stopped.removeprefix("Changing ").split(" failed")[0]
+                + " that failed."
+            )
+        elif facts.stopped and facts.stopped.startswith("The last turn ended"):
+            steps.append("Read the last result again, then go on with the latest request.")
+        elif facts.latest_request:
+            plan = [s for s in sentences(facts.last_answer or "") if _PLAN.search(s)]
+            steps.append(
+                "Go on as the assistant planned: " + one_line(" ".join(plan), 300)
+                if plan
+                else "Finish the latest request (see Goal)."
+            )
         self.next_steps = _unique([*steps, *self.next_steps])
 
-    def render(self, items: int, quote: int) -> str:
-        def bullets(found: list[str], numbered: bool = False) -> str:
-            chosen = _focused(_unique(found), self.terms)[:items]
+    def render(self, fit: _Fit) -> str:
+        def bullets(found: list[str], numbered: bool = False, most: int = fit.items) -> str:
+            chosen = _focused(_unique(found), self.terms)[:most]
             if not chosen:
                 return NOTHING
             marks = [f"{n}." if numbered else "-" for n in range(1, len(chosen) + 1)]
             return "\n".join(
-                f"{m} {_shortened(item, quote)}" for m, item in zip(marks, chosen, strict=True)
+                f"{m} {_shortened(item, fit.item)}" for m, item in zip(marks, chosen, strict=True)
             )
 
-        goal = "\n\n".join(_shortened(part, quote) for part in self.goal) or NOTHING
+        goal = "\n\n".join(self._goal(fit)) or NOTHING
         critical = bullets(self.critical)
         if self.changed:
             listed = f"- {self.changed}"
             critical = listed if critical == NOTHING else f"{critical}\n{listed}"
+        done = bullets(self.done) if not self.facts.finished else self._done(fit)
         parts = {
             "Goal": goal,
-            "Constraints & Preferences": bullets(self.constraints),
-            "Progress": f"### Done\n{bullets(self.done)}\n\n### In Progress\n"
+            "Constraints & Preferences": bullets(self.constraints, most=fit.rules),
+            "Progress": f"### Done\n{done}\n\n### In Progress\n"
             f"{bullets(self.in_progress)}\n\n### Pending\n{bullets(self.pending)}",
             "Key Decisions": bullets(self.decisions),
             "Critical Context": critical,
             "Next Steps": bullets(self.next_steps, numbered=True),
         }
         return "\n\n".join(f"## {name}\n{parts[name]}" for name in SECTIONS) + "\n"
+
+    def _goal(self, fit: _Fit) -> list[str]:
+        """The summary's goal, then the user's requests: the first and the latest quoted, those
+        between a line each (the latest of them, as many as ``fit`` holds)."""
+        facts = self.facts
+        said = _plain("\n\n".join(self.goal))
+        parts = [_shortened(p, fit.item) for p in self.goal]
+        requests = [r for r in facts.requests if _plain(r) not in said]
+        if requests and facts.original_task in requests:
+            parts.append("The original task:\n" + _quote(requests.pop(0), fit.quote))
+        latest = requests.pop() if requests else None
+        between = requests[-fit.requests :] if fit.requests else []
+        if between:
+            left = len(requests) - len(between) + facts.requests_left_out
+            lines = [f"- {one_line(r, fit.request)}" for r in between]
+            if left:
+                lines.insert(0, f"- ({left} earlier requests left out)")
+            parts.append("Requests since, in order:\n" + "\n".join(lines))
+        if latest is not None:
+            parts.append("The latest request:\n" + _quote(latest, fit.quote))
+        if self.focus:
+            parts.append(f"Focus of this handoff: {one_line(self.focus, 300)}")
+        return parts
+
+    def _done(self, fit: _Fit) -> str:
+        """Done, for finished work: the report's items whole, the rest of Done capped."""
+        head, *rest = self.done
+        report = [r for r in rest if r.startswith("  ")][: fit.items * 2]
+        others = [r for r in rest if not r.startswith("  ")][: fit.items]
+        lines = [f"- {head}", *(f"  - {_shortened(r.strip(), fit.item)}" for r in report)]
+        return "\n".join(lines + [f"- {_shortened(o, fit.item)}" for o in _unique(others)])
+
+
+def _relative(path: str, cwd: str | None) -> str:
+    """A path as the next session, in the same folder, names it: relative when it is under
+    ``cwd``."""
+    base = (cwd or "").rstrip("/\\")
+    if base and len(path) > len(base) + 1 and path.startswith(base) and path[len(base)] in "/\\":
+        return path[len(base) + 1 :]
+    return path
+
+
+def _report(answer: str) -> list[str]:
+    """What a final answer reports, in its words: its list items, else its sentences; each
+    marked as the report's (two spaces)."""
+    lines = [line for line in answer.splitlines() if line.strip()]
+    items = [line[m.end() :].strip() for line in lines if (m := _BULLET.match(line))]
+    if len(items) < 2:
+        items = [s for s in sentences(answer) if len(s) > 1]
+    return [f"  {one_line(item, 300)}" for item in items if item]
+
+
+_PLAN = re.compile(
+    r"\b(next,? I|I'll|I will|I'm going to|I am going to|plan to|still (?:need|have) to|"
+    r"remaining|left to do)\b",
+    re.IGNORECASE,
+)
 
 
 _STANDARD = frozenset(name.casefold() for name in SECTIONS)

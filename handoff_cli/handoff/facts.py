@@ -36,7 +36,13 @@ from handoff_cli.handoff.document import (
     summarised_document,
     unwrap_document,
 )
-from handoff_cli.said import REQUEST_CHARS, is_acknowledgement, own_words, request_in
+from handoff_cli.said import (
+    REQUEST_CHARS,
+    is_acknowledgement,
+    only_a_template,
+    own_words,
+    request_in,
+)
 from handoff_cli.sessions.js import js_string
 from handoff_cli.sessions.jsonl import dumps, parse_line
 from handoff_cli.sessions.session import Entry, Record, Session, gc_paused
@@ -44,7 +50,7 @@ from handoff_cli.text import one_line, text_of
 
 COMMAND_CHARS = shell.COMMAND_CHARS
 OUTPUT_TAIL_LINES = 12
-REQUESTS_BUDGET = 24_000
+REQUESTS_BUDGET = 48_000
 """The characters of requests held: the first always, then the latest that fit."""
 DECISIONS_KEPT = 8
 FAILED_STOPS = frozenset(("error", "aborted", "length"))
@@ -83,6 +89,8 @@ class Command:
 class Facts:
     """What the branch shows, exactly."""
 
+    cwd: str | None = None
+    """The session's working folder (its header's): what relative paths are relative to."""
     requests: tuple[str, ...] = ()
     """The person's substantive requests on the branch, in order, each verbatim (up to
     ``REQUEST_CHARS``): the first, then as many of the latest as ``REQUESTS_BUDGET`` holds."""
@@ -224,18 +232,19 @@ def facts_of(session: Session, branch: list[Record]) -> Facts:
     """The facts of ``branch`` (the entries from the root to the leaf) of ``session``: every
     message read again, with the cyclic GC paused as for the load."""
     reader = _Reader()
-    beside = claude.parallel_calls(session, branch) if session.agent == claude.NAME else {}
+    earlier: list[Record] = []
+    beside: dict[str, list[Record]] = {}
+    if session.agent == claude.NAME:  # what Claude Code's way of storing leaves off the branch
+        earlier = claude.before_compactions(session, branch)
+        beside = claude.parallel_calls(session, earlier + branch)
     with gc_paused(kept=False):
-        for index, (record, entry) in enumerate(
-            zip(branch, _entries(session, branch), strict=True)
-        ):
-            reader.entry(index, record, entry)
-            fragments = beside.get(record.id)
-            for fragment, value in zip(
-                fragments or (), _entries(session, fragments or []), strict=True
-            ):
-                reader.entry(index, fragment, value)  # at the place of the call they answer
-    return reader.facts()
+        # Positions are the branch's (an anchor is one); what came before it is below 0.
+        for index, record in enumerate(earlier + branch, -len(earlier)):
+            reader.entry(index, record, _entry(record))
+            for fragment in beside.get(record.id, ()):
+                reader.entry(index, fragment, _entry(fragment))  # at its call's place
+    cwd = session.header.get("cwd")
+    return replace(reader.facts(), cwd=cwd if isinstance(cwd, str) else None)
 
 
 def facts_of_messages(messages: Iterable[dict[str, Any]]) -> Facts:
@@ -284,49 +293,55 @@ def facts_of_chat(messages: Iterable[dict[str, Any]]) -> Facts:
     return facts_of_messages(agent)
 
 
-def _entries(session: Session, branch: list[Record]) -> Iterator[Entry | None]:
-    for record in branch:
-        if record.entry is not None:
-            yield record.entry
-        elif record.has_message:
-            yield {"type": "message", "id": record.id, "message": record.message()}
-        else:
-            yield None  # a message the agent would not send (a superseded retry)
+def _entry(record: Record) -> Entry | None:
+    if record.entry is not None:
+        return record.entry
+    if record.has_message:
+        return {"type": "message", "id": record.id, "message": record.message()}
+    return None  # a message the agent would not send (a superseded retry)
 
 
 # --- the user's rules ---------------------------------------------------------------------------
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
+_SENTENCE_END = re.compile(r"(?<![\s(]\d[.])(?<=[.!?])\s+|(?<=[。！？])|\n+")
+"""Where a sentence ends: not after an item's number ("For 1. use the regex")."""
 _RULE = re.compile(
-    r"^(?:always|never|don'?t|do not|must|only|avoid|prefer|make sure|no new|stick to|"
-    r"stay within|keep (?:it|the|all|every|everything)\b|please (?:don'?t|do not|avoid|keep|use|"
-    r"only|always|never|stick))\b"
-    r"|\b(?:must(?:n'?t| not)?|never|always|should(?:n'?t| not| never| always)|"
+    r"^(?:always|never|don'?t|do not|must|only|avoid|prefer|make sure|be sure|ensure|no new|"
+    r"stick to|stay within|keep (?:it|the|all|every|everything)\b|use|(?:please |just )?use|"
+    r"please (?:don'?t|do not|avoid|keep|use|only|always|never|stick|ask|make)|ask me|"
+    r"one at a time|test-driven|tdd)\b"
+    r"|\b(?:must(?:n'?t| not)?|never|always|should|shouldn'?t|only|be sure to|make sure|"
     r"(?<!\bi )(?<!\bwe )(?<!\bthey )(?:don'?t|do not))\b"
     r"|\b(?:you'?re|you are|i'?m|i am|we'?re|we are) (?:in|on|using|running|working (?:in|on|"
-    r"with)|limited to|restricted to|not allowed)\b"
+    r"with)|limited to|restricted to|not allowed)\b|\b(?:we|they|i) (?:use|are using|prefer)\b"
     r"|\b(?:i|we|you) (?:can'?t|cannot|can not)\b|\b(?:can'?t|cannot|can not|unable to) (?:run|"
     r"use|install|access|touch|modify|change|upgrade|add|execute|open|call)\b"
     r"|\b(?:instead of|rather than|without (?:using|any|changing|touching|adding|breaking))\b"
-    r"|\bno (?:more than|longer than|external|extra|new)\b",
+    r"|\bno (?:more than|longer than|external|extra|new|\w+ (?:logs?|indices|comments|deps|"
+    r"dependencies|frameworks?))\b|\b(?:would|'d) like to (?:use|keep|have)\b|\bneeds? to be\b"
+    r"|\b(?:first|top|highest) priority\b|\bmay be used\b|\bi approve\b|\bwill (?:go|live|be "
+    r"stored) in\b|\bas each\b|\bonce (?:the|each) \w+ is\b",
     re.IGNORECASE,
 )
 _RULE_WORDS = (
     "always", "never", "don", "do not", "must", "only", "avoid", "prefer", "make sure", "no ",
     "stick to", "stay within", "keep", "should", "please", "'re", " are ", "i'm", "i am", "can",
-    "unable", "instead", "rather", "without",
+    "unable", "instead", "rather", "without", "use", "sure", "ask me", "one at a time", "tdd",
+    "test-driven", "like to", "need", "priority", "approve", "will ", "as each", "once ",
 )  # fmt: skip
 """Each of ``_RULE``'s alternatives holds one of these (lowercased): a sentence of none is no
 rule."""
 _RULE_ELSEWHERE = re.compile(
     # Chinese, Japanese, Korean
-    r"不要|禁止|必须|只能|不能|务必|请勿|一定要|不允许|不得|不准|别(?:用|改|动|碰|删)|"
-    r"ないで|必ず|のみ|だけで|してはいけない|しないこと|ではなく|使わず|"
-    r"하지 ?마|금지|반드시|절대|"
+    r"不要|不需要|禁止|必须|只能|不能|务必|请勿|一定要|不允许|不得|不准|别(?:用|改|动|碰|删)|"
+    r"ないで|必ず|のみ|だけで|してはいけない|しないこと|ではなく|使わず|なしです|は(?:なし|禁止)|"
+    r"を(?:利用|使用|使って|参照)|参照して|で(?:作成|実装)して|にしようと思|"
+    r"하지 ?마|금지|반드시|절대|참고하|사용해|"
     # Russian, Ukrainian
     r"\bне (?:надо|нужно|используй|трогай|меняй|удаляй|трогать|менять|треба|потрібно|"
     r"використовуй|чіпай|змінюй|видаляй)\b|\bнельзя\b|\bне можна\b|\bтолько\b|\bвсегда\b|"
     r"\bникогда\b|\bобязательно\b|\bлише\b|\bтільки\b|\bзавжди\b|\bніколи\b|\bобов'язково\b|"
+    r"\bиспользуй|\bвикористовуй|"
     # Spanish, Portuguese, French, German, Italian
     r"\bno (?:uses|toques|cambies|borres|use|mexa|altere)\b|\bsiempre\b|\bnunca\b|\bsempre\b|"
     r"\bne (?:pas|jamais)\b|\btoujours\b|\bjamais\b|\bnicht\b|\bimmer\b|\bniemals\b|\bnur\b|"
@@ -335,7 +350,7 @@ _RULE_ELSEWHERE = re.compile(
     r"لا ت|دائما|فقط|ممنوع|بدون",
     re.IGNORECASE,
 )
-_REMARK = re.compile(r"^(?:ok(?:ay)?|hm+|well|so|lol|haha|yeah|i think|i guess|i see)\b", re.I)
+_REMARK = re.compile(r"^(?:hm+|well|so|lol|haha|i guess|i see)\b", re.I)
 
 
 def is_rule(sentence: str) -> bool:
@@ -381,7 +396,8 @@ _PROMISE = re.compile(
     r"\b(?:next,? I(?:'ll| will)|(?:now )?I(?:'ll| will) (?:now |next )?(?:start|begin|continue|"
     r"proceed|run|check|fix|update|implement|add|create|write|look|try|investigate|make|move|"
     r"go)|let me(?! know)|I'm going to|I am going to|I need to|continuing|proceeding)\b|"
-    r"次に|これから|接下来|我将|我会继续|сейчас (?:я )?(?:сделаю|проверю|исправлю)|далее я",
+    r"次に|これから|接下来|我将|我会继续|我正在|正在(?:核对|检查|排查|修改|处理|查看)|"
+    r"сейчас (?:я )?(?:сделаю|проверю|исправлю)|далее я",
     re.IGNORECASE,
 )
 _DONE_REPORT = re.compile(
@@ -394,10 +410,11 @@ _DONE_REPORT = re.compile(
     re.IGNORECASE,
 )
 _DECIDED = re.compile(
-    r"\b(?:I(?:'ve| have)? (?:decided|chose|opted|went with|switched)|decided to|chose to|"
-    r"going with|opted for|instead of|rather than|abandon(?:ed|ing)?|switched to|gave up on|"
-    r"the (?:best|simplest|safest|cleanest) (?:option|approach|fix|way) (?:is|was))\b|"
-    r"决定|改用|放弃|而不是|採用|ではなく|やめ|решил|выбрал|вместо|вирішив|замість|결정|대신",
+    r"\b(?:I(?:'ve| have)? (?:decided|chose|opted|went with|switched)|(?:I|we)(?:'ll| will) "
+    r"(?:use|go with|keep|switch to)|decided to|chose to|going with|opted for|abandon(?:ed|ing)?|"
+    r"switched to|gave up on|the (?:best|simplest|safest|cleanest) (?:option|approach|fix|way) "
+    r"(?:is|was)|(?:I|we)\b[^.]{0,60}\b(?:instead of|rather than))\b|"
+    r"我决定|决定(?:用|采用|改为)|改用|放弃了|採用しました|にしました|решил|выбрал|вирішив|결정했",
     re.IGNORECASE,
 )
 _PICKED = re.compile(
@@ -412,18 +429,18 @@ AskUserQuestion)."""
 _ASKING_TOOLS = frozenset(("askuserquestion", "askuser", "askfollowupquestion", "requestuserinput"))
 
 
-def _sentences(text: str) -> list[str]:
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text``, each on one line."""
     return [" ".join(s.split()) for s in _SENTENCE_END.split(text) if s and s.strip()]
 
 
 def reports_done(answer: str) -> bool:
     """Whether a final answer reports the work done, or only answers: not a promise of more
-    work, not a question back (unless it reports something done first)."""
-    if _DONE_REPORT.search(answer):
-        return True
-    tail = answer.rstrip()[-400:]
-    last = (_sentences(tail) or [""])[-1]
-    return not (last.endswith(("?", "？")) or _PROMISE.search(last))
+    work in its last sentences, not a question back unless it reports something done."""
+    last = sentences(answer.rstrip()[-600:])[-2:] or [""]
+    if any(_PROMISE.search(sentence) for sentence in last):
+        return False
+    return not last[-1].endswith(("?", "？")) or _DONE_REPORT.search(answer) is not None
 
 
 # --- the reader ------------------------------------------------------------------------------
@@ -467,8 +484,10 @@ class _Reader:
     """The failures nothing has put right yet, by command (its output filters aside)."""
     open_tests: list[tuple[int, tuple[str, ...], frozenset[str]]] = field(default_factory=list)
     """The test runs among them, with runner and targets, which a wider pass puts right."""
-    tool_errors: list[tuple[int, str, str, str | None]] = field(default_factory=list)
-    """(position, tool, message, path) of each failed tool call."""
+    tool_errors: list[tuple[int, str, str, tuple[str, str | None]]] = field(default_factory=list)
+    """(position, tool, message, what puts it right) of each failed tool call."""
+    failed_changes: dict[str | None, int] = field(default_factory=dict)
+    """The files a change of failed on, not changed since, and where."""
     recovered: dict[tuple[str, str | None], int] = field(default_factory=dict)
     """The position of the latest success of each (tool, path) that failed before it: what
     tells a failure put right (every success would be held for a branch of many calls)."""
@@ -485,6 +504,10 @@ class _Reader:
     stop_error: str | None = None
     interrupted: bool = False
     """The user interrupted, or refused a call, after the last answer."""
+    worked: bool = False
+    """Calls were made after the last answer: the turn went on past it."""
+    last_result: str | None = None
+    """The last tool result's call and its output's last lines, in one line."""
     refused: str | None = None
     previous_document: str | None = None
     anchor: int | None = None
@@ -540,8 +563,9 @@ class _Reader:
             code = code if isinstance(code, int) else None
             command = js_string(message.get("command", ""))
             output = message.get("output")
-            ok = code in (0, None) or shell.only_an_answer(command, code)
-            self._command(index, command, ok, code, output if isinstance(output, str) else "")
+            output = output if isinstance(output, str) else ""
+            ok = code in (0, None) or shell.only_an_answer(command, code, output)
+            self._command(index, command, ok, code, output)
 
     def _user(self, index: int, entry_id: str, text: str) -> None:
         if is_handoff_prompt(text):
@@ -556,7 +580,8 @@ class _Reader:
                 self._acknowledged(words)
             return
         self._request(index, request[:REQUEST_CHARS])
-        self.rules += _rules(request, self.seen_rules)
+        if not only_a_template(text):  # a template's rules are its author's, not the user's
+            self.rules += _rules(request, self.seen_rules)
         if self.last_answer and _PICKED.search(request) and len(request) <= 300:
             self.decisions.append(f'user: "{one_line(request, 300)}"')
 
@@ -582,6 +607,7 @@ class _Reader:
         self.answered = False
         self.interrupted = False
         self.refused = None
+        self.calls.clear()
         self.turn_start = index
         self.command_start = len(self.commands)
 
@@ -596,11 +622,14 @@ class _Reader:
             self.answered = True
             self.interrupted = False
             self.refused = None
+            self.worked = False
+            self.calls.clear()  # what an earlier turn left without a result never gets one
             if not is_acknowledgement(text):  # "👍" back to an "ok" says nothing new
                 self.last_answer = text
                 self._decided(text)
         for block in content if isinstance(content, list) else []:
             if isinstance(block, dict) and block.get("type") == "toolCall":
+                self.worked = True
                 self._call(block)
 
     def _call(self, block: dict[str, Any]) -> None:
@@ -627,6 +656,9 @@ class _Reader:
             return
         text = text_of(message.get("content"), "\n")
         flagged = bool(message.get("isError"))
+        what = f"`{one_line(call.command, 120)}`" if call.command else call.name or "a tool"
+        tail = "\n".join(text.rstrip().splitlines()[-3:])
+        self.last_result = f"{what} said: {one_line(tail, 300)}" if tail else what
         if call.options or _tool_name(call.name) in _ASKING_TOOLS:
             self._answers(index, text, call.options)
             return
@@ -638,27 +670,27 @@ class _Reader:
             found = shell.outcome(text, flagged)
             if found is None:
                 return  # stopped by the user: neither passed nor failed
-            ok = not found.failed or shell.only_an_answer(call.command, found.code)
+            ok = not found.failed or shell.only_an_answer(call.command, found.code, found.output)
             self._command(index, call.command, ok, found.code, found.output, call.workdir)
             return
         failed = tools.failed(text, flagged)
         files = call.files
-        path = (
-            files.changes[0]
-            if files and files.changes
-            else files.reads[0]
-            if files and files.reads
-            else None
-        )
+        path = next(iter((files.changes + files.reads) if files else ()), None)
+        # A file is put right by any later success on it; another tool's error by its own.
+        key = ("a file", path) if files is not None else (call.name or "a tool", path)
         if failed:
-            self.tool_errors.append((index, call.name or "a tool", one_line(text, 300), path))
-            self.recovered.setdefault((call.name or "a tool", path), -1)
+            self.tool_errors.append((index, call.name or "a tool", one_line(text, 300), key))
+            self.recovered.setdefault(key, -1)
             if files is not None and tools.missing(text):
                 self.missing.update(files.reads or files.changes)
+            if files is not None and files.changes:
+                self.failed_changes[path] = index
             return
-        if (call.name, path) in self.recovered:
-            self.recovered[call.name, path] = index
+        if key in self.recovered:
+            self.recovered[key] = index
         if files is not None:
+            for changed in files.changes:
+                self.failed_changes.pop(changed, None)
             self.read.update(files.reads)
             self.written.update(files.changes)
             self.by_shell.difference_update(files.changes)
@@ -737,7 +769,7 @@ class _Reader:
     def _decided(self, text: str) -> None:
         if not _DECIDED.search(text):
             return
-        for sentence in _sentences(text):
+        for sentence in sentences(text):
             if (
                 _DECIDED.search(sentence)
                 and 20 <= len(sentence) <= 400
@@ -760,7 +792,7 @@ class _Reader:
     def _anchor(self, index: int, document: str) -> None:
         if document:
             self.previous_document = document
-            self.anchor = index
+            self.anchor = index if index >= 0 else None  # before the branch: all of it is after
             self.summary = sections_of(document)
 
     def facts(self) -> Facts:
@@ -807,9 +839,15 @@ class _Reader:
             return "The user interrupted the work."
         if not self.answered:
             return "The latest request has no answer yet."
+        if self.worked:
+            said = f": {self.last_result}" if self.last_result else ""
+            return f"The last turn ended on a tool's result, with no answer after it{said}"
+        failed = [path for path, at in self.failed_changes.items() if at >= self.turn_start]
+        if failed:
+            return f"Changing `{failed[-1]}` failed, and it was not changed after."
         answer = self.last_answer or ""
         if answer and not reports_done(answer):
-            last = (_sentences(answer.rstrip()[-400:]) or [""])[-1]
+            last = (sentences(answer.rstrip()[-400:]) or [""])[-1]
             return f'The assistant stopped at: "{one_line(last, 300)}"'
         return None
 
@@ -825,13 +863,15 @@ class _Reader:
             found.append((at, f"`{command.text}` ({code})" + (f"\n{tail}" if tail else "")))
         errors = [
             (i, f"{tool}: {text}")
-            for i, tool, text, path in self.tool_errors
-            if i >= self.turn_start and self.recovered[tool, path] < i
+            for i, tool, text, key in self.tool_errors
+            if i >= self.turn_start and self.recovered[key] < i
         ]
         # Commands by their order among commands, tool errors by position: a command's index
         # is not a position, so each list keeps its own order, commands first.
         yield from (text for _, text in found)
         yield from (text for _, text in errors)
+        if self.last_stop == "error" and self.stop_error:
+            yield f"The model's last answer failed: {one_line(self.stop_error, 300)}"
 
 
 def _tool_name(name: str) -> str:

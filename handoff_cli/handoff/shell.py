@@ -50,7 +50,8 @@ _HEAD_EXIT = re.compile(
 _EXIT = re.compile(r"(?:exit(?:ed with)? code|exit status)[: ]*(-?\d+)", re.IGNORECASE)
 _DENIED = re.compile(
     r"^[ \t]*(?:sandbox (?:error|denied)|failed in sandbox|exec command rejected|command rejected"
-    r"|execution error|Script failed|The user doesn't want to proceed with this tool use)",
+    r"|execution error|Script failed|The user doesn't want to proceed with this tool use"
+    r"|apply_patch verification failed|Failed to apply patch|invalid (?:hunk|patch))",
     re.IGNORECASE | re.MULTILINE,
 )
 _ABORTED = re.compile(r"\s*(?:command )?(?:aborted|cancell?ed|interrupted)\.?\s*", re.IGNORECASE)
@@ -106,10 +107,12 @@ def _exit_at_end(output: str) -> re.Match[str] | None:
 
 # --- what a command line runs ----------------------------------------------------------------
 
-_PREFIXES = frozenset(("sudo", "time", "nice", "env", "exec", "nohup", "command"))
+_PREFIXES = frozenset(
+    ("sudo", "time", "nice", "env", "exec", "nohup", "command", "do", "then", "else", "{", "!")
+)
 _OPERATORS = frozenset(("&&", "||", ";", "|", "|&", "&", ";;"))
 _HEREDOC = re.compile(
-    r"<<-?[ \t]*(['\"]?)([\w.-]+)\1[^\n]*\n(.*?)(?:\n[ \t]*\2[ \t]*(?=\n|$)|\Z)", re.S
+    r"<<-?[ \t]*(['\"]?)([\w.-]+)\1([^\n]*)\n(.*?)(?:\n[ \t]*\2[ \t]*(?=\n|$)|\Z)", re.S
 )
 
 
@@ -118,7 +121,10 @@ def _without_heredocs(command: str) -> str:
     its lines are data, not commands."""
     if "<<" not in command:
         return command
-    return _HEREDOC.sub(lambda m: "<< " + m.group(2) + "\n", command)
+    return _HEREDOC.sub(lambda m: f"<< {m.group(2)}{m.group(3)}\n", command)
+
+
+_DISCARDED = re.compile(r"(?<![<>\w])[0-9]*>>?[ \t]*/dev/null\b|(?<![<>\w])[0-9]*>&[0-9-]")
 
 
 @lru_cache(maxsize=4096)
@@ -127,6 +133,7 @@ def segments(command: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     first) and its words, program first (its base name, after ``VAR=value``, ``sudo``...)."""
     # Each line a command of its own (a line break inside quotes adds a ';' to a string).
     command = _without_heredocs(command).replace("\\\n", " ").replace("\n", " ;\n")
+    command = _DISCARDED.sub(" ", command)  # `2>/dev/null`, `2>&1`: no word of the command
     try:
         lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
@@ -163,7 +170,10 @@ _LOOKING = frozenset(
     "sort stat tail test tree tr true type uniq wc which xxd zgrep [ [[ pgrep cmp "
     "Get-ChildItem Get-Content Select-String Test-Path Get-Item dir where".split()
 )
-_GIT_LOOKING = frozenset("status log show diff blame grep remote rev-parse ls-files".split())
+_GIT_LOOKING = frozenset(
+    "status log show diff blame grep rev-parse ls-files ls-remote ls-tree describe shortlog "
+    "reflog cat-file config".split()
+)
 
 
 def inspects(command: str) -> bool:
@@ -175,6 +185,8 @@ def inspects(command: str) -> bool:
         if any(target != "/dev/null" for target in targets):
             return False  # it writes a file
         if program == "git":
+            if len(words) > 1 and words[1] in _GIT_LISTING:  # `git branch -a`, not `git tag v1`
+                return all(w.startswith("-") or w == "list" for w in words[2:])
             return len(words) > 1 and words[1] in _GIT_LOOKING
         if program == "sed":
             return not any(w.startswith(("-i", "--in-place")) for w in words[1:])
@@ -191,27 +203,26 @@ _NO_MATCH_IS_ONE = frozenset(
 """Programs whose exit code 1 says "no match", "different" or "false", not that they failed."""
 
 
-def only_an_answer(command: str, code: int | None) -> bool:
-    """Whether exit code ``code`` of ``command`` is an answer, not a failure: 1 from a search
-    that found nothing, a comparison that found differences, a test that was false, ``git diff
-    --exit-code``, when the rest of the line only looked (``cd x && grep -r y .``)."""
-    if code != 1:
+def only_an_answer(command: str, code: int | None, output: str = "") -> bool:
+    """Whether a non-zero exit ``code`` of ``command`` is an answer, not a failure to put right:
+    a line that only looked (a search that found nothing, a listing of what is not there, a
+    comparison that found differences, a test that was false: ``cd x && ls specs``, ``git
+    branch | rg y``), a ``pkill`` that found no process, an ``rm`` of what was not there."""
+    if not code:
         return False
     found = segments(command)
-    if not found or not inspects(command):
+    if not found:
         return False
-    last_or_chained = [words for operator, words in found if operator in ("", "&&", ";")]
-    return any(_answers(words) for words in last_or_chained)
-
-
-def _answers(words: tuple[str, ...]) -> bool:
-    if words[0] in _NO_MATCH_IS_ONE:
+    if inspects(command):
         return True
-    return (
-        words[0] == "git"
-        and "diff" in words[1:2]
-        and ("--exit-code" in words or "--quiet" in words)
-    )
+    last = found[-1][1]
+    if code == 1 and last[0] in _NO_MATCH_IS_ONE:
+        return True
+    return len(found) == 1 and last[0] == "rm" and _NOT_THERE.search(output) is not None
+
+
+_NOT_THERE = re.compile(r"No such file or directory|cannot remove .*: No such file", re.I)
+_GIT_LISTING = frozenset(("branch", "tag", "stash", "remote", "worktree"))
 
 
 # --- what kind of step it is -----------------------------------------------------------------
@@ -322,18 +333,61 @@ def written_files(command: str, workdir: str | None = None) -> list[str]:
     line's own ``cd``."""
     found: list[str] = []
     here = workdir
+    loops: dict[str, tuple[str, ...]] = {}
+    removed: set[str] = set()
+    """Written, then removed by the same line: scratch, nothing changed."""
     for _, words in segments(command):
         program = words[0]
         if program == "cd" and len(words) == 2:
             here = _joined(here, words[1])
             continue
+        if program == "for" and len(words) > 3 and words[2] == "in":
+            loops[words[1]] = words[3:]  # `for f in a b; do ... > "$f"; done`
+            continue
+        script = _script_of(words)
+        if script is not None:  # bash -lc '...': the script's own commands
+            found += written_files(script, here)
+            continue
         targets = [after for word, after in pairwise(words) if word in _REDIRECTS]
         targets += _program_targets(program, words[1:])
-        found += [_joined(here, t) for t in targets if _is_file_word(t)]
-    return list(dict.fromkeys(found))
+        for target in targets:
+            variable = _VARIABLE.fullmatch(target)
+            named = loops.get(variable.group(1), ()) if variable else (target,)
+            paths = [_joined(here, t) for t in named if _is_file_word(t)]
+            if program in ("rm", "unlink"):
+                removed.update(p for p in paths if p in found)
+            found += paths
+    return [path for path in dict.fromkeys(found) if path not in removed]
+
+
+_VARIABLE = re.compile(r"\$\{?(\w+)\}?")
+_OUTPUT_OPTIONS = frozenset(("--output", "--out", "--output-file", "-out", "-keyout", "--outfile"))
+_OUTPUT_O = frozenset("curl gcc g++ cc clang clang++ go rustc zig pandoc".split())
+
+
+_SHELLS = frozenset("bash sh zsh dash ksh fish pwsh powershell powershell.exe".split())
+
+
+def _script_of(words: tuple[str, ...]) -> str | None:
+    """The script a shell is given to run (``bash -lc 'script'``, ``pwsh -Command script``)."""
+    if words[0] not in _SHELLS:
+        return None
+    for flag, script in pairwise(words):
+        if flag.startswith("-") and flag.casefold().lstrip("-") in ("c", "lc", "ic", "command"):
+            return script
+    return None
 
 
 def _program_targets(program: str, args: tuple[str, ...]) -> list[str]:
+    outputs = [v for o, v in pairwise(args) if o in _OUTPUT_OPTIONS or (o == "-o" and program in
+               _OUTPUT_O) or (o == "-O" and program == "wget")]  # fmt: skip
+    outputs += [
+        a.split("=", 1)[1] for a in args if a.split("=", 1)[0] in _OUTPUT_OPTIONS and "=" in a
+    ]
+    return outputs + _named_targets(program, args)
+
+
+def _named_targets(program: str, args: tuple[str, ...]) -> list[str]:
     plain = _operands(program, args)
     lowered = program.casefold()
     if program == "tee" or program == "touch":
@@ -360,7 +414,7 @@ def _operands(program: str, args: tuple[str, ...]) -> list[str]:
     kept: list[str] = []
     skip = False
     for word, previous in zip(args, ("", *args), strict=False):
-        if skip:
+        if skip or not word:  # an option's value, or '' (`sed -i ''`, no suffix)
             skip = False
             continue
         if word in _REDIRECTS or previous in _REDIRECTS or word in ("<", "<<", "2>", "2>>"):
@@ -382,9 +436,13 @@ def _powershell_paths(args: tuple[str, ...]) -> list[str]:
 
 
 def _is_file_word(word: str) -> bool:
-    if not word or word.startswith(("&", "-", "(")) or word.endswith("/"):
+    """A word that names a file: not an option, a glob, a script's text, a scratch file."""
+    if not word or word.startswith(("&", "-", "(")) or word == "/" or _NOT_A_PATH.search(word):
         return False
     return not word.startswith(_SCRATCH) and any(c.isalnum() for c in word)
+
+
+_NOT_A_PATH = re.compile(r"[*?|\"'\n;<>{}]|\$\(|`")
 
 
 def _joined(folder: str | None, path: str) -> str:
