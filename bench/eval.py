@@ -86,11 +86,15 @@ def score(paths: list[Path], options: Options, work: Path) -> tuple[list[Scored]
 
 _PLACES = (
     ("The original task", "Goal"),
+    ("The requests since", "Goal"),
     ("The latest request", "Goal"),
     ("A rule the user stated", "Constraints & Preferences"),
+    ("Done or not", "Progress"),
     ("Ran `", "Progress"),
+    ("A decision", "Key Decisions"),
     ("The error still open", "Critical Context"),
     ("Files ", "Critical Context"),
+    ("Paths not found", "Critical Context"),
 )
 
 

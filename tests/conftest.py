@@ -40,6 +40,15 @@ NOT_SESSIONS = ("session_index.jsonl", "bare-first-version.jsonl")
 without its ``session_meta``, which Codex refuses too (tests/fixtures/codex/)."""
 PROJECT = Path(__file__).parent.parent
 EXAMPLES = PROJECT / "sessions"
+REAL = FIXTURES / "real"
+"""Sessions people committed to public repositories, each with a label file written by reading
+it (tests/test_labels.py, bench/labels.py): large, and left out of the sweeps below."""
+
+
+def fixture_files() -> list[Path]:
+    """Every ``*.jsonl`` of the fixtures but the real sessions', sorted."""
+    return sorted(p for p in FIXTURES.rglob("*.jsonl") if REAL not in p.parents)
+
 
 OMP183 = FIXTURES / "omp183"
 
@@ -83,12 +92,10 @@ def key_orders(value: Any) -> Any:
 
 # Every fixture session that has oh-my-pi 18.2.3's context beside it (*.context.json), every
 # one that has 18.3.4's (omp183/), and every one that has the real pi's (*.pi-context.json).
-CONTEXT_FIXTURES = sorted(
-    p for p in FIXTURES.rglob("*.jsonl") if p.with_suffix(".context.json").exists()
-)
-OMP_CONTEXT_FIXTURES = sorted(p for p in FIXTURES.rglob("*.jsonl") if omp183_context(p).exists())
+CONTEXT_FIXTURES = sorted(p for p in fixture_files() if p.with_suffix(".context.json").exists())
+OMP_CONTEXT_FIXTURES = sorted(p for p in fixture_files() if omp183_context(p).exists())
 PI_CONTEXT_FIXTURES = sorted(
-    p for p in FIXTURES.rglob("*.jsonl") if p.with_suffix(".pi-context.json").exists()
+    p for p in fixture_files() if p.with_suffix(".pi-context.json").exists()
 )
 
 HEADER = {

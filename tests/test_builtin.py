@@ -90,30 +90,44 @@ def test_a_summarys_own_headings_go_where_they_belong() -> None:
     assert "- Checkpoint" in critical
 
 
-def test_done_and_in_progress_are_told_apart() -> None:
-    done = Facts(latest_request="Add the flag.", last_answer="Done: the flag works; 11 tests pass.")
-    assert (
-        "as the assistant reported it:\n> Done: the flag works"
-        in parts(write_document(done))["Progress"].split("### In Progress")[0]
+def test_finished_work_is_done_and_not_handed_back() -> None:
+    done = Facts(
+        requests=("Add the --retries flag.",),
+        finished=True,
+        last_answer="All done:\n- `--retries` added to the CLI\n- 11 tests pass\n\nAnything else?",
     )
-    working = Facts(latest_request="Add the flag.", last_answer="Reading the CLI first.")
-    progress = parts(write_document(working))["Progress"]
+    got = parts(write_document(done))
+    finished = got["Progress"].split("### In Progress")[0]
+    assert "- The work asked for is done; the assistant's report:" in finished
+    assert "  - `--retries` added to the CLI\n  - 11 tests pass" in finished  # its items, its words
     assert (
-        "Where the assistant stopped:\n> Reading the CLI first."
-        in progress.split("### In Progress")[1]
+        got["Next Steps"] == "1. Confirm the result with the user, or wait for their next request."
     )
-    asked = Facts(latest_request="Add the flag.", answered=False)
-    assert (
-        "not answered yet:\n> Add the flag."
-        in parts(write_document(asked))["Progress"].split("### Pending")[1]
+    assert "retries flag" not in got["Next Steps"]
+
+
+def test_unfinished_work_says_where_it_stopped() -> None:
+    working = Facts(
+        requests=("Add the flag.",),
+        last_answer="Reading the CLI first.",
+        stopped="A call to read was made and has no result.",
     )
+    got = parts(write_document(working))
+    progress = got["Progress"].split("### In Progress")[1]
+    assert "- Where it stopped: A call to read was made and has no result." in progress
+    assert "The assistant's last words:\n> Reading the CLI first." in progress
+    assert got["Next Steps"].startswith("1. Check whether the call that had no result ran")
+    asked = Facts(requests=("Add the flag.",), answered=False, stopped="No answer yet.")
+    got = parts(write_document(asked))
+    assert "not answered yet" in got["Progress"].split("### Pending")[1]
+    assert got["Next Steps"] == "1. Answer the latest request (see Goal)."
 
 
 def test_a_resolved_failure_is_not_the_open_error() -> None:
     fixed = Command("pytest tests/a.py", False, 1, resolved=True)
     got = parts(write_document(Facts(commands=(fixed, Command("pytest", True, 0)))))
     assert "failed, then fixed" in got["Progress"] and "error" not in got["Critical Context"]
-    still = Facts(open_error="`pytest` (exit code 1)\nE   assert 1 == 2")
+    still = Facts(open_errors=("`pytest` (exit code 1)\nE   assert 1 == 2",))
     got = parts(write_document(still))
     assert got["Critical Context"].startswith(
         "- The error still open: `pytest` (exit code 1)\n```\nE   assert 1 == 2\n```"
@@ -121,18 +135,52 @@ def test_a_resolved_failure_is_not_the_open_error() -> None:
     assert got["Next Steps"].startswith("1. Fix the error still open")
 
 
+def test_every_request_is_in_the_goal_in_order() -> None:
+    asked = tuple(f"Request number {n}: do thing {n} in module_{n}.py" for n in range(30))
+    got = parts(write_document(Facts(requests=asked, answered=False)))
+    goal = got["Goal"]
+    assert goal.startswith("The original task:\n> Request number 0:")
+    assert goal.index("Request number 1:") < goal.index("Request number 28:")
+    assert "The latest request:\n> Request number 29:" in goal
+    many = tuple(f"Request {n} " + "word " * 40 for n in range(400))
+    goal = parts(write_document(Facts(requests=many)))["Goal"]
+    assert "earlier requests left out" in goal and "Request 398" in goal  # the latest kept
+
+
+def test_files_changed_by_the_shell_are_marked_and_paths_are_the_cwds() -> None:
+    facts = Facts(
+        cwd="/home/u/proj",
+        modified_files=("/home/u/proj/src/a.py", "/home/u/proj/notes.txt", "/etc/hosts"),
+        shell_files=("/home/u/proj/notes.txt",),
+        missing_files=("/home/u/proj/nope.py",),
+    )
+    critical = parts(write_document(facts))["Critical Context"]
+    assert "- Files changed: `src/a.py`, `/etc/hosts`" in critical
+    assert (
+        "- Files written by shell commands (read from the command lines): `notes.txt`" in critical
+    )
+    assert "- Paths not found (they do not exist): `nope.py`" in critical
+
+
 def test_a_trivial_last_message_is_no_next_step() -> None:
     facts = Facts(
-        latest_request="Rename the module.",
+        requests=("Rename the module.",),
         acknowledgement="👍",
         go_ahead=True,
+        answered=False,
         last_answer="Shall I?",
+        stopped="The latest request has no answer yet.",
     )
     got = parts(write_document(facts))
-    assert "Finish the latest request: Rename the module." in got["Next Steps"]
     assert "👍" not in got["Next Steps"] and 'answered "👍"' in got["Progress"]
     thanks = replace(
-        facts, latest_request="What does it do?", go_ahead=False, last_answer="It parses."
+        facts,
+        requests=("What does it do?",),
+        go_ahead=False,
+        answered=True,
+        finished=True,
+        stopped=None,
+        last_answer="It parses.",
     )
     got = parts(write_document(thanks))
     assert "👍" not in got["Progress"] and "What does it do?" not in got["Next Steps"]
@@ -140,7 +188,7 @@ def test_a_trivial_last_message_is_no_next_step() -> None:
 
 def test_caps_on_every_list_command_and_the_whole() -> None:
     facts = Facts(
-        original_task="x " * 2_000,
+        requests=("x " * 2_000,),
         rules=tuple(f"Never do thing number {n}." for n in range(40)),
         modified_files=tuple(f"src/file{n}.py" for n in range(40)),
         commands=tuple(Command(f"make target{n} " + "arg " * 40, True, 0) for n in range(30)),

@@ -25,9 +25,9 @@ from handoff_cli.sessions.tree import branch, leaf
 from .conftest import (
     DOCUMENT,
     EXAMPLES,
-    FIXTURES,
     Entries,
     files_in,
+    fixture_files,
     model_env,
     run_cli,
     write_session,
@@ -147,7 +147,7 @@ def test_the_built_in_writer_names_every_file_changed() -> None:
     # Critical Context: each file changed is a required probe.
     critical = "\n".join(f"- fact {n}" for n in range(12))
     facts = Facts(
-        original_task="Rename the config loader",
+        requests=("Rename the config loader",),
         summary=(("Critical Context", critical),),
         modified_files=tuple(f"src/module{n}.py" for n in range(15)),
     )
@@ -174,7 +174,7 @@ def test_finished_work_listed_as_pending_is_wrong_and_the_built_in_writer_does_n
     # A plain list under Progress, as a compaction may write it: the built-in writer once put
     # all of it under Pending.
     facts = Facts(
-        original_task="Add an export command to the notes app",
+        requests=("Add an export command to the notes app",),
         summary=(("Progress", "- Export command added in notes/cli.py\n- Markdown renderer"),),
         modified_files=("notes/cli.py",),
     )
@@ -204,7 +204,7 @@ def test_a_file_the_session_never_touched_is_wrong(tmp_path: Path) -> None:
 def corpus_facts() -> list[tuple[str, Facts]]:
     """The facts of every session of the corpus that can be handed off (``make eval``'s)."""
     found = []
-    for path in sorted([*FIXTURES.rglob("*.jsonl"), *EXAMPLES.rglob("*.jsonl")]):
+    for path in sorted([*fixture_files(), *EXAMPLES.rglob("*.jsonl")]):
         try:
             session = load_session(path)
             records = branch(session, leaf(session, None))
@@ -353,10 +353,10 @@ def test_a_document_still_under_min_score_fails_and_writes_nothing(
 
 
 def test_the_built_in_writer_is_gated_too(tmp_path: Path) -> None:
-    # Fourteen rules: the built-in writer keeps twelve items a list, so two rules are lost.
+    # Eighteen rules: the built-in writer keeps sixteen, so two rules are lost.
     rules = " ".join(
         f"Never use library number{n} anywhere in the parser, whatever a benchmark says."
-        for n in range(14)
+        for n in range(18)
     )
     chain = Entries()
     chain.user(f"Port the parser to Rust. {rules}")
@@ -365,7 +365,7 @@ def test_the_built_in_writer_is_gated_too(tmp_path: Path) -> None:
     before = session.read_bytes()
     result = run_cli(session, "--model", "extractive", "--min-score", "1")
     assert (result.code, result.stdout) == (5, "")
-    assert "a rule the user stated: Never use library number12 anywhere in" in result.stderr
+    assert "a rule the user stated: Never use library number16 anywhere in" in result.stderr
     assert session.read_bytes() == before and files_in(tmp_path) == ["s.jsonl"]
     scored = run_cli(session, "--model", "extractive", "--json", "--no-record")
     assert scored.code == 0 and 0.9 < scored.json()["score"] < 1
@@ -472,7 +472,7 @@ def test_answers_are_read_by_their_numbers() -> None:
 def test_a_long_text_is_read_no_further_than_its_key_terms_need() -> None:
     assert key_terms("a " * 10_000 + "zebra") == []  # 16 terms' reach, and no further
     big = ("word " * 20 + "src/mod.py ") * 100_000  # 11 MB that say little new
-    facts = Facts(original_task=big, latest_request=big + "!", rules=(big[:200],), last_answer=big)
+    facts = Facts(requests=(big, big + "!"), rules=(big[:200],), last_answer=big)
     started = time.process_time()
     check_document(facts, "## Goal\nsrc/other.py")
     assert time.process_time() - started < 1.0  # was 43 s: every term of every text stemmed

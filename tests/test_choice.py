@@ -14,9 +14,9 @@ from handoff_cli.agents.choice import choose_agent
 from handoff_cli.agents.places import agent_of, default_roots
 from handoff_cli.options import AUTO
 
-from .conftest import FIXTURES, HEADER, NOT_SESSIONS, Entries, run_cli, write_session
+from .conftest import FIXTURES, HEADER, NOT_SESSIONS, Entries, fixture_files, run_cli, write_session
 
-ALL_FIXTURES = sorted(p for p in FIXTURES.rglob("*.jsonl") if p.name not in NOT_SESSIONS)
+ALL_FIXTURES = sorted(p for p in fixture_files() if p.name not in NOT_SESSIONS)
 
 
 def flat(path: Path) -> str:

@@ -12,10 +12,10 @@ from handoff_cli.handoff.prompt import ChatMessage
 from handoff_cli.options import Options
 from handoff_cli.sessions.jsonl import dumps
 
-from .conftest import EXAMPLES, FIXTURES
+from .conftest import EXAMPLES, fixture_files
 
 SESSIONS = sorted(
-    p for p in [*FIXTURES.rglob("*.jsonl"), *EXAMPLES.glob("*.jsonl")] if "golden" not in p.parts
+    p for p in [*fixture_files(), *EXAMPLES.glob("*.jsonl")] if "golden" not in p.parts
 )
 
 

@@ -10,22 +10,19 @@ import orjson
 import pytest
 
 from handoff_cli.handoff.facts import (
-    _EXIT,
     _REMARK,
     _RULE,
-    EXIT_REACH,
     Command,
     Facts,
-    _exit_code,
-    covers,
     facts_of,
     facts_of_messages,
-    is_acknowledgement,
     is_rule,
-    runner_and_targets,
 )
 from handoff_cli.handoff.pipeline import handoff
+from handoff_cli.handoff.shell import _EXIT as EXIT
+from handoff_cli.handoff.shell import EXIT_REACH, _exit_at_end, covers, runner_and_targets
 from handoff_cli.options import Options
+from handoff_cli.said import is_acknowledgement
 from handoff_cli.sessions.session import load_session
 from handoff_cli.sessions.tree import branch, leaf
 
@@ -121,7 +118,7 @@ def test_thanks_for_an_answer_is_no_go_ahead(tmp_path: Path, entries: Entries) -
         ("Prefer small, focused changes.", True),
         ("The total wait must stay under 5 s.", True),
         ("that is what happens if we don't stream, right?", False),
-        ("should be 8ABeB7", False),
+        ("should be 8ABeB7", True),  # a value the user wants: a rule, said short
         ("I don't know why it fails", False),
         ("hm, that should never happen", False),
         ("ok", False),
@@ -334,7 +331,8 @@ def test_the_files_a_codex_patch_changes_are_modified() -> None:
         "*** Update File: notes.txt\n+*** Update File: not/a/header\n*** End Patch\n"
     )
     call = {"type": "toolCall", "id": "c1", "name": "apply_patch", "arguments": {"input": patch}}
-    facts = facts_of_messages([{"role": "assistant", "content": [call]}])
+    done = {"role": "toolResult", "toolCallId": "c1", "content": "Success. Updated the files."}
+    facts = facts_of_messages([{"role": "assistant", "content": [call]}, done])
     assert facts.modified_files == (
         "docs/gone.md",
         "notes.txt",
@@ -349,6 +347,9 @@ _PIECES = (
     "prefer", "make sure", "no new", "stick to", "stay within", "keep it", "KEEP the", "should",
     "I don't", "we do not", "hm", "ok", "the", "tests", "exit code 3", "Exit Status: 1",
     "exited with code 0", "EXIT", "\u017fhould", "mu\u017ft", "\u212aeep it", "é", "-", "?", ".",
+    "use", "Use", "be sure to", "would like to use", "first priority", "we use", "are using",
+    "ask me", "needs to be", "without using", "instead of", "I can't", "cannot run", "no new",
+    "you're in", "one at a time", "may be used", "will go in", "as each", "once the", "file is",
 )  # fmt: skip
 
 
@@ -361,5 +362,5 @@ def test_the_shortcuts_before_the_patterns_never_change_an_answer() -> None:
         expected = _REMARK.match(sentence) is None and _RULE.search(sentence) is not None
         assert is_rule(sentence) == (expected and not sentence.endswith("?"))
         output = "\n".join(rng.choice(_PIECES) for _ in range(rng.randrange(1, 30)))
-        found, searched = _exit_code(output), _EXIT.search(output, len(output) - EXIT_REACH)
+        found, searched = _exit_at_end(output), EXIT.search(output, len(output) - EXIT_REACH)
         assert (found and found.span()) == (searched and searched.span())

@@ -37,7 +37,7 @@ from handoff_cli.sessions.jsonl import dumps
 from handoff_cli.sessions.tree import branch, leaf
 
 from . import sessiongen
-from .conftest import EXAMPLES, FIXTURES, HEADER, quick_and_stress
+from .conftest import EXAMPLES, HEADER, fixture_files, quick_and_stress
 
 QUICK = settings(
     max_examples=60,
@@ -339,7 +339,7 @@ def _loads(line: bytes) -> Any:
 
 MUTATION_SOURCES = sorted(
     p
-    for p in (*FIXTURES.rglob("*.jsonl"), *EXAMPLES.rglob("*.jsonl"))
+    for p in (*fixture_files(), *EXAMPLES.rglob("*.jsonl"))
     if p.stat().st_size < 200_000  # the large pi fixture would only slow each case down
 )
 COMMANDS = [

@@ -609,7 +609,7 @@ def test_just_under_the_window_is_one_request(tmp_path: Path, llm_server: FakeLL
     turns = 1
     while True:  # the largest session whose request still fits
         path = big_session(tmp_path, turns=turns + 1, output_words=40)
-        request = prepare(path, Options(model="openai/test-model"))
+        request = prepare(path, Options(model="openai/test-model", context_window=WINDOW))
         if sum(count([m]) for m in [*request.conversation, request.prompt]) > budget:
             break
         turns += 1

@@ -165,14 +165,13 @@ def test_prompt_and_focus_are_sent_literally() -> None:
 
 def test_the_facts_go_with_the_prompt_as_verified() -> None:
     facts = Facts(
-        original_task="Add retries to weather_cli/http.py.",
-        latest_request="Make them configurable.",
+        requests=("Add retries to weather_cli/http.py.", "Make them configurable."),
         acknowledgement="ok",
         rules=("Never retry 4xx except 429.",),
         read_files=("README.md",),
         modified_files=("weather_cli/http.py",),
         commands=(Command("pytest -q", False, 1, resolved=True),),
-        open_error="`ruff check` (exit code 1)",
+        open_errors=("`ruff check` (exit code 1)",),
     )
     block = facts_block(facts)
     assert block.startswith(FACTS_INTRO)
@@ -193,7 +192,7 @@ def test_the_facts_go_with_the_prompt_as_verified() -> None:
 
 def test_an_update_starts_from_the_previous_document() -> None:
     previous = "## Goal\n- the old goal"
-    prompt = handoff_prompt(None, Facts(previous_document=previous, original_task="t"))
+    prompt = handoff_prompt(None, Facts(previous_document=previous, requests=("t",)))
     assert prompt.startswith(PROMPT_OPENINGS[1]) and is_handoff_prompt(prompt)
     assert f"<document>\n{previous}\n</document>" in prompt and FACTS_INTRO in prompt
 

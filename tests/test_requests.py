@@ -22,7 +22,7 @@ import pytest
 from handoff_cli.cli.app import run
 from handoff_cli.handoff.document import SECTIONS
 
-from .conftest import FIXTURES, NOT_SESSIONS, Entries, tool_call, write_session
+from .conftest import FIXTURES, NOT_SESSIONS, Entries, fixture_files, tool_call, write_session
 from .fakellm import FakeLLMServer, Reply
 
 pytestmark = pytest.mark.litellm  # its handoffs call the model in this process
@@ -32,7 +32,7 @@ UPDATE = bool(os.environ.get("UPDATE_GOLDEN"))
 MODEL = ["--model", "openai/gpt-4o", "--api-key", "sk-test"]
 SMALL = ["--context-window", "8000"]
 SESSIONS = sorted(
-    p for p in FIXTURES.rglob("*.jsonl") if "golden" not in p.parts and p.name not in NOT_SESSIONS
+    p for p in fixture_files() if "golden" not in p.parts and p.name not in NOT_SESSIONS
 )
 DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()}" for name in SECTIONS)
 

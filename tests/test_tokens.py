@@ -31,7 +31,7 @@ from handoff_cli.llm import tokens
 from handoff_cli.llm.model import Model, resolve_model
 from handoff_cli.options import Options
 
-from .conftest import EXAMPLES, FIXTURES, NOT_SESSIONS, litellm
+from .conftest import EXAMPLES, FIXTURES, NOT_SESSIONS, fixture_files, litellm
 
 pytestmark = pytest.mark.litellm  # every test here asks LiteLLM itself
 
@@ -63,7 +63,7 @@ OTHER_TOKENIZERS = [
 """Models LiteLLM counts otherwise: left to it."""
 
 SESSIONS = sorted(
-    p for p in [*FIXTURES.rglob("*.jsonl"), *EXAMPLES.glob("*.jsonl")] if p.name not in NOT_SESSIONS
+    p for p in [*fixture_files(), *EXAMPLES.glob("*.jsonl")] if p.name not in NOT_SESSIONS
 )
 
 

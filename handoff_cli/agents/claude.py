@@ -66,6 +66,7 @@ from handoff_cli.handoff.document import (
     unwrap_document,
     wrap_document,
 )
+from handoff_cli.said import request_in
 from handoff_cli.sessions.js import UNDEFINED, js_truthy
 from handoff_cli.sessions.jsonl import dumps, dumps_line, parse_line
 from handoff_cli.sessions.session import (
@@ -494,9 +495,10 @@ def opening(path: Path, values: Iterable[Any]) -> Opening:
         if shared is None:
             continue
         first_message = first_message or shared
-        if shared["role"] == "user" and (text := text_of(shared.get("content")).strip()):
-            request = text
-            break
+        if shared["role"] == "user":
+            request = request_in(text_of(shared.get("content")))
+            if request is not None:
+                break
     starts = first_message is not None and first_message.get("customType") == HANDOFF_TYPE
     title = session_title(None, header, None, request)
     return Opening(header, title, starts)

@@ -65,6 +65,7 @@ from handoff_cli.handoff.document import (
     summarised_document,
     wrap_document,
 )
+from handoff_cli.said import request_in
 from handoff_cli.sessions.files import uuid7
 from handoff_cli.sessions.js import UNDEFINED
 from handoff_cli.sessions.jsonl import dumps, dumps_line, parse_line
@@ -244,6 +245,8 @@ def _load(path: Path, file: Any, source: Source) -> Session:
     parent: str | None = None
     model: Any = None
     names: dict[str, str] = {}
+    typed: set[str] = set()
+    """What the person typed, as Codex records it (``user_message`` events)."""
     for number, offset, raw in numbered(file):
         try:
             value = parse_line(raw.removeprefix(BOM) if number == 1 else raw)
@@ -267,11 +270,15 @@ def _load(path: Path, file: Any, source: Source) -> Session:
             continue
         if kind == "turn_context":
             model = payload.get("model")
+        if kind == "event_msg":
+            typed.update(_typed(payload))
         record = _record(str(number), parent, value, model, names, spanning(offset, len(raw)))
         if record is None:
             continue
         records.append(record._replace(source=source))
         parent = record.id
+    if typed:
+        records = [_marked_injected(record, typed) for record in records]
     return Session(
         path=path,
         header=header,
@@ -281,6 +288,35 @@ def _load(path: Path, file: Any, source: Source) -> Session:
         read_as=os.fstat(file.fileno()),
         agent=NAME,
     )
+
+
+def _folded(text: Any) -> str:
+    return " ".join(text.split()) if isinstance(text, str) else ""
+
+
+def _typed(event: Entry) -> Iterator[str]:
+    """What an event says the person typed: a ``user_message``'s message, or a completed
+    ``UserMessage`` item's text (newer releases), white space folded."""
+    if event.get("type") == "user_message":
+        yield _folded(event.get("message"))
+    item = event.get("item") if event.get("type") == "item_completed" else None
+    if isinstance(item, dict) and item.get("type") == "UserMessage":
+        yield _folded(text_of(item.get("content"), "\n"))
+
+
+def _marked_injected(record: Record, typed: set[str]) -> Record:
+    """A user message that opens as a block of its own (a tag, a heading) and that no event
+    says the person typed, as what it is: something Codex or an extension put in the
+    conversation (instructions, an environment, a notice). Plain text is the person's even
+    without its event: a writer of rollouts may record none."""
+    if record.facts is None or record.facts.role != "user" or record.kept is None:
+        return record
+    message = parse_line(record.kept)
+    text = text_of(message.get("content"), "\n")
+    if not text.lstrip().startswith(("<", "#")) or _folded(text) in typed:
+        return record
+    shared = {"role": "custom", "customType": "codex-context", "content": text, "display": False}
+    return record._replace(loaded_facts=message_facts(shared), kept=dumps(shared))
 
 
 def _meta(header: Entry, payload: Entry) -> None:
@@ -363,9 +399,9 @@ def opening(path: Path, values: Iterable[Any]) -> Opening:
             if shared is None:
                 continue
             first_message = first_message or shared
-            text = text_of(shared.get("content")).strip() if shared["role"] == "user" else ""
-            if text and not is_handoff_prompt(text):
-                request = text
+            text = text_of(shared.get("content")) if shared["role"] == "user" else ""
+            request = None if is_handoff_prompt(text) else request_in(text)
+            if request is not None:
                 break
     starts = first_message is not None and first_message.get("customType") == HANDOFF_TYPE
     return Opening(header, session_title(None, header, None, request), starts)

@@ -263,7 +263,7 @@ class _Draft:
         self.critical[:0] = errors
 
         def paths(found: Iterable[str]) -> str:
-            return ", ".join(f"`{_relative(p, facts.cwd)}`" for p in found)
+            return ", ".join(f"`{facts.shown(p)}`" for p in found)
 
         shell = set(facts.shell_files)
         tools = [p for p in facts.modified_files if p not in shell]
@@ -371,15 +371,6 @@ class _Draft:
         others = [r for r in rest if not r.startswith("  ")][: fit.items]
         lines = [f"- {head}", *(f"  - {_shortened(r.strip(), fit.item)}" for r in report)]
         return "\n".join(lines + [f"- {_shortened(o, fit.item)}" for o in _unique(others)])
-
-
-def _relative(path: str, cwd: str | None) -> str:
-    """A path as the next session, in the same folder, names it: relative when it is under
-    ``cwd``."""
-    base = (cwd or "").rstrip("/\\")
-    if base and len(path) > len(base) + 1 and path.startswith(base) and path[len(base)] in "/\\":
-        return path[len(base) + 1 :]
-    return path
 
 
 def _report(answer: str) -> list[str]:

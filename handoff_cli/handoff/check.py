@@ -328,7 +328,8 @@ def _without_rules(request: str, rules: Iterable[str]) -> str:
 
 def _artifacts(facts: Facts, held: Terms) -> Iterator[Probe]:
     for path in facts.modified_files:
-        yield Probe("artifacts", "a file changed", path, held.holds(path), required=True)
+        found = held.holds(path) or held.holds(facts.shown(path))
+        yield Probe("artifacts", "a file changed", path, found, required=True)
 
 
 def _last_failure(facts: Facts) -> Command | None:

@@ -103,7 +103,8 @@ class Facts:
     """Whether the acknowledgement agreed to something the assistant proposed or asked, rather
     than only thanking it for an answer."""
     rules: tuple[str, ...] = ()
-    """The rules the user stated in their requests, each once, in order."""
+    """The rules the user stated in their requests, each once: the firm ones (must, never,
+    don't...) first, each group in order."""
     read_files: tuple[str, ...] = ()
     """Files only read (successfully), sorted."""
     modified_files: tuple[str, ...] = ()
@@ -141,6 +142,19 @@ class Facts:
     """Where on the branch that document stands (an index into it)."""
     skipped: frozenset[str] = field(default_factory=frozenset)
     """Ids of our own recorded exchanges: never conversation again."""
+
+    def shown(self, path: str) -> str:
+        """``path`` as the next session, in the same folder, names it: relative to ``cwd``
+        when it is under it."""
+        base = (self.cwd or "").rstrip("/\\")
+        if (
+            base
+            and len(path) > len(base) + 1
+            and path.startswith(base)
+            and path[len(base)] in "/\\"
+        ):
+            return path[len(base) + 1 :]
+        return path
 
     @property
     def original_task(self) -> str | None:
@@ -369,6 +383,24 @@ def is_rule(sentence: str) -> bool:
     if _REMARK.match(sentence) is not None:
         return False
     return _RULE.search(sentence) is not None or _RULE_ELSEWHERE.search(sentence) is not None
+
+
+_FIRM = re.compile(
+    r"\b(?:must|never|always|don'?t|do not|avoid|shouldn'?t|should not|can'?t|cannot|not allowed|"
+    r"make sure|be sure|ensure|only)\b|^(?:no|keep|stick to|stay within)\b|"
+    r"不要|禁止|必须|只能|不能|务必|请勿|ないで|必ず|하지 ?마|반드시|절대|"
+    r"нельзя|никогда|всегда|обязательно|не можна|"
+    r"ніколи|завжди|nunca|siempre|niemals|immer|jamais|toujours|ممنوع|دائما|لا ت",
+    re.IGNORECASE,
+)
+"""A rule's firmer words: such rules are listed first (``firm_first``)."""
+
+
+def firm_first(rules: Iterable[str]) -> tuple[str, ...]:
+    """The rules, those with a firm word (must, never, don't...) first, each group in order."""
+    found = list(rules)
+    firm = [rule for rule in found if _FIRM.search(rule)]
+    return (*firm, *(rule for rule in found if not _FIRM.search(rule)))
 
 
 def _rules(request: str, seen: set[str]) -> Iterator[str]:
@@ -615,7 +647,7 @@ class _Reader:
         content = message.get("content")
         text = text_of(content, "\n").strip()
         stop = message.get("stopReason")
-        self.last_stop = stop if stop in FAILED_STOPS else None
+        self.last_stop = stop if isinstance(stop, str) and stop in FAILED_STOPS else None
         error = message.get("errorMessage")
         self.stop_error = error if isinstance(error, str) and self.last_stop else None
         if text:
@@ -656,9 +688,11 @@ class _Reader:
             return
         text = text_of(message.get("content"), "\n")
         flagged = bool(message.get("isError"))
+        named = call.files.changes + call.files.reads if call.files else ()
         what = f"`{one_line(call.command, 120)}`" if call.command else call.name or "a tool"
+        what += f" of `{named[0]}`" if named and not call.command else ""
         tail = "\n".join(text.rstrip().splitlines()[-3:])
-        self.last_result = f"{what} said: {one_line(tail, 300)}" if tail else what
+        self.last_result = f"{what}, which returned: {one_line(tail, 300)}" if tail else what
         if call.options or _tool_name(call.name) in _ASKING_TOOLS:
             self._answers(index, text, call.options)
             return
@@ -803,7 +837,7 @@ class _Reader:
             requests_left_out=self.left_out,
             acknowledgement=self.acknowledgement,
             go_ahead=self.go_ahead,
-            rules=tuple(self.rules),
+            rules=firm_first(self.rules),
             read_files=tuple(sorted(self.read - self.written, key=js_order)),
             modified_files=tuple(sorted(self.written, key=js_order)),
             shell_files=tuple(sorted(self.by_shell, key=js_order)),
@@ -840,7 +874,7 @@ class _Reader:
         if not self.answered:
             return "The latest request has no answer yet."
         if self.worked:
-            said = f": {self.last_result}" if self.last_result else ""
+            said = f": {self.last_result}" if self.last_result else "."
             return f"The last turn ended on a tool's result, with no answer after it{said}"
         failed = [path for path, at in self.failed_changes.items() if at >= self.turn_start]
         if failed:

@@ -408,7 +408,9 @@ def request_for(source: Source, options: Options, reporter: Reporter | None = No
     mask = redactor if options.redact else None
     prompt: ChatMessage = {
         "role": "user",
-        "content": handoff_prompt(focus, facts, options.max_doc_tokens, options.template),
+        "content": handoff_prompt(
+            focus, facts, options.max_doc_tokens, options.template, writer.window
+        ),
     }
     # Measured (and masked) before the prompt is masked: its secrets are numbered after the
     # conversation's, as in one pass over the whole request.

@@ -71,6 +71,12 @@ _PREVIOUS = (
     "update, so drop what no longer matters.\n\n<document>\n{document}\n</document>\n\n"
 )
 UPDATE_PROMPT = PROMPT_OPENINGS[1] + _PREVIOUS + _TASK
+REQUEST_CHARS = 160
+REQUESTS_CHARS = 1_200
+REQUESTS_WINDOW = 16_000
+"""The requests between the first and the latest, as the verified facts quote them: the latest
+of them that fit, each cut (the prompt goes with every request of a conversation sent in
+parts)."""
 FACTS_INTRO = (
     "Verified facts, read from the session file by a program: they are exact. Keep each in "
     "the document, in its place, as written:"
@@ -162,6 +168,7 @@ def handoff_prompt(
     facts: Facts | None = None,
     tokens: int = DEFAULT_DOCUMENT_TOKENS,
     template: Template | None = None,
+    window: int | None = None,
 ) -> str:
     """The instruction sent as the last user message: a new document, or, when the session
     already holds one, an update of it; then the verified facts; ``focus`` appended as given,
@@ -180,18 +187,32 @@ def handoff_prompt(
         text = UPDATE_PROMPT.format(document=previous, tokens=tokens)
     else:
         text = HANDOFF_PROMPT.format(tokens=tokens)
-    block = facts_block(facts) if facts else ""
+    block = facts_block(facts, window) if facts else ""
     appended = f"{FOCUS_INTRO}{focus}" if focus and not placed else ""
     return text + (f"\n\n{block}" if block else "") + appended
 
 
-def facts_block(facts: Facts) -> str:
-    """The facts as a list the model is told to keep."""
+def facts_block(facts: Facts, window: int | None = None) -> str:
+    """The facts as a list the model is told to keep; the requests between the first and the
+    latest only for a model whose ``window`` is ``REQUESTS_WINDOW`` or more (a small one
+    needs its room for the conversation, which holds them anyway)."""
     lines: list[str] = []
-    if facts.original_task:
-        lines.append(f"- The original task: {_quoted(facts.original_task)}")
-    if facts.latest_request and facts.latest_request != facts.original_task:
-        lines.append(f"- The latest request: {_quoted(facts.latest_request)}")
+    requests = list(facts.requests)
+    if requests:
+        lines.append(f"- The original task: {_quoted(requests.pop(0))}")
+    latest = requests.pop() if requests else None
+    if requests and (window is None or window >= REQUESTS_WINDOW):
+        quoted: list[str] = []
+        for number, request in reversed(list(enumerate(requests, 2))):  # the latest first
+            quoted.insert(0, f"{number}. {_quoted(request, REQUEST_CHARS)}")
+            if sum(map(len, quoted)) > REQUESTS_CHARS:
+                quoted.pop(0)
+                break
+        left = len(requests) - len(quoted) + facts.requests_left_out
+        note = f" ({left} earlier ones left out)" if left else ""
+        lines.append(f"- The requests since, in order{note}: {' '.join(quoted)}")
+    if latest is not None:
+        lines.append(f"- The latest request: {_quoted(latest)}")
     if facts.acknowledgement:
         said = _quoted(facts.acknowledgement)
         lines.append(
@@ -199,12 +220,27 @@ def facts_block(facts: Facts) -> str:
             if facts.go_ahead
             else f"- Then the user only said {said}, acknowledging the answer."
         )
-    if facts.latest_request and not facts.answered:
-        lines.append("- The latest request has no answer yet.")
-    lines += [f"- A rule the user stated: {_quoted(rule)}" for rule in facts.rules[:12]]
-    if facts.modified_files:
+    if facts.finished:
+        lines.append(
+            "- Done or not: the work asked for is done, as the last answer reports; nothing is "
+            "pending."
+        )
+    elif facts.requests and facts.stopped:
+        lines.append(f"- Done or not: not finished. {facts.stopped}")
+    lines += [f"- A rule the user stated: {_quoted(rule)}" for rule in facts.rules[:20]]
+    lines += [f"- A decision: {decision}" for decision in facts.decisions]
+    shell = set(facts.shell_files)
+    changed = [p for p in facts.modified_files if p not in shell]
+    if changed:
         # Every one: a file changed is a required probe (check), and the <files> block elides.
-        lines.append("- Files changed: " + ", ".join(f"`{p}`" for p in facts.modified_files))
+        lines.append("- Files changed: " + ", ".join(f"`{p}`" for p in changed))
+    if shell:
+        lines.append(
+            "- Files written by shell commands (read from the command lines): "
+            + ", ".join(f"`{p}`" for p in facts.shell_files)
+        )
+    if facts.missing_files:
+        lines.append("- Paths not found: " + ", ".join(f"`{p}`" for p in facts.missing_files))
     if facts.read_files:
         lines.append("- Files read: " + ", ".join(f"`{p}`" for p in facts.read_files[:20]))
     for command in facts.notable_commands[-12:]:
@@ -213,8 +249,7 @@ def facts_block(facts: Facts) -> str:
             how = "passed" if command.known else "ran (piped: its own exit status is unknown)"
         code = f", exit code {command.exit_code}" if command.exit_code and not command.ok else ""
         lines.append(f"- Ran `{command.text}`: {how}{code}")
-    if facts.open_error:
-        lines.append(f"- The error still open: {facts.open_error}")
+    lines += [f"- The error still open: {error}" for error in facts.open_errors]
     return FACTS_INTRO + "\n" + "\n".join(lines) if lines else ""
 
 

@@ -43,10 +43,9 @@ class Outcome(NamedTuple):
 
 
 _HEAD_EXIT = re.compile(
-    r"^[ \t]*(?:Exit code:?|Process exited with code|Command exited with code|exit status:?)"
-    r"[ \t]*(-?\d+)\b",
-    re.IGNORECASE | re.MULTILINE,
+    r"^[ \t]*(?:Exit code:?|Process exited with code)[ \t]*(-?\d+)\b", re.IGNORECASE | re.MULTILINE
 )
+"""An exit code in the header a tool writes before the output (Claude Code's, Codex's)."""
 _EXIT = re.compile(r"(?:exit(?:ed with)? code|exit status)[: ]*(-?\d+)", re.IGNORECASE)
 _DENIED = re.compile(
     r"^[ \t]*(?:sandbox (?:error|denied)|failed in sandbox|exec command rejected|command rejected"
@@ -436,13 +435,15 @@ def _powershell_paths(args: tuple[str, ...]) -> list[str]:
 
 
 def _is_file_word(word: str) -> bool:
-    """A word that names a file: not an option, a glob, a script's text, a scratch file."""
-    if not word or word.startswith(("&", "-", "(")) or word == "/" or _NOT_A_PATH.search(word):
+    """A word shaped as a path (a folder in it, or a name with an extension), not an option,
+    a glob or a scratch file: what a line that is no shell's (a password in angle brackets,
+    a PHP array) splits into is seldom so."""
+    if word.startswith(("-", "/dev/")) or word.startswith(_SCRATCH):
         return False
-    return not word.startswith(_SCRATCH) and any(c.isalnum() for c in word)
+    return _PATH_SHAPED.fullmatch(word) is not None and any(c.isalnum() for c in word)
 
 
-_NOT_A_PATH = re.compile(r"[*?|\"'\n;<>{}]|\$\(|`")
+_PATH_SHAPED = re.compile(r"(?=.*[./\\])[\w.~/\\:@+$%{}-]+")
 
 
 def _joined(folder: str | None, path: str) -> str:

@@ -33,6 +33,7 @@ from handoff_cli.handoff.document import (
     is_handoff_start,
     opens_session,
 )
+from handoff_cli.said import request_in
 from handoff_cli.sessions import listcache
 from handoff_cli.sessions.jsonl import parse_line
 from handoff_cli.sessions.listcache import DIGEST_BYTES, RACY_NS, Known, digest
@@ -142,7 +143,7 @@ def _summarize(
             first_entry = value
         message = value.get("message")
         if isinstance(message, dict) and message.get("role") == "user":
-            first_request = first_request or text_of(message.get("content")).strip() or None
+            first_request = first_request or request_in(text_of(message.get("content")))
         if first_request is not None:
             break
     header = found.header

@@ -30,6 +30,7 @@ import simdjson
 
 from handoff_cli.errors import SessionFileError, os_reason
 from handoff_cli.handoff.document import is_handoff_prompt
+from handoff_cli.said import request_in
 from handoff_cli.sessions.js import UNDEFINED, js_key, js_string, js_truthy
 from handoff_cli.sessions.jsonl import LONGEST_TEXT, Verbatim, dumps, parse_bounded, parse_line
 from handoff_cli.text import one_line, text_of
@@ -436,9 +437,10 @@ class Session:
     def _first_request(self) -> str | None:
         for record in self.records:
             if record.facts and record.facts.role == "user" and record.has_message:
-                text = text_of(record.message().get("content")).strip()
-                if text and not is_handoff_prompt(text):  # ours, in a session handed off to
-                    return text
+                text = text_of(record.message().get("content"))
+                request = None if is_handoff_prompt(text) else request_in(text)  # ours aside
+                if request is not None:
+                    return request
         return None
 
     @property
