@@ -22,7 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -149,7 +149,7 @@ def _listed_in_body(document: Document, path: str, changed: bool, cwd: str | Non
     """Whether a line of the document outside ``<files>`` lists ``path`` as a file (read or,
     with ``changed``, changed) and not as one that is missing."""
     for line in document.body.splitlines():
-        words = re.findall(r"[^\s`,;()'\"]+", line)
+        words = re.findall(r"`([^`]+)`", line) + re.findall(r"[^\s`,;()'\"]+", line)
         if not any(same(path, w.rstrip(".:"), cwd) for w in words if "/" in w or "." in w):
             continue
         found = _LISTING.search(line)
@@ -181,7 +181,11 @@ def document_checks(
         listed = listed or _listed_in_body(doc, path, False, cwd)
         yield "failed", path, not listed
     steps = folded(doc.section("next steps"))
-    handed_back = any(folded(r)[:40] in steps for r in labels.get("requests") or [])
+    # A request handed back as a step: its first words in Next Steps (a short one, "C" or
+    # "push it", could be in any sentence).
+    handed_back = any(
+        len(folded(r)) >= 12 and folded(r)[:40] in steps for r in labels.get("requests") or []
+    )
     if labels.get("finished"):
         done = not _empty(doc.progress.get("done", ""))
         yield "finished", "finished", done and not handed_back
@@ -238,7 +242,13 @@ def facts_checks(labels: dict[str, Any], facts: dict[str, Any]) -> Iterator[tupl
 # --- running the command line ----------------------------------------------------------------
 
 
-def _handoff(home: Path, *args: str) -> str:
+Cli = Callable[[Path, list[str]], str]
+"""Runs ``handoff ARGS`` with HOME and the working folder at the given folder: its stdout; a
+RuntimeError when it fails."""
+
+
+def subprocess_cli(home: Path, args: list[str]) -> str:
+    """The command line as a user runs it, in a process of its own."""
     done = subprocess.run(
         [sys.executable, "-m", "handoff_cli", *args],
         capture_output=True,
@@ -258,16 +268,16 @@ def labelled() -> list[Path]:
     return sorted(p.with_name(p.name.removesuffix(LABELS)) for p in REAL.rglob("*" + LABELS))
 
 
-def checks_of(session: Path, work: Path) -> list[Check]:
+def checks_of(session: Path, work: Path, cli: Cli = subprocess_cli) -> list[Check]:
     """Every label of ``session`` checked against the built-in writer's document and the
     facts, on copies in ``work`` (a subagent's transcripts beside it copied too)."""
     labels = json.loads(session.with_name(session.name + LABELS).read_text("utf-8"))
     work.mkdir(parents=True)
     copy = work / session.relative_to(REAL)
     shutil.copytree(session.parent, copy.parent, dirs_exist_ok=True)
-    facts = json.loads(_handoff(work, "show", str(copy), "--facts", "--json"))
-    done = json.loads(_handoff(work, str(copy), "--model", "extractive", "--json"))
-    document = json.loads(_handoff(work, "show", done["path"], "--document", "--json"))["document"]
+    facts = json.loads(cli(work, ["show", str(copy), "--facts", "--json"]))
+    done = json.loads(cli(work, [str(copy), "--model", "extractive", "--json"]))
+    document = json.loads(cli(work, ["show", done["path"], "--document", "--json"]))["document"]
     on_document = list(document_checks(labels, document, facts.get("cwd")))
     on_facts = list(facts_checks(labels, facts))
     assert [c[:2] for c in on_document] == [c[:2] for c in on_facts]
@@ -278,16 +288,18 @@ def checks_of(session: Path, work: Path) -> list[Check]:
 
 
 def table(results: dict[Path, list[Check]]) -> str:
-    every = [c for checks in results.values() for c in checks]
     lines = [f"{'class':<13}{'checks':>8}{'document':>10}{'facts':>8}  what is checked"]
+    found = counts(results)
     for kind, what in CLASSES:
-        found = [c for c in every if c.kind == kind]
-        doc, facts = sum(c.document for c in found), sum(c.facts for c in found)
-        lines.append(f"{kind:<13}{len(found):>8}{doc:>10}{facts:>8}  {what}")
-    doc, facts = sum(c.document for c in every), sum(c.facts for c in every)
-    lines.append(f"{'all':<13}{len(every):>8}{doc:>10}{facts:>8}")
-    share = f"{doc / len(every):.1%} / {facts / len(every):.1%}" if every else "-"
-    lines.append(f"passed (document / facts): {share} of {len(every)} checks")
+        row = found[kind]
+        lines.append(f"{kind:<13}{row['checks']:>8}{row['document']:>10}{row['facts']:>8}  {what}")
+    total = {k: sum(row[k] for row in found.values()) for k in ("checks", "document", "facts")}
+    lines.append(f"{'all':<13}{total['checks']:>8}{total['document']:>10}{total['facts']:>8}")
+    if total["checks"]:
+        share = (
+            f"{total['document'] / total['checks']:.1%} / {total['facts'] / total['checks']:.1%}"
+        )
+        lines.append(f"passed (document / facts): {share} of {total['checks']} checks")
     return "\n".join(lines)
 
 
@@ -302,17 +314,31 @@ def misses(results: dict[Path, list[Check]]) -> Iterator[str]:
                 yield f"  {name}: {check.kind} {check.item!r} ({', '.join(where)})"
 
 
-def run_all() -> tuple[dict[Path, list[Check]], dict[Path, str]]:
+def run_all(cli: Cli = subprocess_cli) -> tuple[dict[Path, list[Check]], dict[Path, str]]:
     """Every labelled session's checks; and those the command line refused, with its error."""
     results: dict[Path, list[Check]] = {}
     refused: dict[Path, str] = {}
     with tempfile.TemporaryDirectory() as work:
         for number, session in enumerate(labelled()):
             try:
-                results[session] = checks_of(session, Path(work) / str(number))
+                results[session] = checks_of(session, Path(work) / str(number), cli)
             except RuntimeError as error:
                 refused[session] = str(error)
     return results, refused
+
+
+def counts(results: dict[Path, list[Check]]) -> dict[str, dict[str, int]]:
+    """Per class: the checks, and how many the document and the facts pass."""
+    every = [c for checks in results.values() for c in checks]
+    found: dict[str, dict[str, int]] = {}
+    for kind, _ in CLASSES:
+        mine = [c for c in every if c.kind == kind]
+        found[kind] = {
+            "checks": len(mine),
+            "document": sum(c.document for c in mine),
+            "facts": sum(c.facts for c in mine),
+        }
+    return found
 
 
 def main() -> int:

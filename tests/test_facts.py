@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -364,3 +365,128 @@ def test_the_shortcuts_before_the_patterns_never_change_an_answer() -> None:
         output = "\n".join(rng.choice(_PIECES) for _ in range(rng.randrange(1, 30)))
         found, searched = _exit_at_end(output), EXIT.search(output, len(output) - EXIT_REACH)
         assert (found and found.span()) == (searched and searched.span())
+
+
+# --- real work: the requests, done or not, what changed --------------------------------------
+
+
+def test_every_request_in_order_and_nothing_injected(tmp_path: Path, entries: Entries) -> None:
+    entries.user("<environment_context>\n  <cwd>/w</cwd>\n</environment_context>")
+    entries.user("Ahoy!")
+    entries.user("Add an export command.")
+    entries.assistant("Added it.")
+    entries.user("ok")
+    entries.user("[Request interrupted by user]")
+    entries.user("Also export to CSV. Never touch the CLI flags.")
+    entries.assistant("Done: CSV export added, tests pass.")
+    found = facts(tmp_path, entries)
+    assert found.requests == (
+        "Add an export command.",
+        "Also export to CSV. Never touch the CLI flags.",
+    )
+    assert found.rules == ("Never touch the CLI flags.",)
+    assert found.finished and found.stopped is None
+
+
+@pytest.mark.parametrize(
+    ("ending", "finished", "stopped"),
+    [
+        (["All done: the parser is fixed and 12 tests pass."], True, None),
+        (["It reads the file line by line."], True, None),  # a question answered
+        (["Done! Want me to also add a --verbose flag?"], True, None),
+        (["Should I go ahead and migrate the database?"], False, "The assistant stopped at"),
+        (["I fixed the import. Next, I'll run the tests."], False, "The assistant stopped at"),
+        ([call("c1", "bash", command="npm test")], False, "A call to bash was made"),
+        ([{"stop": "error", "errorMessage": "402 no credits"}], False, "The last answer did not"),
+    ],
+)
+def test_done_or_not(
+    tmp_path: Path, entries: Entries, ending: list[Any], finished: bool, stopped: str | None
+) -> None:
+    entries.user("Fix the parser.")
+    for part in ending:
+        if isinstance(part, dict) and "stop" in part:
+            entries.assistant("", stop=part["stop"], errorMessage=part["errorMessage"])
+        else:
+            entries.assistant(part, stop="toolUse" if isinstance(part, dict) else "stop")
+    found = facts(tmp_path, entries)
+    assert found.finished is finished
+    assert (found.stopped or "").startswith(stopped or "")
+
+
+def test_a_turn_that_ends_on_a_result_or_a_refusal_is_not_finished(
+    tmp_path: Path, entries: Entries
+) -> None:
+    entries.user("Find the slow query.")
+    bash(entries, "b1", "grep -rn SELECT src", "src/db.py:12: SELECT *")
+    found = facts(tmp_path, entries)
+    assert not found.finished and found.stopped and "SELECT *" in found.stopped
+    entries.assistant(call("e1", "edit", path="src/db.py"), stop="toolUse")
+    result(entries, "e1", "The user doesn't want to proceed with this tool use.", error=True)
+    found = facts(tmp_path, entries)
+    assert found.stopped == "The user refused the call to edit and stopped the work."
+    assert found.modified_files == ()
+
+
+def test_only_what_succeeded_changed_and_a_failed_read_is_no_file_read(
+    tmp_path: Path, entries: Entries
+) -> None:
+    entries.user("Tidy the config.")
+    entries.assistant(call("r1", "read", path="conf/old.toml"), stop="toolUse")
+    result(entries, "r1", "ENOENT: no such file or directory, open 'conf/old.toml'", error=True)
+    entries.assistant(call("e1", "edit", path="conf/app.toml"), stop="toolUse")
+    result(entries, "e1", "Could not find the exact text in conf/app.toml", error=True)
+    entries.assistant(call("w1", "write", path="conf/new.toml"), stop="toolUse")
+    result(entries, "w1", "Successfully wrote 12 bytes")
+    bash(
+        entries,
+        "b1",
+        "sed -i 's/a/b/' conf/app.toml && cat > conf/extra.toml <<'EOF'\nx=1\nEOF",
+        "",
+    )
+    entries.assistant("Done: conf/new.toml written, app.toml fixed.")
+    found = facts(tmp_path, entries)
+    assert found.modified_files == ("conf/app.toml", "conf/extra.toml", "conf/new.toml")
+    assert found.shell_files == ("conf/app.toml", "conf/extra.toml")
+    assert found.missing_files == ("conf/old.toml",)
+    assert "conf/old.toml" not in found.read_set and found.open_errors == ()  # the edit redone
+
+
+def test_a_change_that_failed_last_is_where_it_stopped(tmp_path: Path, entries: Entries) -> None:
+    entries.user("Write the report to docs/report.md")
+    entries.assistant(call("w1", "write", path="docs/report.md"), stop="toolUse")
+    result(entries, "w1", "EACCES: permission denied, open 'docs/report.md'", error=True)
+    entries.assistant("I could not write it, so here is the text: ...")
+    found = facts(tmp_path, entries)
+    assert not found.finished
+    assert found.stopped == "Changing `docs/report.md` failed, and it was not changed after."
+
+
+def test_answers_to_the_agents_questions(tmp_path: Path, entries: Entries) -> None:
+    entries.user("Plan the migration.")
+    asked = call(
+        "q1",
+        "AskUserQuestion",
+        questions=[
+            {"question": "Which store?", "options": [{"label": "SQLite"}, {"label": "Postgres"}]}
+        ],
+    )
+    entries.assistant(asked, stop="toolUse")
+    result(
+        entries,
+        "q1",
+        'User has answered your questions: "Which store?"="SQLite", "More?"="keep the old API"',
+    )
+    entries.assistant("I decided to keep SQLite because the data is small.")
+    found = facts(tmp_path, entries)
+    assert found.requests == ("Plan the migration.", "keep the old API")
+    assert found.decisions[0] == 'user: "Which store?" → "SQLite"'
+    assert found.decisions[1] == 'assistant: "I decided to keep SQLite because the data is small."'
+
+
+def test_the_facts_hold_the_cwd_and_show_paths_from_it(tmp_path: Path, entries: Entries) -> None:
+    entries.user("go")
+    found = facts(tmp_path, entries)
+    assert found.cwd == "/home/dev/projects/weather-cli" or found.cwd is not None
+    assert replace(found, cwd="/w/p").shown("/w/p/src/a.py") == "src/a.py"
+    assert replace(found, cwd="/w/p").shown("/w/pp/a.py") == "/w/pp/a.py"

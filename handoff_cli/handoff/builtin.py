@@ -60,17 +60,17 @@ _DERIVED = re.compile(
     r"change to|Read the last result)"
 )
 _FITS = (  # how much of each part, loose to tight (see _Fit): the requests and rules last
-    (600, 12, 600, 160, 200, 16),
-    (600, 12, 300, 100, 200, 16),
-    (500, 10, 240, 72, 200, 14),
-    (400, 8, 200, 64, 200, 12),
-    (400, 6, 160, 62, 200, 12),
-    (300, 4, 120, 62, 200, 10),
-    (300, 3, 100, 62, 200, 8),
-    (300, 2, 80, 62, 120, 8),
-    (240, 2, 80, 60, 80, 6),
-    (200, 1, 80, 50, 40, 4),
-    (160, 1, 60, 40, 20, 3),
+    (600, 12, 600, 160, 200, 20),
+    (600, 12, 300, 100, 200, 20),
+    (500, 10, 240, 72, 200, 18),
+    (400, 8, 200, 64, 200, 16),
+    (400, 6, 160, 62, 200, 16),
+    (300, 4, 120, 62, 200, 14),
+    (300, 3, 100, 62, 200, 12),
+    (300, 2, 80, 62, 120, 12),
+    (240, 2, 80, 60, 80, 10),
+    (200, 1, 80, 50, 40, 8),
+    (160, 1, 60, 40, 20, 6),
 )
 
 
@@ -367,8 +367,8 @@ class _Draft:
     def _done(self, fit: _Fit) -> str:
         """Done, for finished work: the report's items whole, the rest of Done capped."""
         head, *rest = self.done
-        report = [r for r in rest if r.startswith("  ")][: fit.items * 2]
-        others = [r for r in rest if not r.startswith("  ")][: fit.items]
+        report = [r for r in rest if r.startswith("  ")][: fit.items]
+        others = [r for r in rest if not r.startswith("  ")][: fit.items // 2 + 1]
         lines = [f"- {head}", *(f"  - {_shortened(r.strip(), fit.item)}" for r in report)]
         return "\n".join(lines + [f"- {_shortened(o, fit.item)}" for o in _unique(others)])
 

@@ -49,7 +49,9 @@ from handoff_cli.sessions.session import Entry, Record, Session, gc_paused
 from handoff_cli.text import one_line, text_of
 
 COMMAND_CHARS = shell.COMMAND_CHARS
-OUTPUT_TAIL_LINES = 12
+OUTPUT_LINES = 12
+"""The lines of a failed command's output kept: its first three (where most tools say what
+went wrong) and its last, when it has more."""
 REQUESTS_BUDGET = 48_000
 """The characters of requests held: the first always, then the latest that fit."""
 DECISIONS_KEPT = 8
@@ -640,6 +642,7 @@ class _Reader:
         self.interrupted = False
         self.refused = None
         self.calls.clear()
+        self.worked = False
         self.turn_start = index
         self.command_start = len(self.commands)
 
@@ -713,10 +716,11 @@ class _Reader:
         # A file is put right by any later success on it; another tool's error by its own.
         key = ("a file", path) if files is not None else (call.name or "a tool", path)
         if failed:
+            if files is not None and files.reads and tools.missing(text):
+                self.missing.update(files.reads)  # not there: an answer, no error to fix
+                return
             self.tool_errors.append((index, call.name or "a tool", one_line(text, 300), key))
             self.recovered.setdefault(key, -1)
-            if files is not None and tools.missing(text):
-                self.missing.update(files.reads or files.changes)
             if files is not None and files.changes:
                 self.failed_changes[path] = index
             return
@@ -768,8 +772,11 @@ class _Reader:
                     self.by_shell.add(path)
                 self.written.add(path)
                 self.missing.discard(path)
+                self.failed_changes.pop(path, None)
+                if ("a file", path) in self.recovered:
+                    self.recovered["a file", path] = index
         else:
-            self.tails[at] = "\n".join(output.rstrip().splitlines()[-OUTPUT_TAIL_LINES:])
+            self.tails[at] = _excerpt(output)
             self.open_by_core.setdefault(shell.core(line), []).append(at)
             tests = shell.runner_and_targets(line)
             if tests is not None:
@@ -871,11 +878,11 @@ class _Reader:
             return f"The user refused the call to {self.refused} and stopped the work."
         if self.interrupted:
             return "The user interrupted the work."
-        if not self.answered:
-            return "The latest request has no answer yet."
         if self.worked:
             said = f": {self.last_result}" if self.last_result else "."
             return f"The last turn ended on a tool's result, with no answer after it{said}"
+        if not self.answered:
+            return "The latest request has no answer yet."
         failed = [path for path, at in self.failed_changes.items() if at >= self.turn_start]
         if failed:
             return f"Changing `{failed[-1]}` failed, and it was not changed after."
@@ -902,10 +909,16 @@ class _Reader:
         ]
         # Commands by their order among commands, tool errors by position: a command's index
         # is not a position, so each list keeps its own order, commands first.
-        yield from (text for _, text in found)
-        yield from (text for _, text in errors)
+        yield from dict.fromkeys(text for _, text in [*found, *errors])  # each once
         if self.last_stop == "error" and self.stop_error:
             yield f"The model's last answer failed: {one_line(self.stop_error, 300)}"
+
+
+def _excerpt(output: str) -> str:
+    lines = output.strip().splitlines()
+    if len(lines) <= OUTPUT_LINES:
+        return "\n".join(lines)
+    return "\n".join([*lines[:3], "[…]", *lines[3 - OUTPUT_LINES :]])
 
 
 def _tool_name(name: str) -> str:

@@ -24,7 +24,9 @@ COMMAND_CHARS = 200
 EXIT_REACH = 1_000
 """How far from the end of a shell tool's output its exit code is looked for."""
 HEAD_REACH = 400
-"""How far from its start an exit code in a header is looked for."""
+"""How far from its start a denial is looked for."""
+HEADER_REACH = 20_000
+"""How far a header can go (the command it names may be a long script)."""
 
 
 # --- how a command ended ---------------------------------------------------------------------
@@ -67,7 +69,7 @@ def outcome(output: str, flagged: bool) -> Outcome | None:
         wrapped = _json_outcome(output)
         if wrapped is not None:
             return wrapped
-    head = _HEAD_EXIT.search(output, 0, HEAD_REACH)
+    head = _HEAD_EXIT.match(output) or _HEAD_EXIT.search(output, 0, _header_end(output))
     if head is not None:
         code = int(head.group(1))
         return Outcome(code, code != 0, output[head.end() :])
@@ -78,6 +80,13 @@ def outcome(output: str, flagged: bool) -> Outcome | None:
     if _DENIED.search(output, 0, HEAD_REACH):
         return Outcome(None, True, output)
     return Outcome(1 if flagged else 0, flagged, output)
+
+
+def _header_end(output: str) -> int:
+    """Where a header of Codex's ends (its ``Output:`` line, after the command, the chunk and
+    the wall time): 0 for an output without one."""
+    end = output.find("\nOutput:", 0, HEADER_REACH)
+    return max(end, 0)
 
 
 def _json_outcome(output: str) -> Outcome | None:
@@ -253,18 +262,16 @@ _TEST_RUNNERS = (  # longer first: "npx vitest run" is a runner, not "npx vitest
 
 @lru_cache(maxsize=4096)  # a session runs the same few commands again and again
 def runner_and_targets(command: str) -> tuple[tuple[str, ...], frozenset[str]] | None:
-    """A test command's runner and the targets it names (none: the whole suite); None for a
-    command that runs no tests."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
-    while words and "=" in words[0] and not words[0].startswith("-"):
-        words = words[1:]  # VAR=value before the command
-    for runner in _TEST_RUNNERS:
-        if tuple(words[: len(runner)]) == runner:
-            rest = words[len(runner) :]
-            return runner, frozenset(w for w in rest if not w.startswith("-"))
+    """A test command's runner and the targets it names (none: the whole suite), from the
+    line's first part that runs tests (``cd app && npm test``); None for a command that runs
+    no tests."""
+    for operator, words in segments(command):
+        if operator in ("|", "|&"):
+            break  # a filter of the output
+        for runner in _TEST_RUNNERS:
+            if words[: len(runner)] == runner:
+                rest = words[len(runner) :]
+                return runner, frozenset(w for w in rest if not w.startswith("-"))
     return None
 
 
