@@ -15,6 +15,7 @@ with case and white space folded, and without Markdown's quote marks and backtic
 
 from __future__ import annotations
 
+import argparse
 import json
 import posixpath
 import re
@@ -263,9 +264,9 @@ def subprocess_cli(home: Path, args: list[str]) -> str:
     return done.stdout
 
 
-def labelled() -> list[Path]:
-    """The sessions that have labels, in order."""
-    return sorted(p.with_name(p.name.removesuffix(LABELS)) for p in REAL.rglob("*" + LABELS))
+def labelled(root: Path = REAL) -> list[Path]:
+    """The sessions that have labels under ``root``, in order."""
+    return sorted(p.with_name(p.name.removesuffix(LABELS)) for p in root.rglob("*" + LABELS))
 
 
 def checks_of(session: Path, work: Path, cli: Cli = subprocess_cli) -> list[Check]:
@@ -273,7 +274,7 @@ def checks_of(session: Path, work: Path, cli: Cli = subprocess_cli) -> list[Chec
     facts, on copies in ``work`` (a subagent's transcripts beside it copied too)."""
     labels = json.loads(session.with_name(session.name + LABELS).read_text("utf-8"))
     work.mkdir(parents=True)
-    copy = work / session.relative_to(REAL)
+    copy = work / session.parent.name / session.name
     shutil.copytree(session.parent, copy.parent, dirs_exist_ok=True)
     facts = json.loads(cli(work, ["show", str(copy), "--facts", "--json"]))
     done = json.loads(cli(work, [str(copy), "--model", "extractive", "--json"]))
@@ -303,23 +304,25 @@ def table(results: dict[Path, list[Check]]) -> str:
     return "\n".join(lines)
 
 
-def misses(results: dict[Path, list[Check]]) -> Iterator[str]:
+def misses(results: dict[Path, list[Check]], root: Path = REAL) -> Iterator[str]:
     for session, checks in results.items():
         for check in checks:
             if not (check.document and check.facts):
                 where = [
                     n for n, ok in (("document", check.document), ("facts", check.facts)) if not ok
                 ]
-                name = session.relative_to(REAL)
+                name = session.relative_to(root)
                 yield f"  {name}: {check.kind} {check.item!r} ({', '.join(where)})"
 
 
-def run_all(cli: Cli = subprocess_cli) -> tuple[dict[Path, list[Check]], dict[Path, str]]:
+def run_all(
+    cli: Cli = subprocess_cli, root: Path = REAL
+) -> tuple[dict[Path, list[Check]], dict[Path, str]]:
     """Every labelled session's checks; and those the command line refused, with its error."""
     results: dict[Path, list[Check]] = {}
     refused: dict[Path, str] = {}
     with tempfile.TemporaryDirectory() as work:
-        for number, session in enumerate(labelled()):
+        for number, session in enumerate(labelled(root)):
             try:
                 results[session] = checks_of(session, Path(work) / str(number), cli)
             except RuntimeError as error:
@@ -341,16 +344,20 @@ def counts(results: dict[Path, list[Check]]) -> dict[str, dict[str, int]]:
     return found
 
 
-def main() -> int:
-    results, refused = run_all()
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("root", nargs="?", type=Path, default=REAL, help="labelled sessions")
+    parser.add_argument("--misses", action="store_true", help="list every check missed")
+    args = parser.parse_args(argv)
+    results, refused = run_all(root=args.root)
     print(
-        f"Labels of {len(results)} real sessions (tests/fixtures/real), checked on the built-in "
+        f"Labels of {len(results)} real sessions ({args.root}), checked on the built-in "
         "writer's document and on show --facts"
     )
     print(table(results))
     for session, error in refused.items():
-        print(f"not read: {session.relative_to(REAL)}: {error}")
-    missed = list(misses(results))
+        print(f"not read: {session.relative_to(args.root)}: {error.splitlines()[-1]}")
+    missed = list(misses(results, args.root)) if args.misses else []
     if missed:
         print("\nmissed:")
         print("\n".join(missed))

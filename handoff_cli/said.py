@@ -27,6 +27,16 @@ _TAGGED = re.compile(
 """A block an agent wraps what it adds in: a tag named like ``environment_context`` or
 ``system-reminder`` (what people type is not wrapped so), or one of a few known names."""
 _WORDS_TAGS = frozenset({"command-args"})
+_INJECTED_TAG = re.compile(
+    r"context|instruction|reminder|notification|command|caveat|stdout|stderr|hook|^ide[_-]|"
+    r"opened|selection|environment|permission|collaboration|personality|recommended|plugin|"
+    r"skill|turn_aborted|user_action|bash-|system|metadata|heartbeat|channel|attachment|"
+    r"^image$|^INSTRUCTIONS$",
+    re.IGNORECASE,
+)
+"""The names of the blocks an agent, an IDE or a harness wraps what it adds in: an environment,
+instructions, a reminder, a notification, a command's output, a hook's, the file open in an
+editor (a template's own block, ``<agent-activation>``, is the prompt the person sent)."""
 """Tags whose text is the person's own: what they typed after a slash command."""
 _OPEN_TAG = re.compile(r"<(?:system-reminder|environment_context|user_instructions)\b.*", re.S)
 """An injected block that was cut before its end tag: the rest of the message is the agent's."""
@@ -59,7 +69,7 @@ _GREETING = re.compile(
     r"(?:hi|hello|hey|heya|hiya|ahoy|yo|howdy|greetings|good (?:morning|afternoon|evening|day)|"
     r"hola|bonjour|salut|hallo|servus|ciao|ola|olá|привет|привіт|здравствуйте|добрий день|"
     r"добрый день|你好|您好|嗨|こんにちは|おはよう(?:ございます)?|안녕(?:하세요)?|"
-    r"مرحبا|السلام عليكم|marhaba|namaste)"
+    r"مرحبا|السلام عليكم|marhaba|namaste|xin chào|xin chao|chào bạn|chao ban)"
     r"(?:[\s,]+(?:there|all|everyone|friend|mate|claude|codex|pi|omp|gpt|agent|buddy))?",
     re.IGNORECASE,
 )
@@ -76,7 +86,8 @@ _ACKNOWLEDGEMENTS = frozenset(
         "да ок хорошо спасибо продолжай продолжайте давай отлично супер так добре дякую "
         "продовжуй чудово sí si gracias vale claro bien ja danke weiter genau gut oui merci "
         "parfait continue d'accord sim obrigado continua grazie bene certo tak dzięki "
-        "نعم شكرا تمام ممتاز اكمل"
+        "نعم شكرا تمام ممتاز اكمل vâng vang được duoc cảm cam ơn on tiếp tiep tục tuc đi di nhé "
+        "nhe oui merci vas-y"
     ).split()
 )
 _ACKNOWLEDGEMENT_PHRASES = tuple(
@@ -111,10 +122,11 @@ def own_words(text: str) -> str:
 
 
 def _kept_tag(found: re.Match[str]) -> str:
-    if found["tag"] not in _WORDS_TAGS:
+    tag = found["tag"]
+    if tag not in _WORDS_TAGS and _INJECTED_TAG.search(tag):
         return ""
     inner = found.group()
-    return inner[inner.index(">") + 1 : inner.rindex("<")]
+    return inner[inner.index(">") + 1 : inner.rindex("<")] if tag in _WORDS_TAGS else inner
 
 
 def is_greeting(words: str) -> bool:

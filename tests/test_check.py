@@ -353,10 +353,10 @@ def test_a_document_still_under_min_score_fails_and_writes_nothing(
 
 
 def test_the_built_in_writer_is_gated_too(tmp_path: Path) -> None:
-    # Eighteen rules: the built-in writer keeps sixteen, so two rules are lost.
+    # Twenty-two rules: the built-in writer keeps twenty, so two rules are lost.
     rules = " ".join(
         f"Never use library number{n} anywhere in the parser, whatever a benchmark says."
-        for n in range(18)
+        for n in range(22)
     )
     chain = Entries()
     chain.user(f"Port the parser to Rust. {rules}")
@@ -365,7 +365,7 @@ def test_the_built_in_writer_is_gated_too(tmp_path: Path) -> None:
     before = session.read_bytes()
     result = run_cli(session, "--model", "extractive", "--min-score", "1")
     assert (result.code, result.stdout) == (5, "")
-    assert "a rule the user stated: Never use library number16 anywhere in" in result.stderr
+    assert "a rule the user stated: Never use library number20 anywhere in" in result.stderr
     assert session.read_bytes() == before and files_in(tmp_path) == ["s.jsonl"]
     scored = run_cli(session, "--model", "extractive", "--json", "--no-record")
     assert scored.code == 0 and 0.9 < scored.json()["score"] < 1

@@ -335,6 +335,7 @@ _RULE = re.compile(
     r"|\b(?:instead of|rather than|without (?:using|any|changing|touching|adding|breaking))\b"
     r"|\bno (?:more than|longer than|external|extra|new|\w+ (?:logs?|indices|comments|deps|"
     r"dependencies|frameworks?))\b|\b(?:would|'d) like to (?:use|keep|have)\b|\bneeds? to be\b"
+    r"|\b(?:answer|reply|respond|write) (?:me )?in (?:english|[A-Z]\w+)\b"
     r"|\b(?:first|top|highest) priority\b|\bmay be used\b|\bi approve\b|\bwill (?:go|live|be "
     r"stored) in\b|\bas each\b|\bonce (?:the|each) \w+ is\b",
     re.IGNORECASE,
@@ -350,7 +351,8 @@ rule."""
 _RULE_ELSEWHERE = re.compile(
     # Chinese, Japanese, Korean
     r"不要|不需要|禁止|必须|只能|不能|务必|请勿|一定要|不允许|不得|不准|别(?:用|改|动|碰|删)|"
-    r"ないで|必ず|のみ|だけで|してはいけない|しないこと|ではなく|使わず|なしです|は(?:なし|禁止)|"
+    r"ないで|必ず|のみ|だけ|してはいけない|しないこと|ではなく|使わず|なしです|は(?:なし|禁止)|"
+    r"以后|今后|都(?:放在|存放|要)|用中文|中文回[答复]|日本語で|한국어로|한글로|"
     r"を(?:利用|使用|使って|参照)|参照して|で(?:作成|実装)して|にしようと思|"
     r"하지 ?마|금지|반드시|절대|참고하|사용해|"
     # Russian, Ukrainian
@@ -360,6 +362,8 @@ _RULE_ELSEWHERE = re.compile(
     r"\bиспользуй|\bвикористовуй|"
     # Spanish, Portuguese, French, German, Italian
     r"\bno (?:uses|toques|cambies|borres|use|mexa|altere)\b|\bsiempre\b|\bnunca\b|\bsempre\b|"
+    r"\bsem (?:alterar|mexer|estragar|código|mudar)|\bsin (?:cambiar|tocar)|\bapenas\b|"
+    r"\bsomente\b|\bsolamente\b|\bnão (?:altere|mexa|use|mude)\b|"
     r"\bne (?:pas|jamais)\b|\btoujours\b|\bjamais\b|\bnicht\b|\bimmer\b|\bniemals\b|\bnur\b|"
     r"\bnon (?:usare|toccare|modificare)\b|"
     # Arabic
@@ -887,8 +891,10 @@ class _Reader:
         if failed:
             return f"Changing `{failed[-1]}` failed, and it was not changed after."
         answer = self.last_answer or ""
-        if answer and not reports_done(answer):
-            last = (sentences(answer.rstrip()[-400:]) or [""])[-1]
+        last = (sentences(answer.rstrip()[-400:]) or [""])[-1]
+        asks = last.endswith(("?", "？"))
+        if answer and (not reports_done(answer) or (asks and any(self._open_errors()))):
+            # A question back after a failure nothing put right: it waits on the user.
             return f'The assistant stopped at: "{one_line(last, 300)}"'
         return None
 

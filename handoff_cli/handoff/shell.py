@@ -160,8 +160,15 @@ def segments(command: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
             segment[0] in _PREFIXES or ("=" in segment[0] and not segment[0].startswith("-"))
         ):
             segment = segment[1:]  # VAR=value, sudo, time... before the program
-        if segment:
-            programs.append((operator, (segment[0].rsplit("/", 1)[-1], *segment[1:])))
+        if not segment:
+            continue
+        simple = (segment[0].rsplit("/", 1)[-1], *segment[1:])
+        script = _script_of(simple)
+        if script is None:
+            programs.append((operator, simple))
+            continue
+        inner = segments(script)  # bash -lc '...': the script's own commands
+        programs += [(operator, inner[0][1]), *inner[1:]] if inner else []
     return tuple(programs)
 
 
@@ -350,16 +357,18 @@ def written_files(command: str, workdir: str | None = None) -> list[str]:
         if program == "for" and len(words) > 3 and words[2] == "in":
             loops[words[1]] = words[3:]  # `for f in a b; do ... > "$f"; done`
             continue
-        script = _script_of(words)
-        if script is not None:  # bash -lc '...': the script's own commands
-            found += written_files(script, here)
-            continue
-        targets = [after for word, after in pairwise(words) if word in _REDIRECTS]
-        targets += _program_targets(program, words[1:])
+        redirected = [after for word, after in pairwise(words) if word in _REDIRECTS]
+        targets = redirected + _program_targets(program, words[1:])
+        operands = set(targets) - set(redirected)
         for target in targets:
             variable = _VARIABLE.fullmatch(target)
             named = loops.get(variable.group(1), ()) if variable else (target,)
-            paths = [_joined(here, t) for t in named if _is_file_word(t)]
+            removes = program in ("rm", "unlink") or words[1:2] == ("rm",)
+            paths = [
+                _joined(here, t)
+                for t in named
+                if (_is_operand(t, removes) if target in operands else _is_file_word(t))
+            ]
             if program in ("rm", "unlink"):
                 removed.update(p for p in paths if p in found)
             found += paths
@@ -371,7 +380,9 @@ _OUTPUT_OPTIONS = frozenset(("--output", "--out", "--output-file", "-out", "-key
 _OUTPUT_O = frozenset("curl gcc g++ cc clang clang++ go rustc zig pandoc".split())
 
 
-_SHELLS = frozenset("bash sh zsh dash ksh fish pwsh powershell powershell.exe".split())
+_SHELLS = frozenset(
+    "bash sh zsh dash ksh fish pwsh pwsh.exe powershell powershell.exe cmd.exe".split()
+)
 
 
 def _script_of(words: tuple[str, ...]) -> str | None:
@@ -450,6 +461,18 @@ def _is_file_word(word: str) -> bool:
     return _PATH_SHAPED.fullmatch(word) is not None and any(c.isalnum() for c in word)
 
 
+def _is_operand(word: str, removes: bool) -> bool:
+    """A file a program named to write, move or remove (``mv a b``, ``rm build.*``): any word
+    that is no option or scratch file, a folder too, and a glob as written when it removes
+    what matches (a glob moved is said by where it went)."""
+    if word.startswith(("-", "/dev/")) or word.startswith(_SCRATCH):
+        return False
+    if not removes and any(c in word for c in "*?["):
+        return False
+    return _OPERAND.fullmatch(word) is not None and any(c.isalnum() for c in word)
+
+
+_OPERAND = re.compile(r"[\w.~/\\:@+$%{}*?\[\]-]+")
 _PATH_SHAPED = re.compile(r"(?=.*[./\\])[\w.~/\\:@+$%{}-]+")
 
 
