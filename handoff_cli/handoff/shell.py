@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 from functools import lru_cache
 from itertools import pairwise
 from typing import NamedTuple
@@ -135,6 +134,42 @@ def _without_heredocs(command: str) -> str:
 _DISCARDED = re.compile(r"(?<![<>\w])[0-9]*>>?[ \t]*/dev/null\b|(?<![<>\w])[0-9]*>&[0-9-]")
 
 
+_TOKEN = re.compile(
+    r"""(?P<space>\s+)|(?P<comment>#[^\n]*)|(?P<op>&&|\|\||;;|\|&|[|&;()]|[<>]+)"""
+    r"""|(?P<word>(?:'[^']*'|"(?:\\.|[^"\\])*"|\\.|[^\s|&;()<>'"\\])+)"""
+)
+"""A shell's tokens: white space, a comment, an operator or redirection, a word (its quoted
+and escaped pieces in it)."""
+_PIECE = re.compile(r"""'([^']*)'|"((?:\\.|[^"\\])*)"|\\(.)|([^'"\\]+)""", re.DOTALL)
+_IN_DOUBLE_QUOTES = re.compile(r'\\([\\"$`])')
+
+
+def _words(command: str) -> list[str]:
+    """The words and operators of a command line, quotes taken off as a POSIX shell takes
+    them; a line a shell would not read (an unclosed quote) split at white space and
+    operators."""
+    found: list[str] = []
+    at = 0
+    for token in _TOKEN.finditer(command):
+        if token.start() != at:
+            break
+        at = token.end()
+        if token.lastgroup == "op":
+            found.append(token.group())
+        elif token.lastgroup == "word":
+            found.append("".join(_unquoted(piece) for piece in _PIECE.finditer(token.group())))
+    if at == len(command):
+        return found
+    return re.sub(r"(&&|\|\||[;|&])", r" \1 ", command).split()
+
+
+def _unquoted(piece: re.Match[str]) -> str:
+    single, double, escaped, plain = piece.groups()
+    if double is not None:
+        return _IN_DOUBLE_QUOTES.sub(r"\1", double)
+    return single if single is not None else escaped if escaped is not None else plain
+
+
 @lru_cache(maxsize=4096)
 def segments(command: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The simple commands of a shell line: each with the operator before it ('' for the
@@ -142,12 +177,7 @@ def segments(command: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     # Each line a command of its own (a line break inside quotes adds a ';' to a string).
     command = _without_heredocs(command).replace("\\\n", " ").replace("\n", " ;\n")
     command = _DISCARDED.sub(" ", command)  # `2>/dev/null`, `2>&1`: no word of the command
-    try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        words = list(lexer)
-    except ValueError:
-        words = re.sub(r"(&&|\|\||[;|&])", r" \1 ", command).split()
+    words = _words(command)
     parts: list[tuple[str, list[str]]] = [("", [])]
     for word in words:
         if word in _OPERATORS or word in ("(", ")"):
