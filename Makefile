@@ -62,7 +62,7 @@ bench: $(STAMP)  ## print the performance figures
 	$(COMPILE)
 	$(BIN)/python bench/bench.py
 
-eval: $(STAMP)  ## the probes' scores (handoff check) of the built-in writer and a loopback model over the corpus
+eval: $(STAMP)  ## the probes' scores (handoff check) over the corpus, then the real sessions' labels
 	$(BIN)/python -m bench.eval
 
 clean:  ## remove the venv, the demo's output and the caches

@@ -1,6 +1,7 @@
 """What the documents are worth (``make eval``): the probes' scores (``handoff check``) of the
 built-in writer's documents and of a loopback model's, over the test corpus (every session of
-``tests/fixtures`` that can be handed off) and the example sessions of ``sessions/``.
+``tests/fixtures`` that can be handed off, the real ones aside) and the example sessions of
+``sessions/``; then the real sessions' labels (``tests/labels.py``).
 
 Each session is copied and handed off for real (``handoff``, its exchange recorded in the
 copy), then the document it recorded is checked against the facts of the branch before it, as
@@ -32,6 +33,7 @@ from handoff_cli.handoff.pipeline import handoff
 from handoff_cli.handoff.prompt import FACTS_INTRO
 from handoff_cli.options import Options
 from handoff_cli.sessions.tree import branch, leaf
+from tests import labels
 from tests.fakellm import FakeLLMServer, RecordedRequest, Reply
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,7 +62,7 @@ class _Quiet(Reporter):
 
 def corpus() -> Iterator[Path]:
     for folder in CORPUS:
-        yield from sorted(folder.rglob("*.jsonl"))
+        yield from sorted(p for p in folder.rglob("*.jsonl") if labels.REAL not in p.parents)
 
 
 def score(paths: list[Path], options: Options, work: Path) -> tuple[list[Scored], int]:
@@ -175,7 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     mean = sum(builtin) / len(builtin)
     verdict = "met" if mean >= FLOOR else "NOT MET"
     print(f"\nthe built-in writer's overall {mean:.3f} against the floor {FLOOR}: {verdict}")
-    return 0 if mean >= FLOOR else 1
+    print()
+    real = labels.main([])  # the real sessions, by their labels
+    return 0 if mean >= FLOOR and real == 0 else 1
 
 
 if __name__ == "__main__":

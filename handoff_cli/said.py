@@ -158,6 +158,8 @@ def is_acknowledgement(words: str) -> bool:
 
 
 def _made_of_phrases(token: str) -> bool:
+    if token.isascii():
+        return False  # the phrases are of scripts written without spaces
     while token:
         phrase = next((p for p in _ACKNOWLEDGEMENT_PHRASES if token.startswith(p)), None)
         if phrase is None:
@@ -177,6 +179,11 @@ def request_in(text: str) -> str | None:
     """The person's request in a user message's ``text``: their own words, when they ask for
     something (not a greeting, a bare yes or thanks, a slash command alone); else None."""
     words = own_words(text)
+    return words if asks(words) else None
+
+
+def asks(words: str) -> bool:
+    """Whether the person's own ``words`` ask for something."""
     if not words or _SLASH_COMMAND.fullmatch(words) or is_greeting(words):
-        return None
-    return None if is_acknowledgement(words) else words
+        return False
+    return not is_acknowledgement(words)

@@ -42,7 +42,7 @@ PROJECT = Path(__file__).parent.parent
 EXAMPLES = PROJECT / "sessions"
 REAL = FIXTURES / "real"
 """Sessions people committed to public repositories, each with a label file written by reading
-it (tests/test_labels.py, bench/labels.py): large, and left out of the sweeps below."""
+it (tests/test_labels.py, tests/labels.py): large, and left out of the sweeps below."""
 
 
 def fixture_files() -> list[Path]:

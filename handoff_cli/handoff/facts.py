@@ -19,6 +19,7 @@ import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 from handoff_cli.agents import claude
@@ -38,6 +39,7 @@ from handoff_cli.handoff.document import (
 )
 from handoff_cli.said import (
     REQUEST_CHARS,
+    asks,
     is_acknowledgement,
     only_a_template,
     own_words,
@@ -455,6 +457,12 @@ _DECIDED = re.compile(
     r"我决定|决定(?:用|采用|改为)|改用|放弃了|採用しました|にしました|решил|выбрал|вирішив|결정했",
     re.IGNORECASE,
 )
+_DECIDED_WORDS = (
+    "decided", "chose", "opted", "went with", "switched", "'ll ", " will ", "decided to",
+    "going with", "abandon", "switched to", "gave up", "the best", "the simplest", "the safest",
+    "the cleanest", "instead of", "rather than",
+)  # fmt: skip
+"""Each of ``_DECIDED``'s English alternatives holds one of these (lowercased)."""
 _PICKED = re.compile(
     r"\b(?:option|approach|variant|choice|plan|proposal|solution)\s*#?\s*\d+\b|\blet'?s (?:go "
     r"with|use|try|do)\b|\bgo with\b|\bi (?:prefer|choose|pick)\b|^(?:use|try|pick) |"
@@ -544,8 +552,8 @@ class _Reader:
     """The user interrupted, or refused a call, after the last answer."""
     worked: bool = False
     """Calls were made after the last answer: the turn went on past it."""
-    last_result: str | None = None
-    """The last tool result's call and its output's last lines, in one line."""
+    last_result: tuple[_Call, str] | None = None
+    """The last tool result's call and the end of its output."""
     refused: str | None = None
     previous_document: str | None = None
     anchor: int | None = None
@@ -612,7 +620,7 @@ class _Reader:
         if "[Request interrupted by user" in text:
             self.interrupted = True
         words = own_words(text)
-        request = request_in(text) if words else None
+        request = words if asks(words) else None
         if request is None:
             if words and is_acknowledgement(words) and self.first_request is not None:
                 self._acknowledged(words)
@@ -695,11 +703,7 @@ class _Reader:
             return
         text = text_of(message.get("content"), "\n")
         flagged = bool(message.get("isError"))
-        named = call.files.changes + call.files.reads if call.files else ()
-        what = f"`{one_line(call.command, 120)}`" if call.command else call.name or "a tool"
-        what += f" of `{named[0]}`" if named and not call.command else ""
-        tail = "\n".join(text.rstrip().splitlines()[-3:])
-        self.last_result = f"{what}, which returned: {one_line(tail, 300)}" if tail else what
+        self.last_result = (call, text[-2_000:])  # said in words only if the turn ends here
         if call.options or _tool_name(call.name) in _ASKING_TOOLS:
             self._answers(index, text, call.options)
             return
@@ -812,6 +816,10 @@ class _Reader:
             self.commands[index] = Command(done.text, done.ok, done.exit_code, resolved=True)
 
     def _decided(self, text: str) -> None:
+        if text.isascii():
+            lowered = text.lower()
+            if not any(word in lowered for word in _DECIDED_WORDS):
+                return  # most answers: the pattern's alternatives tried at no place
         if not _DECIDED.search(text):
             return
         for sentence in sentences(text):
@@ -883,7 +891,7 @@ class _Reader:
         if self.interrupted:
             return "The user interrupted the work."
         if self.worked:
-            said = f": {self.last_result}" if self.last_result else "."
+            said = f": {_returned(*self.last_result)}" if self.last_result else "."
             return f"The last turn ended on a tool's result, with no answer after it{said}"
         if not self.answered:
             return "The latest request has no answer yet."
@@ -920,6 +928,15 @@ class _Reader:
             yield f"The model's last answer failed: {one_line(self.stop_error, 300)}"
 
 
+def _returned(call: _Call, output: str) -> str:
+    """A call and the last lines of what it returned, in one line."""
+    named = call.files.changes + call.files.reads if call.files else ()
+    what = f"`{one_line(call.command, 120)}`" if call.command else call.name or "a tool"
+    what += f" of `{named[0]}`" if named and not call.command else ""
+    tail = "\n".join(output.rstrip().splitlines()[-3:])
+    return f"{what}, which returned: {one_line(tail, 300)}" if tail else what
+
+
 def _excerpt(output: str) -> str:
     lines = output.strip().splitlines()
     if len(lines) <= OUTPUT_LINES:
@@ -927,6 +944,7 @@ def _excerpt(output: str) -> str:
     return "\n".join([*lines[:3], "[…]", *lines[3 - OUTPUT_LINES :]])
 
 
+@lru_cache(maxsize=256)  # a session calls the same few tools
 def _tool_name(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.casefold())
 

@@ -84,8 +84,9 @@ def outcome(output: str, flagged: bool) -> Outcome | None:
 def _header_end(output: str) -> int:
     """Where a header of Codex's ends (its ``Output:`` line, after the command, the chunk and
     the wall time): 0 for an output without one."""
-    end = output.find("\nOutput:", 0, HEADER_REACH)
-    return max(end, 0)
+    if not output.startswith(("Command:", "Chunk ID:", "Wall time:")):
+        return 0
+    return max(output.find("\nOutput:", 0, HEADER_REACH), 0)
 
 
 def _json_outcome(output: str) -> Outcome | None:
@@ -374,6 +375,8 @@ def written_files(command: str, workdir: str | None = None) -> list[str]:
     ``touch``, ``git mv``/``git rm``, PowerShell's content and item commands): best effort,
     never a file under a scratch folder. Relative paths are taken from ``workdir`` and the
     line's own ``cd``."""
+    if _WRITES.search(command) is None:
+        return []  # most lines: nothing in them writes
     found: list[str] = []
     here = workdir
     loops: dict[str, tuple[str, ...]] = {}
@@ -405,6 +408,12 @@ def written_files(command: str, workdir: str | None = None) -> list[str]:
     return [path for path in dict.fromkeys(found) if path not in removed]
 
 
+_WRITES = re.compile(
+    r">|\b(?:tee|sed|perl|mv|cp|install|rm|unlink|touch|git|Set-Content|Add-Content|Out-File|"
+    r"New-Item|Remove-Item|Move-Item|Copy-Item)\b|-o\b|-O\b|-out|--out|-keyout",
+    re.IGNORECASE,
+)
+"""A word of every way ``written_files`` knows to write a file: a line without one writes none."""
 _VARIABLE = re.compile(r"\$\{?(\w+)\}?")
 _OUTPUT_OPTIONS = frozenset(("--output", "--out", "--output-file", "-out", "-keyout", "--outfile"))
 _OUTPUT_O = frozenset("curl gcc g++ cc clang clang++ go rustc zig pandoc".split())

@@ -13,6 +13,7 @@ call's input, or a shell command that pipes one to ``apply_patch``.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from handoff_cli.agents.omp import strip_read_selector
@@ -60,6 +61,7 @@ _PATCH_KEYS = ("input", "patch", "diff", "content")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+?)\s*$", re.M)
 
 
+@lru_cache(maxsize=256)  # a session calls the same few tools
 def _normal(name: str) -> str:
     # The tool's own name, past any namespace (``mcp__fs__write_file``, ``functions.edit``).
     last = re.split(r"__|[.:/]", name)[-1]
