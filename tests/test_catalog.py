@@ -35,6 +35,7 @@ from .conftest import (
     EXAMPLES,
     FIXTURES,
     HEADER,
+    REAL,
     Entries,
     line,
     quick_and_stress,
@@ -86,6 +87,26 @@ def test_titles_come_from_slot_session_info_or_first_user_message(
     titled = tmp_path / "c.jsonl"
     titled.write_bytes(line(slot) + named.read_bytes())
     assert summarize(titled).title == "Slot title"
+
+
+def test_a_title_is_the_persons_request_not_what_was_injected(
+    tmp_path: Path, entries: Entries
+) -> None:
+    entries.user("<environment_context>\n  <cwd>/w</cwd>\n</environment_context>")
+    entries.user("Ahoy!")
+    entries.user("[Request interrupted by user]")
+    entries.user("Port the parser to Rust.")
+    path = write_session(tmp_path / "a.jsonl", entries.items)
+    assert summarize(path).title == load_session(path).title == "Port the parser to Rust."
+
+
+def test_real_sessions_are_titled_by_the_persons_first_request() -> None:
+    codex = next((REAL / "codex" / "Kooksun__Lotto645").glob("*.jsonl"))  # AGENTS.md first
+    assert summarize(codex).title == "user story 1"  # the words typed into a template
+    claude = next((REAL / "claude" / "natori-hrj__dotfiles").glob("f7885ed9*.jsonl"))
+    assert (
+        summarize(claude).title == "ダークモードとライトモードを切り替えるボタンが動作しないです。"
+    )  # /plan before
 
 
 @pytest.mark.parametrize("block", [64, 1 << 20])

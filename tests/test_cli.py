@@ -496,6 +496,26 @@ def test_ctrl_c_while_litellm_is_imported_cancels_cleanly(tmp_path: Path, after:
     assert source.read_bytes() == before
 
 
+def test_show_facts_says_what_a_handoff_is_told(tmp_path: Path, entries: Entries) -> None:
+    entries.user("<environment_context>/w</environment_context>")
+    entries.user("Rotate the key sk-live-4f9aQ2mZ8xK1pL7vT3nB6cY0 in deploy.sh. Never print it.")
+    call = {"type": "toolCall", "id": "c1", "name": "edit", "arguments": {"path": "deploy.sh"}}
+    entries.assistant(call, stop="toolUse")
+    entries.result("c1", "Successfully replaced text in deploy.sh.")
+    entries.assistant("Done: deploy.sh reads the new key from the vault.")
+    path = write_session(tmp_path / "s.jsonl", entries.items)
+    as_json = run_cli("show", path, "--facts", "--json").json()
+    assert as_json["requests"][0].startswith("Rotate the key ") and len(as_json["requests"]) == 1
+    assert "sk-live-4f9aQ2mZ8xK1pL7vT3nB6cY0" not in json.dumps(as_json)  # masked, as sent
+    assert as_json["modified_files"] == ["deploy.sh"] and as_json["finished"] is True
+    assert as_json["rules"] == [as_json["requests"][0].split(". ")[1]]
+    shown = run_cli("show", path, "--facts")
+    assert shown.code == 0 and "## Requests" in shown.stdout and "- `deploy.sh`" in shown.stdout
+    assert "## State\nfinished" in shown.stdout
+    both = run_cli("show", path, "--facts", "--document")
+    assert both.code == ExitCode.USAGE and "give one" in both.stderr
+
+
 def test_show_document_piped_and_on_a_terminal(tmp_path: Path) -> None:
     source = tmp_path / "s.jsonl"
     shutil.copyfile(EXAMPLES / "-home-dev-projects-weather-cli" / WEATHER, source)

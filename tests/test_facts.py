@@ -490,3 +490,23 @@ def test_the_facts_hold_the_cwd_and_show_paths_from_it(tmp_path: Path, entries: 
     assert found.cwd == "/home/dev/projects/weather-cli" or found.cwd is not None
     assert replace(found, cwd="/w/p").shown("/w/p/src/a.py") == "src/a.py"
     assert replace(found, cwd="/w/p").shown("/w/pp/a.py") == "/w/pp/a.py"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "rule"),
+    [
+        ("you're in a PowerShell terminal", True),
+        ("Cannot run exe at all", True),
+        ("Use pnpm, not npm.", True),
+        ("不要修改测试文件", True),
+        ("テストは変更しないでください", True),
+        ("не трогай тесты", True),
+        ("não altere o arquivo .sh", True),
+        ("answer in Korean please", True),
+        ("The page loads slowly", False),
+        ("Why does it fail?", False),
+        ("为什么会这样？", False),
+    ],
+)
+def test_rules_in_any_language_and_phrasing(sentence: str, rule: bool) -> None:
+    assert is_rule(sentence) is rule
