@@ -900,8 +900,8 @@ class _Reader:
             return f"Changing `{failed[-1]}` failed, and it was not changed after."
         answer = self.last_answer or ""
         last = (sentences(answer.rstrip()[-400:]) or [""])[-1]
-        asks = last.endswith(("?", "？"))
-        if answer and (not reports_done(answer) or (asks and any(self._open_errors()))):
+        question = last.endswith(("?", "？"))
+        if answer and (not reports_done(answer) or (question and any(self._open_errors()))):
             # A question back after a failure nothing put right: it waits on the user.
             return f'The assistant stopped at: "{one_line(last, 300)}"'
         return None
