@@ -343,7 +343,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
-    out: Path = args.out
+    out: Path = args.out.resolve()
     if out.exists():
         shutil.rmtree(out)
     Path(PI_PROJECT).mkdir(parents=True, exist_ok=True)
