@@ -462,6 +462,28 @@ def test_a_change_that_failed_last_is_where_it_stopped(tmp_path: Path, entries: 
     assert found.stopped == "Changing `docs/report.md` failed, and it was not changed after."
 
 
+@pytest.mark.parametrize(
+    ("answer", "finished"),
+    [
+        ("I apologize: the row could not be added. Please try again.", False),
+        ("現在の環境では書き込みができないため、内容を以下に示します。", False),
+        ("Added the row; the totals now balance.", True),  # the failure is not spoken of
+    ],
+)
+def test_an_answer_that_says_the_failure_stands_is_not_finished(
+    tmp_path: Path, entries: Entries, answer: str, finished: bool
+) -> None:
+    entries.user("Log 50 for lunch.")
+    entries.assistant(call("x1", "insert_row", amount=50), stop="toolUse")
+    result(entries, "x1", "Failed to insert row: cannot cast Double to String", error=True)
+    entries.assistant(answer)
+    found = facts(tmp_path, entries)
+    assert found.finished is finished
+    entries.user("And 20 for coffee.")  # the failure is before this request: not open
+    entries.assistant(answer)
+    assert facts(tmp_path, entries).finished
+
+
 def test_answers_to_the_agents_questions(tmp_path: Path, entries: Entries) -> None:
     entries.user("Plan the migration.")
     asked = call(

@@ -437,9 +437,18 @@ _PROMISE = re.compile(
     r"proceed|run|check|fix|update|implement|add|create|write|look|try|investigate|make|move|"
     r"go)|let me(?! know)|I'm going to|I am going to|I need to|continuing|proceeding)\b|"
     r"次に|これから|接下来|我将|我会继续|我正在|正在(?:核对|检查|排查|修改|处理|查看)|"
-    r"сейчас (?:я )?(?:сделаю|проверю|исправлю)|далее я",
+    r"сейчас (?:я )?(?:сделаю|проверю|исправлю)|далее я|"
+    r"\b(?:je vais|voy a|ich werde)\b",
     re.IGNORECASE,
 )
+_ADMITS_FAILURE = re.compile(
+    r"\b(?:I (?:could ?n[o']t|can ?n[o']t|cannot|was unable|wasn't able|am unable|apologi[sz]e)|"
+    r"unable to|not able to|(?:still|repeated(?:ly)?) fail\w*|fail(?:ed|s) again)\b|"
+    r"できない|できません|失敗しました|无法|没能|未能|仍然失败|не удалось|не могу|не вдалося|"
+    r"je n'ai pas pu|impossible de|no (?:pude|es posible)|لم أتمكن|لا أستطيع|فشل",
+    re.IGNORECASE,
+)
+"""A final answer saying the work could not be done: with a failure left open, it waits."""
 _DONE_REPORT = re.compile(
     r"\b(?:done|finished|complete[ds]?|completed|fixed|resolved|implemented|added|created|"
     r"updated|removed|renamed|committed|pushed|deployed|merged|passe[sd]|passing|works|working "
@@ -901,8 +910,11 @@ class _Reader:
         answer = self.last_answer or ""
         last = (sentences(answer.rstrip()[-400:]) or [""])[-1]
         question = last.endswith(("?", "？"))
-        if answer and (not reports_done(answer) or (question and any(self._open_errors()))):
-            # A question back after a failure nothing put right: it waits on the user.
+        if answer and not reports_done(answer):
+            return f'The assistant stopped at: "{one_line(last, 300)}"'
+        if answer and (question or _ADMITS_FAILURE.search(answer)) and any(self._open_errors()):
+            # A question back, or word that it could not be done, after a failure nothing put
+            # right: it waits on the user.
             return f'The assistant stopped at: "{one_line(last, 300)}"'
         return None
 
