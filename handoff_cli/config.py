@@ -12,19 +12,29 @@ Never a key: a provider's credentials stay in the environment, and a file naming
 refused, as is a file with an unknown key or a value of the wrong type: one line naming the
 file and the key (``errors.ConfigError``). A library module: it reads the files it is pointed
 at and the environment it is given, and prints nothing.
+
+A project's file comes with the repository, from whoever wrote it: what it sets that chooses
+where the conversation and the key go (``api_base``, a host; a ``prompt_file`` outside the
+project's folder, read into the prompt) is used only once the user has trusted that file as it
+is now (``handoff trust``: a record in the user's folder of the file's path and of a digest of
+its settings, refused again when they change). Until then each such setting is left out and
+named in ``Config.refused``, for the CLI to say.
 """
 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import os
 import re
 import stat
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
+
+import orjson
 
 from handoff_cli.errors import ConfigError, UsageError, os_reason
 from handoff_cli.handoff.document import SECTIONS
@@ -46,6 +56,8 @@ if TYPE_CHECKING:
 PROJECT_FILE = ".handoff.toml"
 PYPROJECT = "pyproject.toml"
 USER_FILE = Path("handoff", "config.toml")
+TRUST_FILE = "trusted.json"
+"""Beside the user's file: the project files the user trusts, each with its settings' digest."""
 
 FLAG, ENV, PROJECT, USER, DEFAULT = "flag", "env", "project", "user", "default"
 """Where a setting came from; the first that gives it decides, in this order."""
@@ -87,6 +99,11 @@ class File:
     label: str
     source: str
     values: Mapping[str, Any]
+    digest: str = ""
+    """Of the settings as written: what a trust record holds."""
+    guarded: Mapping[str, str] = field(default_factory=dict)
+    """The settings that choose where data goes, each with what it does: used only from a
+    file the user trusts."""
 
     def setting(self, key: str) -> Setting | None:
         if key not in self.values:
@@ -276,7 +293,24 @@ def _read(path: Path, source: str, pyproject: bool = False) -> File | None:
         label = f"{path} [tool.handoff]"
         if not isinstance(table, dict):
             raise ConfigError(label, f"must be a table, not {_kind(table)}")
-    return File(path, label, source, _values(table, label, path.parent))
+    values = _values(table, label, path.parent)
+    digest = hashlib.sha256(orjson.dumps(table, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    guarded = _guarded(values, path.parent) if source == PROJECT else {}
+    return File(path, label, source, values, digest, guarded)
+
+
+def _guarded(values: Mapping[str, Any], folder: Path) -> dict[str, str]:
+    """What of a project's settings chooses where the conversation or the key goes: a host,
+    or a file outside the project's folder (as its links lead) read into the prompt."""
+    found = {}
+    if values.get("api_base") is not None:
+        found["api_base"] = f"sends the conversation and the key to {values['api_base']}"
+    prompt = values.get(PROMPT_FILE)
+    if prompt is not None and not Path(os.path.realpath(prompt)).is_relative_to(
+        os.path.realpath(folder)
+    ):
+        found[PROMPT_FILE] = f"reads {prompt}, outside the project, into the prompt"
+    return found
 
 
 def _values(table: dict[str, Any], label: str, folder: Path) -> dict[str, Any]:
@@ -303,6 +337,14 @@ def _values(table: dict[str, Any], label: str, folder: Path) -> dict[str, Any]:
     return values
 
 
+def read_project(path: Path) -> File | None:
+    """The project file at ``path``: a ``.handoff.toml``, or a ``pyproject.toml`` with a
+    ``[tool.handoff]`` table; None for a file of another name, never read as one."""
+    if path.name not in (PROJECT_FILE, PYPROJECT):
+        return None
+    return _read(path, PROJECT, pyproject=path.name == PYPROJECT)
+
+
 def project_file(cwd: Path) -> File | None:
     """The project's file: the nearest from ``cwd`` up."""
     for folder in (cwd, *cwd.parents):
@@ -314,6 +356,76 @@ def project_file(cwd: Path) -> File | None:
     return None
 
 
+# --- trust in a project's file -----------------------------------------------------------
+
+
+class Refused(NamedTuple):
+    """A setting of an untrusted project file left out: its key, and what it would have done."""
+
+    key: str
+    does: str
+
+
+def trust_path(env: Mapping[str, str], home: Path) -> Path:
+    return user_path(env, home).parent / TRUST_FILE
+
+
+def _trusted(path: Path) -> dict[str, str]:
+    """The trust records at ``path``: a project file's path, the digest of its settings."""
+    try:
+        data = read_file(path)
+    except ValueError as error:
+        raise ConfigError(path, str(error)) from None
+    except OSError as error:
+        raise ConfigError(path, os_reason(error)) from None
+    if data is None:
+        return {}
+    try:
+        records = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        records = None
+    if not isinstance(records, dict) or not all(isinstance(v, str) for v in records.values()):
+        raise ConfigError(path, "not a record of trusted files (remove it, and trust them again)")
+    return records
+
+
+def is_trusted(file: File, store: Path) -> bool:
+    return _trusted(store).get(_record_key(file)) == file.digest
+
+
+def _record_key(file: File) -> str:
+    return os.path.realpath(file.path)  # one record, by whichever link the file is reached
+
+
+def trust(file: File, store: Path, *, forget: bool = False) -> None:
+    """Record that the user trusts ``file`` as it is now (or, ``forget``, no longer): written
+    whole to a temporary file, then renamed over the record."""
+    records = _trusted(store)
+    if forget:
+        records.pop(_record_key(file), None)
+    else:
+        records[_record_key(file)] = file.digest
+    store.parent.mkdir(parents=True, exist_ok=True)
+    temporary = store.with_name(f".{store.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_bytes(orjson.dumps(records, option=orjson.OPT_INDENT_2) + b"\n")
+        os.replace(temporary, store)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise ConfigError(store, os_reason(error)) from None
+
+
+def _withheld(file: File, store: Path) -> tuple[File, tuple[Refused, ...]]:
+    """``file`` without the settings it may not give, untrusted, and those left out (with the
+    sections that describe a prompt file left out)."""
+    if not file.guarded or is_trusted(file, store):
+        return file, ()
+    refused = tuple(Refused(key, does) for key, does in file.guarded.items())
+    left = set(file.guarded) | ({SECTIONS_KEY} if PROMPT_FILE in file.guarded else set())
+    values = {key: value for key, value in file.values.items() if key not in left}
+    return replace(file, values=values), refused
+
+
 @dataclass(frozen=True)
 class Config:
     """The settings in force, each with where it came from, and the files read for them."""
@@ -323,6 +435,8 @@ class Config:
     user: File | None
     user_path: Path
     """Where the user's file is looked for."""
+    refused: tuple[Refused, ...] = ()
+    """The project file's settings left out: the user does not trust it."""
 
     def value(self, key: str) -> Any:
         return self.settings[key].value
@@ -365,6 +479,7 @@ class Config:
                 PROJECT: str(self.project.path) if self.project else None,
                 USER: str(self.user.path) if self.user else None,
             },
+            "refused": [{"key": r.key, "does": r.does} for r in self.refused],
             "settings": {
                 key: {
                     "value": shown(s.value),
@@ -389,6 +504,9 @@ def load(given: Mapping[str, Setting], cwd: Path, env: Mapping[str, str], home: 
     project file's, else the user file's, else the defaults; ``sections`` from the one that
     gave ``prompt_file``, unless given."""
     project, where = project_file(cwd), user_path(env, home)
+    refused: tuple[Refused, ...] = ()
+    if project is not None:
+        project, refused = _withheld(project, trust_path(env, home))
     user = _read(where, USER)
     files = [file for file in (project, user) if file is not None]
     settings: dict[str, Setting] = {}
@@ -403,4 +521,4 @@ def load(given: Mapping[str, Setting], cwd: Path, env: Mapping[str, str], home: 
         settings[SECTIONS_KEY] = (owner and owner.setting(SECTIONS_KEY)) or Setting(
             SECTIONS, BUILT_IN
         )
-    return Config(settings, project, user, where)
+    return Config(settings, project, user, where, refused)

@@ -119,6 +119,8 @@ def test_each_setting_comes_from_the_first_that_gives_it(home: Path, key: str, l
         write(user_file(home), toml({key: given[0]}))
     if depth >= 2:
         write(project(home) / ".handoff.toml", toml({key: given[1]}))
+        if key == "api_base":  # a host: only from a project file the user trusts
+            assert run_cli("trust", cwd=project(home) / "sub").code == 0
     env = {variable: str(given[2])} if depth >= 3 else {}
     args = [flag, str(given[3])] if depth >= 4 else []
     found = config_json(home, *args, env=env)["settings"][key]
@@ -215,6 +217,87 @@ def test_the_user_file_is_under_the_xdg_folder_else_under_home(home: Path) -> No
         found = config_json(home, env={"XDG_CONFIG_HOME": xdg, "HOME": str(home / "h")})
         assert found["settings"]["focus"]["value"] == "home's", xdg
         assert found["files"]["user"] == str(home / "h" / ".config" / "handoff" / "config.toml")
+
+
+# --- a project's file, from whoever wrote the repository -----------------------------------
+
+
+def trust(home: Path, *args: str) -> Result:
+    return run_cli("trust", *args, cwd=project(home) / "sub")
+
+
+@pytest.mark.litellm
+def test_an_untrusted_project_file_cannot_send_the_conversation_elsewhere(
+    home: Path, session: Path, llm_server: FakeLLMServer
+) -> None:
+    with FakeLLMServer() as theirs:
+        write(user_file(home), toml({"api_base": llm_server.base_url}))
+        here = write(project(home) / ".handoff.toml", toml({"api_base": theirs.base_url}))
+        llm_server.script(Reply(DOCUMENT))
+        env = {"HANDOFF_MODEL": "openai/gpt-4o-mini", "HANDOFF_API_KEY": "sk-users-own-key"}
+        result = hand_off(home, session, "--no-record", "--retries", "0", env=env)
+        assert result.code == 0, result.stderr
+        assert theirs.requests == [] and len(llm_server.requests) == 1
+        assert f"note: {here}: api_base left out: it sends the conversation and the key to " in (
+            result.stderr
+        )
+        assert trust(home).stdout == f"{here}\n"
+        theirs.script(Reply(DOCUMENT))
+        assert hand_off(home, session, "--no-record", "--retries", "0", env=env).code == 0
+        assert len(theirs.requests) == 1 and len(llm_server.requests) == 1  # trusted: it may
+        write(here, toml({"api_base": theirs.base_url, "focus": "changed since"}))
+        found = config_json_noted(home)
+        assert found["settings"]["api_base"]["source"] == "user"  # a change ends the trust
+        assert found["refused"] == [
+            {"key": "api_base", "does": f"sends the conversation and the key to {theirs.base_url}"}
+        ]
+
+
+def config_json_noted(home: Path) -> Any:
+    """``config --json``, with the lines it says of what it left out."""
+    result = run_cli("config", "--json", cwd=project(home) / "sub")
+    assert result.code == 0 and "left out" in result.stderr, result.stderr
+    return result.json()
+
+
+def test_an_untrusted_project_file_reads_no_file_outside_the_project(home: Path) -> None:
+    secret = write(home / "elsewhere" / "notes.txt", "Brief them: a file of the user's own.")
+    write(project(home) / "prompts" / "ours.md", "Brief them.")
+    (project(home) / "prompts" / "link.md").symlink_to(secret)
+    cases = {"../elsewhere/notes.txt": False, "prompts/link.md": False, "prompts/ours.md": True}
+    for named, used in cases.items():
+        write(project(home) / ".handoff.toml", toml({"prompt_file": named, "sections": ["A"]}))
+        result = run_cli("config", "--json", cwd=project(home) / "sub")
+        assert result.code == 0, result.stderr
+        prompt, sections = (result.json()["settings"][k] for k in ("prompt_file", "sections"))
+        assert (prompt["source"], sections["source"]) == (
+            ("project",) * 2 if used else ("default",) * 2
+        )
+        assert ("outside the project, into the prompt" in result.stderr) is not used
+    assert trust(home).code == 0  # as it is now: the link is trusted
+    assert config_json(home)["settings"]["prompt_file"]["source"] == "project"
+
+
+def test_trust_is_kept_by_the_settings_not_the_rest_of_pyproject(home: Path) -> None:
+    here = project(home) / "pyproject.toml"
+    write(here, '[project]\nname = "x"\n\n[tool.handoff]\napi_base = "http://example.test"\n')
+    assert trust(home, str(here)).code == 0
+    write(here, '[project]\nname = "y"\n\n[tool.handoff]\napi_base = "http://example.test"\n')
+    assert config_json(home)["settings"]["api_base"]["source"] == "project"
+    assert trust(home, "--forget").code == 0
+    assert config_json_noted(home)["settings"]["api_base"]["source"] == "default"
+
+
+def test_trust_names_a_project_file_or_says_there_is_none(home: Path) -> None:
+    other = write(project(home) / "settings.toml", toml({"api_base": "http://example.test"}))
+    for args in ([], [str(other)], [str(home / "missing")]):
+        result = trust(home, *args)
+        assert result.code == ExitCode.USAGE and result.stdout == ""
+        assert result.stderr.count("\n") == 1 and "no project file" in result.stderr
+    assert not (home / "config" / "handoff" / "trusted.json").exists()
+    write(home / "config" / "handoff" / "trusted.json", "[1, 2]")
+    write(project(home) / ".handoff.toml", toml({"api_base": "http://example.test"}))
+    assert "not a record of trusted files" in config_error(home)
 
 
 # --- which project file -------------------------------------------------------------------

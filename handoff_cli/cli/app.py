@@ -483,8 +483,19 @@ def _configured(ctx: click.Context) -> dict[str, Any]:
     """The command's parameters, those a file may set as in force, and the prompt file read
     (``template``)."""
     found = _configuration(ctx)
+    _say_refused(found)
     settings = {key: found.value(key) for key in ctx.params if key in found.settings}
     return {**ctx.params, **settings, "template": found.template()}
+
+
+def _say_refused(found: Config) -> None:
+    """A line for each setting of the project's file left out, untrusted."""
+    for refused in found.refused:
+        label = found.project.label if found.project else "the project's file"
+        notice(
+            f"note: {label}: {refused.key} left out: it {refused.does}, and this project's "
+            "file is not trusted (`handoff trust` here, once you have read it)"
+        )
 
 
 def _out_dir(folder: Path) -> Path:
@@ -1190,12 +1201,51 @@ def config_command(
     stops this too (exit 2)."""
     take(interrupt)
     found = _configuration(ctx)
+    _say_refused(found)
     found.template()  # read, as a handoff would read it
     with reader_may_leave():
         if json_out:
             write_json_value(found.to_json())
         else:
             _show_config(found)
+
+
+@app.command("trust")
+def trust_command(
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            help="The project's file (.handoff.toml, pyproject.toml), or a folder: the "
+            "nearest project file from there up. Default: from here up.",
+            show_default=False,
+        ),
+    ] = None,
+    forget: Annotated[bool, typer.Option("--forget", help="No longer trust it.")] = False,
+) -> None:
+    """Trust a project's file as it is now: let it choose the model server (api_base) and a
+    prompt file outside the project. A change to its settings ends the trust.
+
+    Prints the file's path."""
+    take(interrupt)
+    from handoff_cli import config
+
+    where = expand(path) if path is not None else Path.cwd()
+    if where.is_dir():
+        found = config.project_file(where.absolute())
+    else:
+        found = config.read_project(where.absolute())
+    if found is None:
+        raise UsageError(
+            f"{where}: no project file (.handoff.toml, or [tool.handoff] in "
+            "pyproject.toml) there" + (" or above" if where.is_dir() else "")
+        )
+    config.trust(found, config.trust_path(os.environ, Path.home()), forget=forget)
+    if forget:
+        notice(f"{found.label}: no longer trusted")
+    else:
+        allowed = "; ".join(f"{key} {does}" for key, does in found.guarded.items())
+        notice(f"{found.label}: trusted as it is now" + (f" ({allowed})" if allowed else ""))
+    write_line(str(found.path))
 
 
 CONFIG_COLUMN = 32
@@ -1208,7 +1258,10 @@ def _show_config(found: Config) -> None:
     from handoff_cli.config import UNSET
 
     user = str(found.user_path) + ("" if found.user else " (none there)")
-    write_line(f"project file  {found.project.label if found.project else 'none, from here up'}")
+    project = found.project.label if found.project else "none, from here up"
+    if found.refused:
+        project += f" (not trusted: {', '.join(r.key for r in found.refused)} left out)"
+    write_line(f"project file  {project}")
     write_line(f"user file     {user}")
     write_line("")
     rows = [
