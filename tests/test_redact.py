@@ -220,6 +220,62 @@ def test_a_key_known_by_its_shape_is_masked_wherever_it_is() -> None:
             assert secret not in out and "[REDACTED:" in out, (kind, place)
 
 
+# What a line may start with after a key at the end of a long line: another secret's anchor.
+NEXT_LINES = [
+    ("password: Hunter2isBad!", "Hunter2isBad!", "password: "),
+    ("mysql -uroot -pS3cretPass99 db", "S3cretPass99", "mysql -uroot -p"),
+    ("echo dXNlcjpwYXNzd29yZDEyMw== | base64 -d", "dXNlcjpwYXNzd29yZDEyMw==", "echo "),
+    ("token=tok_9f8e7d6c5b4a39281706 --verbose", "tok_9f8e7d6c5b4a39281706", "token="),
+]
+
+
+def test_a_key_at_the_end_of_a_line_leaves_the_next_line_whole() -> None:
+    """A key ending a long line is not read on into the next line's first word: that word is
+    the next line's own, and may be the anchor of its secret."""
+    for kind, secret in BY_SHAPE:
+        for line, other, anchor in NEXT_LINES:
+            for text in (
+                f"2026-11-30T10:12:44.812Z DEBUG configured the client with {secret}\n{line}",
+                json.dumps({"output": f"deploying with the key now: {secret}\n{line}"}),
+            ):
+                out = Redactor().text(text)
+                assert secret not in out and other not in out, (kind, line)
+                assert anchor in out.replace('\\"', '"'), (kind, out)
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("DB_PASSWORD=Password123!", "Password123!"),
+        ("postgres://app:Secret2024db@db.internal:5432/app", "Secret2024db"),
+        ("curl -u admin:Password1! https://api.acme.dev/v1/orders", "Password1!"),
+        ("mysql -uroot -pSecretPass99 orders", "SecretPass99"),
+        ("CREATE USER 'app'@'%' IDENTIFIED BY 'Password2024!';", "Password2024!"),
+        ("redis-cli -h cache -a SecretRedis42 ping", "SecretRedis42"),
+        ('password: "YourTeamRocks#9"', "YourTeamRocks#9"),
+        ("smtp_password=example-Pa55!", "example-Pa55!"),
+    ],
+)
+def test_a_value_holding_a_common_word_is_still_a_secret(text: str, secret: str) -> None:
+    """A placeholder is a value that is one, not one that holds a word."""
+    assert secret not in Redactor().text(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "DB_PASSWORD=your-password-here",
+        "API_KEY=YOUR_API_KEY",
+        "password: changeme",
+        "postgres://app:password@localhost/app",
+        "SECRET=replace_me",
+        "token: <token>",
+    ],
+)
+def test_a_value_that_is_a_placeholder_is_left(text: str) -> None:
+    assert Redactor().text(text) == text
+
+
 def _wrapped(left: str, right: str) -> list[str]:
     """A token split into ``left`` and ``right``: by a shell continuation, also in JSON tool
     arguments, and by a log line wrapped at its width, also in JSON."""

@@ -411,10 +411,16 @@ _STOPWORDS = (
     r"object|required|optional|empty|redacted|hidden|masked|default|value|todo|tbd|bearer|basic|"
     r"unset|not_set|incorrect|invalid|wrong|missing|expired|changed|updated|reset"
 )
+_PLACEHOLDER_WORDS = (
+    "your|placeholder|example|password|passwd|secret|token|changeme|replace|dummy|sample|fake|here"
+)
 _NOT_A_SECRET = (
     r"(?![$%{<>=!*\[?/-]|~/|\.\.?/|\w+://"  # $REF, %(x)s, {{ x }}, <key>, !vault, ***, paths, URLs
     # (and not the rest of an operator: => :=)
-    rf"|{_CHAR}{{0,256}}?(?:\$[({{]|\.\.\.|…|\*\*\*|(?i:xxxx|your|placeholder|example|password|secret|changeme|replace))"
+    rf"|{_CHAR}{{0,256}}?(?:\$[({{]|\.\.\.|…|\*\*\*|(?i:xxxx))"
+    # A value that is a placeholder (your-password-here, YOUR_API_KEY, changeme), not one that
+    # holds a word among its digits and symbols (Password123!, Secret2024db).
+    rf"|(?=[A-Za-z_.-]{{1,256}}{_END})[A-Za-z_.-]{{0,256}}?(?i:{_PLACEHOLDER_WORDS})"
     rf"|(?i:{_STOPWORDS}){_END}"
     rf"|[xX*#•._-]{{1,256}}{_END}"
     rf"|[0-9.]{{1,256}}(?:[eE][-+]?[0-9]+)?{_END})"  # 4096, 1.5e-06
@@ -568,7 +574,8 @@ _API_KEY = _after(
 )
 # A URL's password: not ${PASS}, <password>, mypassword, pass; a digit or a symbol, or 8 letters.
 _URL_PASSWORD = (
-    r"(?![\[$<{*]|(?i:pass|pwd|token)@|[^@/\s]{0,256}?(?i:password|passwd|secret|your|xxx))"
+    r"(?![\[$<{*]|[^@/\s]{0,256}?(?i:xxx)"
+    rf"|[A-Za-z_.-]{{0,256}}?(?i:{_PLACEHOLDER_WORDS}|pass|pwd)[A-Za-z_.-]{{0,256}}@)"
     r"(?=[^\s/\"'<>,]{0,256}?[^A-Za-z\s/\"'<>,@][^\s/\"'<>,]{0,256}@|[A-Za-z]{8,256}@)"
     r"[^\s/\"'<>,]{3,256}"
 )
@@ -941,10 +948,13 @@ _PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+:[0-9]+\]")
 _TOKEN = rb"[A-Za-z0-9+/=_-]"
 _LEFT = rb"[A-Za-z0-9+/=_.-]"  # how a token ends before a line break (ya29., SG. end with a dot)
 _GOES_ON = rb"(?=[^\s\\])"  # after a continuation, whatever is not a space goes on the word
-_WRAPPED = (
-    rb"(?=[A-Za-z0-9_])(?![A-Za-z][a-z]*(?![A-Za-z0-9+/=_-]))(?![0-9]{1,3}[.)][ \t])"
-    rb"(?![A-Za-z0-9+/_-]*(?:[ \t]*:|\(|[ \t]+=|=[^=\s\"'`\\,;)\]}]))"
+# A word, or a name before an assignment or a call: what a line starts with, not a token.
+_NAMED_NEXT = (
+    rb"[A-Za-z][a-z]*(?![A-Za-z0-9+/=_-])"
+    rb"|[A-Za-z0-9+/_-]{0,40}(?:[ \t]*:|\(|[ \t]+=|=[^=\s\"'`\\,;)\]}])"  # a name's length
 )
+_WRAPPED = rb"(?=[A-Za-z0-9_])(?!" + _NAMED_NEXT + rb")(?![0-9]{1,3}[.)][ \t])"
+_NAMED = re.compile(_NAMED_NEXT)
 
 
 def _line_breaks(newline: bytes, cr: bytes, backslash: bytes) -> re.Pattern[bytes]:
@@ -1038,7 +1048,12 @@ def _hard_wrap(raw: bytes, start: int, end: int, as_a_shape: bool = False) -> bo
     if (start - first) + ((ahead.end() if ahead else end) - end) >= 16:  # as long as a key
         key = shapes.match((raw[first:start] + raw[end : end + 512]).decode("ascii", "replace"))
         if key and key.end() > start - first:
-            return True  # a key's shape goes on across it
+            if not (as_a_shape and _NAMED.match(raw, end)):
+                return True  # a key's shape goes on across it
+            # A word or a name next (password:, mysql -p) goes on a key only if the key is
+            # not whole before it: else it is the next line's own, and its anchor.
+            alone = shapes.match(raw[first:start].decode("ascii", "replace"))
+            return alone is None or alone.end() < start - first
     if as_a_shape or raw[start - 1] == ord(".") or _PLAIN_WORD.fullmatch(raw, first, start):
         return False  # a dot ends a prefix (ya29.), or a sentence
     if start - first < 4 or (start - first) + (after - end) < 20:
