@@ -62,8 +62,9 @@ bench: $(STAMP)  ## print the performance figures
 	$(COMPILE)
 	$(BIN)/python bench/bench.py
 
-eval: $(STAMP)  ## the probes' scores (handoff check) over the corpus, then the real sessions' labels
+eval: $(STAMP)  ## the probes' scores (handoff check) over the corpus, the real sessions' labels, then the masker on the held-out secrets
 	$(BIN)/python -m bench.eval
+	$(BIN)/python bench/secrets_heldout.py
 
 clean:  ## remove the venv, the demo's output and the caches
 	rm -rf $(VENV) $(DEMO) .pytest_cache .mypy_cache .ruff_cache

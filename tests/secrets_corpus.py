@@ -1,7 +1,8 @@
 """The corpus of secrets and traps in ``tests/fixtures/secrets``, and how a redactor scores on it.
 
 Used by ``tests/test_redact.py`` and by ``bench/redactors.py``, which also scores other
-redactors on it: only the standard library here.
+redactors on it: only the standard library here, and the redactor's list of the blobs it
+never reads.
 """
 
 from __future__ import annotations
@@ -51,7 +52,10 @@ def traps() -> list[str]:
 
 
 def session_strings() -> list[str]:
-    """Every string in the session files, keys and values, as the redactor would see it."""
+    """Every string in the session files, keys and values, as the redactor would see it: but
+    a provider's opaque blobs, which it leaves as they are."""
+    from handoff_cli.handoff.redact import OPAQUE
+
     found: list[str] = []
 
     def walk(value: object) -> None:
@@ -63,7 +67,8 @@ def session_strings() -> list[str]:
         elif isinstance(value, dict):
             for key, item in value.items():
                 found.append(key)
-                walk(item)
+                if key not in OPAQUE:
+                    walk(item)
 
     for folder in SESSIONS:
         for path in sorted(folder.rglob("*.jsonl")):

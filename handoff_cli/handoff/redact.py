@@ -38,13 +38,17 @@ import base64
 import binascii
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
+from handoff_cli.handoff import randomness
 from handoff_cli.handoff.prompt import ChatMessage
 from handoff_cli.sessions.jsonl import dumps, parse_line
+
+Verdict = tuple[int, int, str]
+"""Where a secret is, and its kind."""
 
 
 @dataclass(frozen=True)
@@ -57,8 +61,10 @@ class Rule:
     """Where only part of the match is the secret, that part is the group ``secret``."""
     prefix: str = ""
     """With the anchor PREFIX: how the pattern starts, ending with a separator (``sk-``)."""
-    check: Callable[[str], bool] | None = None
-    """Whether what matched is a secret after all (for encoded text: what it decodes to)."""
+    check: Callable[[str, int, int], Verdict | None] | None = None
+    """Given the text and where the secret matched, where the secret is after all and its
+    kind, or None when it is none (for encoded text: by what it decodes to; for a random token:
+    by its characters and by what is before it; for a flag: by the command's program)."""
 
 
 # Where matches start: anchors, found by scans of the texts as ASCII bytes, one scan for each
@@ -70,7 +76,18 @@ class Rule:
 # follow it in a rule: an assignment (``=``, ``:``, ``=>``, ``:=``, perhaps after a closing
 # quote), or, after ``-``, a flag's value, or, in prose, ``is``. Anchors that share a scan never
 # match at the same place (the tests would tell: they compare with every rule everywhere).
-_THEN_ASSIGN = rb"""(?=(?:\\?["'`]\]?)?[ \t]*[:=]|\\?["'`][ \t]*,)"""
+# A name may end with what says which of several it is (DB_PASS_PROD, apiKeyV2, token_2).
+_SUFFIXES = (
+    "prod|production|dev|development|stage|staging|test|testing|live|qa|uat|local|new|old|"
+    r"current|prev|previous|primary|secondary|main|backup|value|plain|raw|v\d{1,2}|\d{1,2}"
+)
+_SUFFIX_BYTES = rb"(?:[_.-]?(?:" + _SUFFIXES.encode() + rb"))*"
+# After a name: an assignment, a list's next item, XML's value=, HCL's block, an element's end.
+_THEN_ASSIGN = (
+    rb"(?="
+    + _SUFFIX_BYTES
+    + rb"""(?:(?:\\?["'`]\]?)?[ \t]*[:=]|\\?["'`][ \t]*,|\\?["'][ \t]+value=|\\?["'][ \t]*\{|>))"""
+)
 _THEN_ASSIGN_OR_CALL = rb"""(?=(?:\\?["'`]\]?)?[ \t]*[:=(])"""
 _THEN_IS = rb"(?=[ \t]+(?:is|was)[ \t])"
 # A Discord bot token starts with its user's id (17 to 20 digits) in base64: four characters for
@@ -104,7 +121,7 @@ _ANCHORS: dict[str, tuple[bool, bytes, bytes]] = {
         b"k",
         rb"ey(?:"
         + _THEN_ASSIGN
-        + rb"|(?<=-key)(?=[ \t])|(?<=access_key)(?=[ \t])|(?=-data:)|"
+        + rb"|(?<=-key)(?=[ \t])|(?<=_key)(?=[ \t]+[^\s=:])|(?=-data:)|"
         + _THEN_IS
         + rb")",
     ),
@@ -112,11 +129,15 @@ _ANCHORS: dict[str, tuple[bool, bytes, bytes]] = {
     "token": (
         True,
         b"k",
-        rb"en(?<=()token)(?:" + _THEN_ASSIGN + rb"|(?<=-token)(?=[ \t])|" + _THEN_IS + rb")",
+        rb"en(?<=()token)(?:"
+        + _THEN_ASSIGN
+        + rb"|(?<=[-_]token)(?=[ \t])|(?=\$(?:production|sandbox)\$)|"
+        + _THEN_IS
+        + rb")",
     ),
     "cookie": (True, b"k", rb"ie(?<=()cookie)"),
     "identified": (True, b"d", rb"entified(?<=()identified)"),
-    "mysql": (True, b"m", rb"ysql"),
+    "mysql": (True, b"m", rb"(?:ysql|ariadb)"),
     "pass": (True, b"p", rb"ass(?:word|wd|phrase|code)?(?:" + _THEN_ASSIGN + rb"|(?=[ \t>]))"),
     "pwd": (True, b"p", rb"wd" + _THEN_ASSIGN),
     "pin": (True, b"p", rb"in(?<![a-z]pin)(?![a-z])"),
@@ -131,16 +152,36 @@ _ANCHORS: dict[str, tuple[bool, bytes, bytes]] = {
         b"c",
         rb"ret(?<=()secret)(?:_?key_?base)?(?:"
         + _THEN_ASSIGN
-        + rb"|(?<=-secret)(?=[ \t])|"
+        + rb"|(?<=[-_]secret)(?=[ \t])|"
         + _THEN_IS
         + rb")",
     ),
     "mnemonic": (True, b"m", rb"nemonic"),
     "echo": (True, b"c", rb"ho(?<=()echo)(?=[ \t])"),
+    "printf": (True, b"p", rb"rintf(?=[ \t])"),
+    "net": (True, b"u", rb"se(?:r(?<=()net user)|(?<=()net use))(?=[ \t])"),
+    "psk": (True, b"k", rb"(?<=()psk)(?=[ \t]*=)"),
+    "cred": (True, b"c", rb"red(?:entials?|s)?" + _THEN_ASSIGN),
+    "salt": (True, b"l", rb"t(?<=()salt)" + _THEN_ASSIGN),
+    "seed": (True, b"d", rb"(?<=()seed)" + _THEN_ASSIGN),
+    "otp": (True, b"p", rb"(?<=()otp)" + _THEN_ASSIGN),
+    "putty": (False, b"-", rb"Lines:(?<=()Private-Lines:)"),
+    "sqlplus": (True, b"q", rb"lplus(?<=()sqlplus)"),
+    "rabbitmqctl": (True, b"q", rb"ctl(?<=()rabbitmqctl)"),
+    "code": (True, b"c", rb"ode(?==)"),
     "64": (True, b"6", rb"4(?:(?<=()base64)|(?<=()b64)(?=decode))"),
     "~": (True, b"~", rb"(?:(?<=()sha256~)|(?<=()[a-z0-9_~.]{3}[0-9]q~))"),  # OpenShift, Azure AD
     "!": (True, b"!", rb"(?<=()00[a-z0-9]{13}!)"),  # Salesforce
     "://": (True, b":", rb"//"),
+    "/p:": (  # Windows' /p:…, /pass:…, /password:… (xfreerdp, cmdkey, wmic)
+        True,
+        b"p",
+        rb"(?:assword:(?<=()/password:)|ass:(?<=()/pass:)|wd:(?<=()/pwd:)|w:(?<=()/pw:)"
+        rb"|:(?<=()/p:))",
+    ),
+    "0x": (True, b"x", rb"(?<=()0x)[0-9a-f]{64}(?![0-9a-f])"),
+    "[": (False, b"[", rb"(?=[ \t\r\n]*\d{1,3}[ \t\r\n]*,[ \t\r\n]*\d{1,3}[ \t\r\n]*,)"),
+    "dsn": (True, b":", rb"""(?=[^\s:@/"'`]{3,128}@(?:tcp|unix|udp)\()"""),  # Go's MySQL DSN
     # AWS, Google, Atlassian, JFrog, Bedrock, Yandex, Tencent, 1Password, Firebase, Twitter; and
     # by the A inside them: Alibaba, EasyPost, Facebook and Square, Telegram's bot tokens.
     "A": (
@@ -154,7 +195,10 @@ _ANCHORS: dict[str, tuple[bool, bytes, bytes]] = {
     # JSON in base64 (JWTs, and encoded configs), an AWS session token, a key block in base64.
     "J": (False, b"J", rb"(?:(?<=()eyJ)|(?<=()IQoJ)|(?<=()LS0tLS1CRUdJ)|(?<=()ewogICJ))"),
     "-----BEGIN": (False, b"-", rb"----BEGIN "),
-    "-u": (False, b"-", rb"""(?:u|-user)(?=[ \t=]+["']?[^\s:"']+:)"""),
+    "-u": (False, b"-", rb"""(?:u|-user|-proxy-user)(?=[ \t=]+["']?[^\s:"']+:)"""),
+    "-U%": (False, b"-", rb"""(?:U|-user)(?=[ \t=]+\\?["']?[^\s%"']{1,64}%)"""),  # smbclient
+    "-u -p": (False, b"-", rb"(?<=[ \t]-)[uU](?=[ \t]*[^\s-]\S{0,63}[ \t]+-[pP][^\s-])"),
+    "-flag": (False, b"-", rb"(?<=[ \t]-)[pPwkaNAX](?=[ \t]+[^\s-]|[^\s=-])"),
     "-b": (False, b"-", rb"""b(?=[ \t]+\\?["']?[\w.%-]{1,64}=)"""),  # curl -b 'name=value'
     "redis-cli": (False, b"-", rb"cli(?<=()redis-cli)"),
     "-us": (False, b"-", rb"us(?<=()[0-9a-f]{32}-us)[0-9]"),  # Mailchimp
@@ -174,7 +218,10 @@ def _key(kind: str, prefix: str, body: str, anchor: str = PREFIX) -> Rule:
     """A key known by its prefix: a word of its own (it ends where its letters and digits do,
     or masking it would make the rest a word of its own), not a placeholder (``ghp_xxxx…``)."""
     after = _AFTER_PREFIX if anchor == PREFIX else ""
-    pattern = rf"\b(?:{prefix}){after}(?![\w.-]{{0,99}}?(?:xxxx|XXXX))(?:{body})(?![A-Za-z0-9])"
+    pattern = (
+        rf"\b(?:{prefix}){after}(?![\w.-]{{0,99}}?(?:xxxx|XXXX|(?i:your|here)[_-]))(?:{body})"
+        r"(?![A-Za-z0-9])"
+    )
     return Rule(kind, anchor, pattern, prefix if anchor == PREFIX else "")
 
 
@@ -198,11 +245,35 @@ def _pem(kind: str, label: str) -> Rule:
     )
 
 
+def _wallet_key(text: str, start: int, end: int) -> Verdict | None:
+    """``0x`` and 64 hex digits where the line says it is a private key, not a hash."""
+    line = text[max(text.rfind("\n", 0, start), start - 200, 0) : start].lower()
+    if _PRIVATE_WORDS.search(line) and not _PUBLIC_WORDS.search(line):
+        return start, end, "private-key"
+    return None
+
+
+_PRIVATE_WORDS = re.compile(r"priv|secret|signer|wallet|seed|mnemonic|key")
+_PUBLIC_WORDS = re.compile(r"\btx|hash|block|address|public|pub\b|pubkey|topic|root|commit|receipt")
+
+
 # Pass 1: secrets known by their shape.
 _SHAPES = (
     # Key blocks.
     _pem("pgp-private-key", "PGP PRIVATE KEY BLOCK"),
     _pem("private-key", r"(?:[A-Z0-9]+ )*PRIVATE KEY"),
+    Rule("private-key", "0x", r"0x[0-9a-fA-F]{64}(?![0-9a-fA-F])", check=_wallet_key),
+    Rule(  # a Solana keypair: 64 bytes in a JSON array
+        "private-key",
+        "[",
+        r"\[(?:[ \t\r\n]*(?:25[0-5]|2[0-4]\d|1?\d{1,2})[ \t\r\n]*,){63}[ \t\r\n]*"
+        r"(?:25[0-5]|2[0-4]\d|1?\d{1,2})[ \t\r\n]*\]",
+    ),
+    Rule(  # PuTTY's .ppk: the lines after Private-Lines
+        "private-key",
+        "putty",
+        rf"Private-Lines:[ \t]*[0-9]{{1,3}}(?P<secret>(?:{_NEWLINE}{_BASE64_LINE}{{8,}})+)",
+    ),
     # AI providers.
     _key("anthropic-key", "sk-ant-", "[A-Za-z0-9_-]{20,}"),
     _key("openrouter-key", "sk-or-v1-", "[a-f0-9]{32,}"),
@@ -210,6 +281,9 @@ _SHAPES = (
     _key("openai-key", "sk-(?:proj-|svcacct-|admin-|None-)?", "[A-Za-z0-9_-]{20,}"),
     _key("elevenlabs-key", "sk_", "[a-f0-9]{48}(?![A-Za-z0-9])"),
     _key("groq-key", "gsk_", "[A-Za-z0-9]{40,}"),
+    _key("nvidia-key", "nvapi-", "[A-Za-z0-9_-]{60,}"),
+    _key("anyscale-key", "esecret_", "[A-Za-z0-9]{20,}"),
+    _key("adafruit-key", "aio_", "[A-Za-z0-9]{28}"),
     _key("xai-key", "xai-", "[A-Za-z0-9]{40,}"),
     _key("perplexity-key", "pplx-", "[A-Za-z0-9]{32,}"),
     _key("huggingface-token", "hf_|api_org_", "[A-Za-z0-9]{30,}"),
@@ -232,9 +306,9 @@ _SHAPES = (
     ),
     _key("npm-token", "npm_", "[A-Za-z0-9]{36,}"),
     _key("pypi-token", "pypi-", "AgE[A-Za-z0-9_-]{50,}"),
-    _key("docker-token", "dckr_pat_", "[A-Za-z0-9_-]{20,}"),
+    _key("docker-token", "dckr_(?:pat|oat)_", "[A-Za-z0-9_-]{20,}"),
     _key("sonar-token", "sq[upa]_", "[a-f0-9]{40}"),
-    _key("circleci-token", "CCIPAT_", "[A-Za-z0-9_]{30,}"),
+    _key("circleci-token", "CCIP(?:AT|RJ)_", "[A-Za-z0-9_]{30,}"),
     _key("buildkite-token", "bkua_", "[a-f0-9]{40}"),
     _key("rubygems-key", "rubygems_", "[a-f0-9]{48}"),
     _key("clojars-token", "CLOJARS_", "[a-z0-9]{60}"),
@@ -324,7 +398,7 @@ _SHAPES = (
     # Payments, messaging, email.
     _key("stripe-key", "[sr]k_(?:live|test|prod)_", "[A-Za-z0-9]{16,}"),
     _key("stripe-webhook-secret", "whsec_", "[A-Za-z0-9]{24,}"),
-    _key("dropbox-token", r"sl\.", "[A-Za-z0-9_-]{120,}"),
+    _key("dropbox-token", r"sl\.(?:[A-Za-z]\.)?", "[A-Za-z0-9_-]{120,}"),
     _key("square-token", "sq0(?:atp|csp)-", "[A-Za-z0-9_-]{22,}"),
     _key("square-token", "EAAA", "[A-Za-z0-9_-]{60}", "A"),
     _key("facebook-token", "EAA[MC]", "[A-Za-z0-9]{100,}", "A"),
@@ -333,7 +407,7 @@ _SHAPES = (
     _key("duffel-token", "duffel_(?:test|live)_", "[A-Za-z0-9_=-]{43}"),
     _key("easypost-key", "EZAK", "[A-Za-z0-9]{54}", "A"),
     _key("flutterwave-key", "FLWSECK(?:_TEST)?-", "[a-hA-H0-9]{32}-X"),
-    _key("slack-token", r"(?:xoxe\.)?xox[abposre]-", "[A-Za-z0-9-]{10,}"),
+    _key("slack-token", r"(?:xoxe\.)?xox[abposrecd]-", "[A-Za-z0-9%-]{10,}"),
     _key("slack-token", "xapp-", r"\d-[A-Za-z0-9-]{10,}"),
     _key("sendgrid-key", r"SG\.", r"[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"),
     _key("mailgun-key", "key-", "[a-z0-9]{32}"),
@@ -402,7 +476,12 @@ _SHAPES = (
 # run of characters, unbounded ones would cost the square of its length.
 _QUOTE = r"""\\?["'`]"""  # \" inside JSON
 _NAME_END = r"(?![\w-])"
-_ASSIGN = rf"(?:{_QUOTE}\]?)?[ \t]*(?:=>|:=|[:=])[ \t]*(?:{_QUOTE})?"  # also ENV['KEY'] = '…'
+_PUBLIC_NAME = re.compile(r"(?i:public|publishable)")
+_SUFFIX = rf"(?:[_.-]?(?i:{_SUFFIXES}))*"
+_ASSIGN = (  # also ENV['KEY'] = '…', a type (token: &str = …), YAML's block (password: |, …)
+    rf"(?:{_QUOTE}\]?)?[ \t]*(?:=>|:=|:[ \t]*[\w&<>\[\]., ]{{1,40}}?[ \t]*=(?!=)|[:=])[ \t]*"
+    rf"(?:{_QUOTE}|[|>][-+]?[ \t]*(?:\r?\n|\\[rn]){{1,2}}[ \t]+)?"
+)
 _CHAR = r"""[^\s"'`\\,;&|<>(){}\[\]]"""  # of a bare value, which stops at a delimiter
 _END = rf"(?!{_CHAR})"  # the end of a value, bare or quoted
 _STOPWORDS = (
@@ -417,7 +496,7 @@ _PLACEHOLDER_WORDS = (
 _NOT_A_SECRET = (
     r"(?![$%{<>=!*\[?/-]|~/|\.\.?/|\w+://"  # $REF, %(x)s, {{ x }}, <key>, !vault, ***, paths, URLs
     # (and not the rest of an operator: => :=)
-    rf"|{_CHAR}{{0,256}}?(?:\$[({{]|\.\.\.|…|\*\*\*|(?i:xxxx))"
+    rf"|{_CHAR}{{0,256}}?(?:\$[({{]|\.\.\.|…|\*\*\*|(?i:xxxx|your[_-]|[_-]here{_END}))"
     # A value that is a placeholder (your-password-here, YOUR_API_KEY, changeme), not one that
     # holds a word among its digits and symbols (Password123!, Secret2024db).
     rf"|(?=[A-Za-z_.-]{{1,256}}{_END})[A-Za-z_.-]{{0,256}}?(?i:{_PLACEHOLDER_WORDS})"
@@ -429,7 +508,7 @@ _NOT_A_SECRET = (
 # cache keys: the value holds a digit, and is no identifier (NextPageToken, S3AccessPoint,
 # FirewallPoliciesV2) and no UUID (an idempotency token).
 _KEY_LIKE = (
-    rf"(?={_CHAR}{{0,256}}?\d)(?![^\s\"'`\\]{{0,256}}?[()\[\]{{}}<>])"
+    rf"(?={_CHAR}{{0,256}}?\d)(?![^\s\"'`\\()\[\]{{}}<>]{{0,256}}?[(\[{{<])"  # not a call
     rf"(?!(?:[A-Z]{{1,4}}[a-z]{{2,256}}|[A-Z]{{1,4}}(?=\d|{_END})|\d{{1,256}}){{1,256}}{_END})"
     rf"(?!{_UUID}{_END})"
 )
@@ -495,21 +574,37 @@ def _after_name(kind: str, anchor: str, name: str, min_length: int, **value: boo
     ``name := value``, ``"name", "value"``, for names that end with ``name`` (``DB_PASSWORD``,
     ``clientSecret``), but not in ARNs (``arn:aws:secretsmanager:…:secret:name``)."""
     assign = f"(?:{_ASSIGN}|{_COMMA})"
-    return Rule(kind, anchor, rf"(?<!:)(?:{name}){_NAME_END}{assign}{_value(min_length, **value)}")
+    value_ = _value(min_length, **value)
+    pattern = rf"(?<!:)(?:{name}){_SUFFIX}{_NAME_END}{assign}{value_}"
+    return Rule(kind, anchor, pattern, check=_unless_ordinary(kind))
+
+
+def _unless_ordinary(kind: str) -> Callable[[str, int, int], Verdict | None]:
+    """A check that a value's whole name is a secret's: not a cursor's (nextPageToken), an
+    id's, a public one's (NEXT_PUBLIC_POSTHOG_KEY, publishable_key)."""
+
+    def check(text: str, start: int, end: int) -> Verdict | None:
+        named = _BEFORE_VALUE.search(text, max(0, start - 80), start)
+        if named and (_ordinary_name(named.group(1)) or _PUBLIC_NAME.search(named.group(1))):
+            return None
+        return start, end, kind
+
+    return check
 
 
 # In a URL's query (?client_secret=…&), a value is data, never a variable: whatever its shape.
-_IN_QUERY = "(?:" + "|".join(rf"(?<=[?&][\w.-]{{{k}}})" for k in range(25)) + ")"
+_IN_QUERY = "(?:" + "|".join(rf"(?<=[?&#][\w.-]{{{k}}})" for k in range(25)) + ")"  # # too
 
 
 def _in_query(kind: str, anchor: str, name: str, min_length: int, key_like: bool = False) -> Rule:
     """``?name=value`` and ``&name=value``, for names that end with ``name``."""
     checks = _KEY_LIKE if key_like else ""
-    value = rf"{_NOT_A_SECRET}{checks}[^\s&#\"'`<>\\]{{{min_length},1024}}"
+    value = rf"{_NOT_A_SECRET}{checks}[^\s&#\"'`<>\\()\[\]]{{{min_length},1024}}"
     return Rule(
         kind,
         anchor,
-        rf"{_IN_QUERY}(?:{name}){_NAME_END}=(?P<secret>{value})(?![^\s&#\"'`<>\\])",
+        rf"{_IN_QUERY}(?:{name}){_NAME_END}=(?P<secret>{value})(?![^\s&#\"'`<>\\()\[\]])",
+        check=_unless_ordinary(kind),
     )
 
 
@@ -599,6 +694,132 @@ _SESSION_COOKIES = (
     r"[^\s\"'`\\](?:[^\n\"'`\\]{0,4094}[^\s\"'`\\])?)"
 )
 
+
+_FLAG_WORD = re.compile(r"(?:^|[\s\"'`])-{1,2}[a-z][a-z0-9]*(?:-[a-z0-9]+)*[ \t]+\S*\Z")
+
+
+def _after_a_flag(text: str, start: int, end: int) -> Verdict | None:
+    """A value after a word that is a command's flag (``--sftp-pass …``, not ``quick-pass …``)."""
+    return (start, end, "password") if _FLAG_WORD.search(text, max(0, start - 80), start) else None
+
+
+def _xml_value(kind: str, anchor: str, name: str) -> Rule:
+    """``<add key="DbPassword" value="…"/>``, ``<property name="db.password" value="…"/>``."""
+    return Rule(
+        kind,
+        anchor,
+        rf"(?:{name}){_QUOTE}[ \t]+value={_QUOTE}"
+        rf"(?P<secret>{_NOT_A_SECRET}[^\"'`\\\n]{{3,256}})(?={_QUOTE})",
+    )
+
+
+def _xml_element(kind: str, anchor: str, name: str) -> Rule:
+    """``<password>…</password>``, ``<ApiKey>…</ApiKey>``; but a password's, a key-like value
+    (a plist's ``<key>CFBundleName</key>`` names a key)."""
+    checks = "" if kind == "password" else _KEY_LIKE
+    return Rule(
+        kind,
+        anchor,
+        rf"(?:{name})>(?P<secret>{_NOT_A_SECRET}{checks}[^<\s]{{4,256}})</",
+    )
+
+
+def _hcl_default(kind: str, anchor: str, name: str) -> Rule:
+    """Terraform's ``variable "db_password" { … default = "…" }``."""
+    return Rule(
+        kind,
+        anchor,
+        rf"(?:{name}){_QUOTE}[ \t]*\{{[^}}]{{0,512}}?\bdefault[ \t]*=[ \t]*{_QUOTE}"
+        rf"(?P<secret>{_NOT_A_SECRET}[^\"'`\\\n]{{3,256}})(?={_QUOTE})",
+    )
+
+
+_LINK_WORDS = (
+    r"(?:reset|forgot|recover)(?:[_-]?password)?|password[_-]?reset|verify(?:[_-]?email)?|"
+    r"verification|confirm(?:ation)?|activate|activation|invite|invitation|join|magic(?:[_-]?link)?|"
+    r"login|signin|sign-in|auth|token|access|unsubscribe|share|download|webhooks?|hooks?|incoming|"
+    r"trigger|integration|keys?|k|t|s"
+)
+"""The path words that say the next part of a link is its token."""
+
+_CREDENTIAL_NAMES = (
+    ("password", "pass", _PASSWORD),
+    ("password", "pwd", _PWD),
+    ("secret", "secret", "(?i:secret)"),
+    ("token", "token", "(?i:token)"),
+    ("api-key", "key", _KEY),
+)
+"""Names of credentials, with the anchor each is found by: for the rules of configuration
+files that name a value apart from it."""
+
+_MESSAGE_WORDS = (
+    "password|passwd|passphrase|required|invalid|must|enter|please|characters|incorrect|wrong|"
+    "your|field|confirm|match|reset|forgot|length|least|empty|missing|change|new|old|current|"
+    "not|is|are|the|to|for|of"
+)
+"""Words of what a program says of a password (``"Password is required"``), not of one."""
+
+# What a password given on a command's input is piped to.
+_STDIN_PASSWORD = (
+    rf"(?:{_QUOTE})?(?P<secret>{_NOT_A_SECRET}[^\s\"'`\\|]{{3,256}})(?:{_QUOTE})?[ \t]*\|[ \t]*"
+    r"(?=[^\n|;&]{0,256}?(?:--password-stdin|--pass(?:word)?-stdin|--with-token|"
+    r"\bsudo(?:[ \t]+-[A-Za-z]+)*[ \t]+-[A-Za-z]*S|\bpasswd\b[^\n|;&]{0,64}--stdin|\bchpasswd\b))"
+)
+_FLAG_PROGRAMS = {
+    "P": {
+        "zip", "unzip", "zipcloak", "sqlcmd", "bcp", "osql", "isql", "ipmitool", "sqsh",
+        "ssh-keygen", "mosquitto_pub", "mosquitto_sub",
+    },
+    "N": {"ssh-keygen"},
+    "A": {"snmpwalk", "snmpget", "snmpset", "snmpbulkwalk", "snmpbulkget", "snmptrap"},
+    "X": {"snmpwalk", "snmpget", "snmpset", "snmpbulkwalk", "snmpbulkget", "snmptrap"},
+    "p": {
+        "7z", "7za", "7zz", "7zr", "rar", "unrar", "mongo", "mongosh", "mongodump",
+        "mongorestore", "mongoexport", "mongoimport", "mongostat", "mongotop", "smbmap",
+        "crackmapexec", "nxc", "netexec", "psexec", "psexec.py", "wmiexec.py", "smbexec.py",
+        "evil-winrm", "hydra", "medusa", "rdesktop", "sshpass",
+    },
+    "w": {
+        "ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "ldappasswd", "ldapwhoami",
+        "ldapcompare", "ldapmodrdn", "ldapexop",
+    },
+    "k": {"openssl"},
+    "a": {"redis-cli", "keydb-cli"},
+}  # fmt: skip
+"""The programs whose short flag takes a password (zip -P, 7z -p…, ldapsearch -w)."""
+_ATTACHED = {"7z", "7za", "7zz", "7zr", "rar", "unrar"}
+"""Those that take it attached to the flag (``-pSECRET``)."""
+_COMMAND_MARKS = ("\n", ";", "|", "&", "\\n", "$(", "`")
+"""Where a command starts: after a line, a separator, a pipe, a substitution."""
+_PROGRAM = re.compile(
+    r"[ \t]*(?:(?:sudo|env|time|exec|nohup|command|[A-Z_]\w*=\S*)[ \t]+)*(?:\S*/)?([\w.+-]+)"
+)
+"""A command's program: its first word, after sudo, env and variables, without its folder."""
+_FLAG_BEFORE = re.compile(r"(?<![\w-])-([pPwkaNAX])[ \t]*(?:\\?[\"'`])?\Z")
+
+
+def _flag_of_program(text: str, start: int, end: int) -> Verdict | None:
+    """The password after a short flag, when the command's program takes one by it."""
+    flag = _FLAG_BEFORE.search(text, max(0, start - 8), start)
+    if flag is None:
+        return None
+    begin = max(
+        (
+            at + len(mark)
+            for mark in _COMMAND_MARKS
+            if (at := text.rfind(mark, 0, flag.start())) >= 0
+        ),
+        default=0,
+    )
+    command = _PROGRAM.match(text, begin)
+    program = command.group(1).lower() if command else ""
+    if program not in _FLAG_PROGRAMS[flag.group(1)]:
+        return None
+    if flag.end() - flag.start() == 2 and program not in _ATTACHED:
+        return None  # -keyout is no -k: a password is given apart but to the archivers
+    return start, end, "password"
+
+
 _NAMES = (
     # Names that say which secret it is.
     Rule(
@@ -659,6 +880,14 @@ _NAMES = (
         r"://(?![0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}@)"
         rf"(?P<secret>{_KEY_LIKE}(?=[\w-]{{0,256}}[A-Za-z])[A-Za-z0-9_-]{{32,256}})@(?=[\w.\[-])",
     ),
+    Rule(  # a reset, sign-in, invite or hook link: the path part after what it is for (not an id)
+        "token",
+        "://",
+        r"://[^\s/?#\"'<>]{1,256}(?:/[^\s/?#\"'<>]{0,256}){0,12}?/"
+        rf"(?i:{_LINK_WORDS})/(?P<secret>(?!{_UUID}(?![\w-]))(?=[A-Za-z0-9_-]{{0,256}}?\d)"
+        r"[A-Za-z0-9_-]{16,256})"
+        r"(?![A-Za-z0-9_.-])",
+    ),
     Rule(
         "url-signature",  # Azure SAS, presigned S3 and GCS URLs
         "://",
@@ -669,7 +898,6 @@ _NAMES = (
     _in_query("password", "pass", _PASSWORD, 6),
     _after_name("password", "pass", _PASSWORD, 6, yaml=True),
     _after_name("password", "pwd", _PWD, 6),
-    Rule("password", "pass", rf"(?i:password|passwd)>(?P<secret>{_NOT_A_SECRET}[^<\s]{{4,256}})</"),
     _after_flag("password", "pass", _PASSWORD, 6),
     Rule("password", "pass", rf"(?<!\S)(?i:password|passwd)[ \t]+(?:{_QUOTE})?{_value(6)}"),
     Rule(
@@ -699,13 +927,143 @@ _NAMES = (
     Rule(  # curl -u user:password, --user user:password
         "password",
         "-u",
-        rf"-(?:u|-user)[ \t=]+(?:{_QUOTE})?[^\s:\"'`\[]{{1,256}}:{_value(4, code=False)}",
+        rf"-(?:u|-user|-proxy-user)[ \t=]+(?:{_QUOTE})?[^\s:\"'`\[]{{1,256}}:"
+        rf"{_value(4, code=False)}",
     ),
     Rule("password", "pass", rf"(?<=require)pass[ \t]+{_value(4, code=False)}"),  # redis.conf
     Rule(
         "password",
         "redis-cli",
         rf"redis-cli\b[^\n\\|;&\[]{{0,256}}?[ \t]-a[ \t]+(?:{_QUOTE})?{_value(4, code=False)}",
+    ),
+    *(
+        rule
+        for kind, anchor, name in _CREDENTIAL_NAMES
+        for rule in (
+            _xml_value(kind, anchor, name),
+            _hcl_default(kind, anchor, name),
+            _xml_element(kind, anchor, name),
+        )
+    ),
+    # Other names of secrets: credentials, salts, seeds, one-time passwords' secrets.
+    _after_name(
+        "secret",
+        "cred",
+        r"(?<![A-Za-z])(?i:cred(?:ential)?s?)|(?<=[a-z0-9])Cred(?:ential)?s?",
+        8,
+        key_like=True,
+    ),
+    _after_name(
+        "secret", "salt", r"(?<![A-Za-z])(?i:salt)|(?<=[a-z0-9_])(?i:salt)", 8, key_like=True
+    ),
+    _after_name("secret", "seed", r"(?i:seed)", 12, key_like=True),
+    _after_name(
+        "secret", "otp", r"(?<![A-Za-z])(?i:otp)|(?<=[a-z0-9_])(?i:otp)", 12, key_like=True
+    ),
+    Rule("token", "auth", rf"(?i:auth)[ \t]*:[ \t]*(?:{_QUOTE})?{_value(8, key_like=True)}"),
+    Rule(
+        "password", "dsn", rf":(?P<secret>{_NOT_A_SECRET}[^\s:@/\"'`]{{3,128}})@(?:tcp|unix|udp)\("
+    ),
+    Rule(  # zip -P …, 7z -p…, ldapsearch -w …, openssl -k …: the flags that take a password
+        "password",
+        "-flag",
+        rf"-[pPwkaNAX](?:[ \t]+|(?=[^\s-]))(?:{_QUOTE})?{_value(3, code=False)}",
+        check=_flag_of_program,
+    ),
+    Rule(
+        "password",
+        "/p:",
+        rf"/(?i:p|pw|pwd|pass|password):(?P<secret>{_NOT_A_SECRET}[^\s\"'`/]{{3,128}})",
+    ),
+    Rule("password", "pass", rf"(?<=[ \t=])pass:{_value(4, code=False)}"),  # apksigner, openssl
+    Rule(  # rabbitmqctl add_user name …
+        "password",
+        "rabbitmqctl",
+        r"rabbitmqctl[ \t]+(?:add_user|change_password|authenticate_user)[ \t]+\S{1,64}[ \t]+"
+        rf"(?:{_QUOTE})?{_value(3, code=False)}",
+    ),
+    Rule(  # netlify env:set API_KEY …, a command's uppercase name and its value
+        "secret",
+        "key",
+        rf"(?<![\w-])[A-Z][A-Z0-9]*_KEY[ \t]+(?:{_QUOTE})?{_value(8, key_like=True)}",
+    ),
+    Rule(
+        "token",
+        "token",
+        rf"(?<![\w-])[A-Z][A-Z0-9]*_TOKEN[ \t]+(?:{_QUOTE})?{_value(8, key_like=True)}",
+    ),
+    Rule(
+        "secret",
+        "secret",
+        rf"(?<![\w-])[A-Z][A-Z0-9]*_SECRET[ \t]+(?:{_QUOTE})?{_value(8, key_like=True)}",
+    ),
+    Rule(  # PayPal's (Braintree's) access token
+        "token",
+        "token",
+        r"access_token\$(?:production|sandbox)\$[0-9a-z]{16}\$(?P<secret>[0-9a-f]{32})",
+    ),
+    Rule(  # a password given in a phrase, with a digit or a symbol: password = "my 3 blue cats"
+        "password",
+        "pass",
+        rf"(?<!:)(?:{_PASSWORD}){_SUFFIX}{_NAME_END}{_ASSIGN}(?<=[\"'`])"
+        r"(?P<secret>(?=[^\"'`\\\n]{0,128} )(?=[^\"'`\\\n]{0,128}[0-9!@#$%^&*+=~])"
+        r"(?![^\"'`\\\n]{0,128}?\b(?i:" + _MESSAGE_WORDS + r")\b)"
+        r"[^\s\"'`\\][^\"'`\\\n]{6,126}[^\s\"'`\\.!?])(?=\\?[\"'`])",
+    ),
+    Rule(  # any tool's -u user -p…, -U user -P…, attached (apart, it may ask for one: mysql)
+        "password",
+        "-u -p",
+        rf"-[uU][ \t]*[^\s-]\S{{0,63}}[ \t]+-[pP](?=(?:{_QUOTE})?[^\s-])(?:{_QUOTE})?"
+        rf"{_value(3, code=False)}",
+    ),
+    Rule(  # smbclient -U user%…
+        "password",
+        "-U%",
+        rf"-(?:U|-user)[ \t=]+(?:{_QUOTE})?[^\s%\"'`]{{1,64}}%{_value(3, code=False)}",
+    ),
+    Rule(  # echo … | docker login --password-stdin, echo … | sudo -S
+        "password",
+        "echo",
+        rf"echo[ \t]+(?:-[neE]{{1,3}}[ \t]+)*{_STDIN_PASSWORD}",
+    ),
+    Rule(
+        "password",
+        "printf",
+        rf"printf[ \t]+(?:{_QUOTE}%s(?:\\{{1,2}}n)?{_QUOTE}[ \t]+)?{_STDIN_PASSWORD}",
+    ),
+    Rule(  # net use \\host\share … /user:name, net user name … /add
+        "password",
+        "net",
+        r"(?i:net[ \t]+use)\b[^\n|;&]{0,256}?[ \t](?!/)"
+        rf"(?P<secret>{_NOT_A_SECRET}[^\s\"'`/]{{3,128}})(?=[ \t]+/(?i:user|u):)",
+    ),
+    Rule(
+        "password",
+        "net",
+        rf"(?i:net[ \t]+user)[ \t]+[^\s/]{{1,64}}[ \t]+"
+        rf"(?P<secret>(?![*/]){_NOT_A_SECRET}[^\s\"'`]{{3,128}})",
+    ),
+    Rule(  # htpasswd -b file user …, htpasswd -nb user …: the command's last word
+        "password",
+        "pass",
+        r"(?<=ht)passwd(?:[ \t]+-[A-Za-z]{1,4})*?[ \t]+-[A-Za-z]{0,3}b[A-Za-z]{0,3}"
+        rf"(?:[ \t]+-[A-Za-z]{{1,4}})*(?:[ \t]+[^\s-]\S{{0,255}}){{1,2}}?[ \t]+(?:{_QUOTE})?"
+        rf"{_value(3, code=False)}(?:\\?[\"'])?[ \t]*(?=$|[\n;&|)]|\\n)",
+    ),
+    Rule(  # keytool -storepass …, -keypass …; rclone --sftp-pass …; openssl -pass … (not pass:)
+        "password",
+        "pass",
+        r"(?<=[a-z-])pass[ \t]+(?!(?:pass|env|file|fd|stdin)(?::|\b))"
+        rf"(?:{_QUOTE})?{_value(4, code=False)}",
+        check=_after_a_flag,
+    ),
+    Rule("token", "token", rf"(?<=-)token[ \t]*<<<-?[ \t]*(?:{_QUOTE})?{_value(8, code=False)}"),
+    _after_name("password", "psk", r"(?<![A-Za-z])(?i:psk)", 8),  # wpa_supplicant
+    Rule(  # sqlplus user/…@host
+        "password",
+        "sqlplus",
+        r"sqlplus(?:[ \t]+-[A-Za-z]+)*[ \t]+[\w$#.]{1,64}/"
+        rf"(?P<secret>{_NOT_A_SECRET}[^\s/@\"']{{3,128}})@",
     ),
     Rule(  # CREATE USER 'app'@'%' IDENTIFIED BY '…'
         "password",
@@ -732,6 +1090,9 @@ _NAMES = (
     _in_query("secret", "secret", "(?i:secret)", 8),
     _in_query("token", "token", "(?i:token)", 8, key_like=True),
     _in_query("api-key", "key", rf"{_API_KEY}(?i:key)", 8, key_like=True),
+    _in_query("api-key", "key", r"(?<![A-Za-z])(?i:key)", 16, key_like=True),
+    _in_query("token", "auth", "(?i:auth)", 12, key_like=True),
+    _in_query("token", "code", "(?<![A-Za-z])(?i:code)", 16, key_like=True),
     _after_name("secret", "key", rf"{_after(['secret'])}(?i:key)", 8, key_like=True),
     _after_name("private-key", "key", rf"{_after(['private'])}(?i:key)", 8, key_like=True),
     _after_name("api-key", "key", rf"{_API_KEY}(?i:key)", 8, key_like=True),
@@ -779,6 +1140,10 @@ def _holds_credential(encoded: str) -> bool:
     return bool(_USER_PASSWORD.fullmatch(text)) or Redactor().text(text) != text
 
 
+def _credential_inside(text: str, start: int, end: int) -> Verdict | None:
+    return (start, end, "base64-secret") if _holds_credential(text[start:end]) else None
+
+
 _URLSAFE = str.maketrans("-_", "+/")
 _LAYOUT = dict.fromkeys(map(ord, "\0\t\n\r"))
 _ENCODED = (
@@ -786,33 +1151,33 @@ _ENCODED = (
         "base64-secret",
         "J",
         rf"(?<![A-Za-z0-9+/_-])(?:eyJ|IQoJ|LS0tLS1CRUdJ|ewogICJ)[A-Za-z0-9+/_-]{{12,16384}}={{0,2}}{_B64_END}",
-        check=_holds_credential,
+        check=_credential_inside,
     ),
     Rule(
         "base64-secret",
         "echo",
         rf"echo[ \t]+(?:-[neE]{{1,3}}[ \t]+)*{_QUOTE}?(?P<secret>{_B64_RUN}){_QUOTE}?"
         rf"[ \t]*\|[ \t]*base64[ \t]+{_DECODE_FLAG}",
-        check=_holds_credential,
+        check=_credential_inside,
     ),
     Rule(
         "base64-secret",
         "64",
         rf"base64[ \t]+{_DECODE_FLAG}[ \t]*<<<-?[ \t]*{_QUOTE}?(?P<secret>{_B64_RUN}){_B64_END}",
-        check=_holds_credential,
+        check=_credential_inside,
     ),
     Rule(  # b64decode("…"), base64.b64decode(b"…"), Base64.decode64("…"), FromBase64String("…")
         "base64-secret",
         "64",
         r"(?i:base64|b64)[\w.:()]{0,40}?(?:(?i:decode)\w{0,16}|String)\([ \t]*[bu]?"
         rf"{_QUOTE}(?P<secret>{_B64_RUN}){_QUOTE}",
-        check=_holds_credential,
+        check=_credential_inside,
     ),
     Rule(
         "base64-secret",
         "auth",
         rf"(?i:auth)[ \t]+(?i:plain)[ \t]+(?P<secret>{_B64_RUN}){_B64_END}",
-        check=_holds_credential,
+        check=_credential_inside,
     ),
 )
 
@@ -879,7 +1244,174 @@ class _Pass:
         return rule, *match.span(group)
 
 
-_PASSES = (_Pass(_SHAPES), _Pass(_NAMES), _Pass(_ENCODED))
+# Pass 4: random tokens, known by nothing but their characters (``randomness``), where what is
+# before them does not say they are a hash, a digest or an id.
+RUN = "run"
+_TOKEN_CHARS = "A-Za-z0-9+/_-"  # and = at its end: base64's padding
+# The anchor of a random token: where a run of token characters long enough starts that holds
+# a capital, a small letter and a digit, or opens as a private key in hex DER. Found with
+# bytes' own searches (a regex tries every position: several times slower).
+_TOKEN_BYTES = bytes(
+    0x61 if re.fullmatch(f"[{_TOKEN_CHARS}]", chr(i)) else 0x20 for i in range(256)
+)
+_CLASS_BYTES = (
+    bytes(
+        0x55
+        if chr(i).isupper()
+        else 0x4C
+        if chr(i).islower()
+        else 0x44
+        if chr(i).isdigit()
+        else 0x20
+        for i in range(128)
+    )
+    + b" " * 128
+)
+_LONG_RUN = b"a" * randomness.MIN_LENGTH
+_HEX_DER = re.compile(rb"30(?:8[12][0-9a-fA-F]{2,4}|[0-7][0-9a-fA-F])0201(?:00|01|03)")
+
+
+def _runs(raw: bytes, start: int, end: int) -> Iterator[int]:
+    """Where the anchors of random tokens are in ``raw[start:end]``."""
+    mapped = raw[start:end].translate(_TOKEN_BYTES)
+    at = 0
+    while (found := mapped.find(_LONG_RUN, at)) >= 0:
+        stop = mapped.find(b" ", found)
+        stop = len(mapped) if stop < 0 else stop
+        if found == 0 and start > 0 and raw[start - 1 : start].translate(_TOKEN_BYTES) == b"a":
+            at = stop  # a run that began before the window: found from its own start
+            continue
+        kinds = raw[start + found : start + stop].translate(_CLASS_BYTES)
+        if (b"U" in kinds and b"L" in kinds and b"D" in kinds) or _HEX_DER.match(
+            raw, start + found
+        ):
+            yield start + found
+        at = stop
+
+
+# Names whose values are random and no secret: ids, hashes, digests, cursors, public keys, a
+# JSON Web Key's public members.
+_ORDINARY_NAME = re.compile(
+    r"(?:^|[^a-z])(?:id|ids|after|before|[a-z]*(?:id|uuid|guid|ulid|ksuid|nanoid|hash|digest|checksum|sha\d*|"
+    r"md5|etag|integrity|cursor|marker|(?:page|next|continuation|pagination|sync|resume)token|"
+    r"nonce|commit|revision|rev|version|fingerprint|address|cid|public(?:key)?|pubkey)|"
+    r"kid|x|y|n|e|x5t|x5c)$"
+)
+_BEFORE_VALUE = re.compile(  # an assignment, or a name and a space (ksuid …)
+    r"""([A-Za-z_][\w.-]{0,64})(?:\\?["'`]?\]?[ \t]*(?:=>|:=|[:=])[ \t]*\\?["'`]?|[ \t]+)\Z"""
+)
+# A digest's name (sha512-…, h1:…), a data URL, or a crypt hash's fields ($2b$12$…).
+_HASH_BEFORE = re.compile(  # and a document's id in its link (docs.google.com/…/d/…)
+    r"(?:sha(?:1|224|256|384|512)[-:]|md5[-:]|h1:|;base64,|\$|/d/|/folders/)\Z", re.IGNORECASE
+)
+_ID_PREFIX = re.compile(
+    r"(?<![A-Za-z0-9])(?:msg|toolu|srvtoolu|tool|call|req|chatcmpl|resp|rs|fc|run|thread|asst|"
+    r"step|file|batch|vs|org|proj|cus|pi|ch|in|sub|price|prod|evt|pm|seti|txn|acct|src|card|"
+    r"cs|po|tr|ii|il|msgbatch|cmpl)(?:_\d\d)?[_-]\Z"
+)
+"""The ids of model providers' objects (chatcmpl-…, toolu_…, call_00_…) and of Stripe's
+(cus_…), right before the random part: searched for in the run from its start to there."""
+
+
+def _ordinary_name(name: str) -> bool:
+    """Whether a key or a variable named ``name`` holds ids, hashes or public keys (a number
+    after the name aside: x-amz-id-2)."""
+    plain = name.lower().replace("_", "").replace("-", "").replace(".", "").rstrip("0123456789")
+    return _ORDINARY_NAME.search(plain) is not None
+
+
+def _random_token(text: str, start: int, end: int) -> Verdict | None:
+    """Where in ``text[start:end]`` (a run of token characters) a private key or a random token
+    is, unless what is before it says it is a hash or an id, or it is text in base64 that holds
+    no credential."""
+    run = text[start:end]
+    if randomness.private_key(run) or _jwk_private(text, start, end):
+        return start, end, "private-key"
+    data = randomness.decoded(run)
+    if (data is not None and randomness.is_data(data)) or _ordinary_before(text, start):
+        return None  # a digest's or an image's base64, whole; the value of an id
+    part = randomness.random_part(run)
+    if part is None or _ID_PREFIX.search(text, start, start + part[0]):
+        return None
+    at, to = start + part[0], start + part[1]
+    if _HASH_BEFORE.search(text, max(0, at - 16), at) or _in_public_armor(text, at):
+        return None
+    if randomness.private_key(text[at:to]):
+        return at, to, "private-key"
+    data = randomness.decoded(text[at:to])
+    if data is not None and _printable(data):
+        return (at, to, "base64-secret") if _holds_credential(text[at:to]) else None  # text
+    return at, to, "token"
+
+
+def _ordinary_before(text: str, start: int) -> bool:
+    """Whether what is before a value says it is a hash, an id, a public value: a digest's mark
+    (sha512-…, h1:…) or a crypt hash's fields, a name that says so (``"request_id": …``,
+    ``ksuid …``), or such words just before, with no word of a secret among them."""
+    if _HASH_BEFORE.search(text, max(0, start - 16), start) or _PUBLIC_PREFIX.match(text, start):
+        return True
+    before = text[max(0, start - 48) : start]
+    named = _BEFORE_VALUE.search(before)
+    if named and _ordinary_name(named.group(1)):
+        return True
+    said = before[before.rfind("\n") + 1 :].lower()
+    return _ORDINARY_WORDS.search(said) is not None and _SECRET_WORDS.search(said) is None
+
+
+_ORDINARY_WORDS = re.compile(
+    r"digest|hash|checksum|sha\d|md5|fingerprint|etag|integrity|commit|cursor|nonce|"
+    r"signature|address|\bid\b|uuid|ksuid|ulid|request.?id|trace|version|revision"
+)
+_SECRET_WORDS = re.compile(r"secret|token|key|pass|pwd|auth|credential|private|bearer|api")
+_PUBLIC_PREFIX = re.compile(
+    r"(?:pk_(?:live|test)|phc|sb_publishable|pk-lf|rk_live_pub|dpl|prj|team)_|pk-lf-"
+)
+"""Keys published on purpose (Stripe's and Clerk's publishable, PostHog's project key) and
+the ids of a deploy's objects (Vercel's dpl_, prj_, team_)."""
+
+
+_JWK_PRIVATE = frozenset({"d", "p", "q", "dp", "dq", "qi", "k"})
+"""A JSON Web Key's private members (``k``: a symmetric key's)."""
+
+
+def _jwk_private(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` is a private member's value in a JSON Web Key."""
+    named = _BEFORE_VALUE.search(text, max(0, start - 16), start)
+    return (
+        named is not None
+        and named.group(1) in _JWK_PRIVATE
+        and '"kty' in text[max(0, start - 4096) : end + 4096]
+    )
+
+
+def _in_public_armor(text: str, at: int) -> bool:
+    """Whether ``at`` is inside an armored block that is no private key (a public key, a
+    certificate, a signature): its base64 is random, and public."""
+    begin = text.rfind("-----BEGIN ", max(0, at - 65_536), at)
+    if begin < 0 or "-----END " in text[begin:at]:
+        return False
+    return "PRIVATE" not in text[begin : text.find("-----", begin + 11, begin + 80)]
+
+
+def _printable(data: bytes) -> bool:
+    try:
+        text = data.decode()
+    except UnicodeDecodeError:
+        return False
+    return text.translate(_LAYOUT).isprintable()
+
+
+_RANDOM = (
+    Rule(
+        "token",
+        RUN,
+        rf"(?<![{_TOKEN_CHARS}])[{_TOKEN_CHARS}]{{24,4096}}(?![{_TOKEN_CHARS}])={{0,2}}",
+        check=_random_token,
+    ),
+)
+
+_PASSES = (_Pass(_SHAPES), _Pass(_NAMES), _Pass(_ENCODED), _Pass(_RANDOM))
+_TOKENS = 3  # the pass of random tokens
 
 
 @dataclass(frozen=True)
@@ -927,7 +1459,7 @@ _FINDERS = _finders()
 # For each anchor: [(pass, bit)] of the passes that use it.
 _USERS = {
     name: [(n, p.bit[name]) for n, p in enumerate(_PASSES) if name in p.bit]
-    for name in [*_ANCHORS, PREFIX]
+    for name in [*_ANCHORS, PREFIX, RUN]
 }
 _PREFIXES = re.compile(
     rf"\b(?:{'|'.join(r.prefix for p in _PASSES for r in p.rules if r.prefix)})\Z".encode()
@@ -1183,6 +1715,10 @@ def _find(
                         at = anchor.start(group)
                         break
                 add(at, _USERS[name])
+    for at in _runs(raw, start, end):
+        if stop is not None and at >= stop:
+            break
+        add(at, _USERS[RUN])
 
 
 # How near a joined line break an anchor may start, or be looked for, and see it: the reach of
@@ -1243,7 +1779,8 @@ class Redactor:
         keys: list[Any] = []
         _copy(top, wheres, keys)
         texts = [where[key] for where, key in zip(wheres, keys, strict=True)]
-        masked = self._texts(texts)
+        named = {i for i, key in enumerate(keys) if isinstance(key, str) and _ordinary_name(key)}
+        masked = self._texts(texts, named)
         for index, key in enumerate(keys):
             if key == "arguments" and masked[index].startswith("{"):
                 masked[index] = self._arguments(masked[index])
@@ -1270,18 +1807,20 @@ class Redactor:
     def messages(self, messages: Iterable[ChatMessage]) -> list[ChatMessage]:
         return list(self.value(list(messages)))
 
-    def _texts(self, texts: list[str]) -> list[str]:
+    def _texts(self, texts: list[str], named: Container[int] = ()) -> list[str]:
+        """``texts`` masked; those at the indices ``named`` are the values of keys that name
+        an id or a hash (``toolCallId``), where a random token is no secret."""
         out = list(texts)
         long = [i for i, text in enumerate(texts) if len(text) >= _SHORTEST]
         if long:
             found, wraps = _scan([texts[i] for i in long])
             for i in sorted(found.keys() | wraps.keys()):
                 text = texts[long[i]]
-                if i in wraps:
-                    view = _Unwrapped.of(text, wraps[i])
-                    out[long[i]] = self._mask(text, _starts_in_view(found.get(i), view), view)
-                else:
-                    out[long[i]] = self._mask(text, found[i], _Unwrapped(text))
+                view = _Unwrapped.of(text, wraps[i]) if i in wraps else _Unwrapped(text)
+                starts = _starts_in_view(found.get(i), view) if i in wraps else found[i]
+                if long[i] in named:
+                    starts[_TOKENS] = {}
+                out[long[i]] = self._mask(text, starts, view)
         return out
 
     def _mask(
@@ -1309,18 +1848,25 @@ class Redactor:
                 if found != read:
                     seen, marks = _provisional(view.text, found)
                     read = list(found)
-                if marks:
-                    where = where and _moved(where, marks)
+                if marks and where is not None:
+                    where = _moved(where, marks)
+                    if RUN in each.bit:  # a run cut by a secret goes on after its placeholder
+                        for _, after, _ in marks:
+                            where[after] = where.get(after, 0) | each.bit[RUN]
                 # Nothing inside a placeholder is a secret, ours or one already in the text.
                 taken = (
                     [m.span() for m in _PLACEHOLDER.finditer(seen)] if "[REDACTED:" in seen else []
                 )
                 for match in each.matches(seen, where, taken):
                     rule, start, end = each.secret(match)
-                    if rule.check and not rule.check(seen[start:end]):
-                        continue
+                    kind = rule.kind
+                    if rule.check:
+                        verdict = rule.check(seen, start, end)
+                        if verdict is None:
+                            continue
+                        start, end, kind = verdict
                     _take(taken, start, end)
-                    _place(found, _Found(*_in_view(marks, start, end), rule.kind))
+                    _place(found, _Found(*_in_view(marks, start, end), kind))
             if found == before:
                 break
         parts: list[str] = []
@@ -1338,16 +1884,16 @@ class Redactor:
 def _copy(value: list[Any] | dict[Any, Any], wheres: list[Any], keys: list[Any]) -> None:
     """Copies the lists and dicts in ``value``, in place, and notes where each string is (in
     ``wheres`` and ``keys``), in the order they are written; the values of keys in
-    ``_UNTOUCHED`` are left as they are. At any depth: a stack of its own, no recursion."""
+    ``UNTOUCHED`` are left as they are. At any depth: a stack of its own, no recursion."""
     stack = [(value, _members(value))]
     while stack:
         container, members = stack[-1]
         for key, item in members:
             if isinstance(item, str):
-                if key not in _UNTOUCHED:
+                if key not in UNTOUCHED:
                     wheres.append(container)
                     keys.append(key)
-            elif isinstance(item, (list, dict)) and key not in _UNTOUCHED:
+            elif isinstance(item, (list, dict)) and key not in UNTOUCHED:
                 container[key] = copy = type(item)(item)
                 stack.append((copy, _members(copy)))
                 break  # its strings come first, as written
@@ -1439,5 +1985,8 @@ def _place(found: list[_Found], secret: _Found) -> None:
     found[first:last] = [secret]
 
 
-# Keys whose values are never free text: ids, roles, image data.
-_UNTOUCHED = frozenset({"role", "type", "id", "tool_call_id", "image_url", "name"})
+OPAQUE = frozenset({"signature", "thinkingSignature", "thoughtSignature", "encrypted_content"})
+"""Keys of the opaque blobs a provider made of its model's thinking, which it checks when they
+come back: random, and no one's secret."""
+UNTOUCHED = frozenset({"role", "type", "id", "tool_call_id", "image_url", "name"}) | OPAQUE
+"""Keys whose values are never free text: ids, roles, image data, the blobs."""
