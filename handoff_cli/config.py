@@ -42,6 +42,7 @@ from handoff_cli.options import (
     DEFAULT_DOCUMENT_TOKENS,
     DEFAULT_IDLE,
     MIN_DOCUMENT_TOKENS,
+    check_api_base,
     parse_duration,
 )
 
@@ -143,6 +144,10 @@ def _text(value: Any, folder: Path) -> str:
     return value
 
 
+def _url(value: Any, folder: Path) -> str:
+    return check_api_base(_name(value, folder))
+
+
 def _file(value: Any, folder: Path) -> Path:
     """A path, relative to the folder of the file that names it."""
     return folder / Path(_name(value, folder)).expanduser()
@@ -175,7 +180,7 @@ def _sections(value: Any, folder: Path) -> tuple[str, ...]:
 
 KEYS: dict[str, Callable[[Any, Path], Any]] = {
     "model": _name,
-    "api_base": _name,
+    "api_base": _url,
     "focus": _text,
     PROMPT_FILE: _file,
     SECTIONS_KEY: _sections,

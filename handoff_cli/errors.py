@@ -39,8 +39,8 @@ EXIT_CODES: dict[ExitCode, str] = {
         "or check, no document"
     ),
     ExitCode.BAD_SESSION: (
-        "the session file is missing, unreadable or not a session file, or it changed while "
-        "the handoff ran"
+        "the session file is missing, unreadable or not a session file, it changed while the "
+        "handoff ran, or another process held its lock all the while we waited"
     ),
     ExitCode.NO_DOCUMENT: (
         "no usable document: empty answer, one far over the cap without every section, "
@@ -226,6 +226,21 @@ class SessionChangedError(HandoffError):
         super().__init__(
             f"Handoff failed: {path}: the session changed while the handoff ran ({detail}); "
             "nothing written"
+        )
+
+
+class SessionLockedError(HandoffError):
+    """Another process held the session's lock all the while we waited for it
+    (``files.LOCK_WAIT_S``): a backup tool, a process stopped with the lock held. Nothing was
+    written."""
+
+    exit_code = ExitCode.BAD_SESSION
+
+    def __init__(self, path: Path | str, waited: float) -> None:
+        self.path = str(path)
+        super().__init__(
+            f"Handoff failed: {path}: the session is locked by another process (waited "
+            f"{waited:g} s); nothing written"
         )
 
 

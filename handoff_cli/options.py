@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     from handoff_cli.handoff.prompt import Template
@@ -36,8 +37,11 @@ DEFAULT_MIN_SCORE = 0.8
 a document that misses a required probe never reaches it (``check.REQUIRED_CAP``)."""
 
 
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|d)?", re.IGNORECASE)
+# Digits are ASCII ones: ``\d``, ``int()`` and ``float()`` also read other scripts' (٣ as 3), and
+# ``str.isdigit()`` takes superscripts, which ``int()`` then refuses with its own message.
+_DURATION = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*(s|sec|m|min|h|d)?", re.IGNORECASE)
 _UNITS = {"": 1, "s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
+_COUNT = re.compile(r"\s*[0-9]+\s*")
 
 
 def parse_duration(text: str) -> float:
@@ -51,12 +55,29 @@ def parse_duration(text: str) -> float:
 def parse_shard(text: str) -> tuple[int, int]:
     """``K/N``: the K-th of N shares, 1 <= K <= N."""
     number, _, count = text.partition("/")
-    if not (number.strip().isdigit() and count.strip().isdigit()):
+    if not (_COUNT.fullmatch(number) and _COUNT.fullmatch(count)):
         raise ValueError(f"not a shard: {text!r} (say K/N, as 1/4)")
     k, n = int(number), int(count)
     if not 1 <= k <= n:
         raise ValueError(f"shard {text!r}: K must be from 1 to N")
     return k, n
+
+
+def check_api_base(url: str) -> str:
+    """``url``, if it can be the model server's address (``--api-base``, ``$HANDOFF_API_BASE``,
+    a configuration file's ``api_base``): an http or https URL with a host, in printable ASCII
+    (an international name in its ``xn--`` form). Else ``ValueError``, saying so: LiteLLM
+    would send the request somewhere else (a ``file:`` URL, or a bare word, as a path on the
+    default server) and report that server's refusal."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # a port that is no number, or past 65535: ValueError
+        usable = parts.scheme in ("http", "https") and bool(parts.hostname) and port != 0
+    except ValueError:  # that, or brackets of an IPv6 address that do not close
+        usable = False
+    if not (usable and url.isascii() and url.isprintable() and " " not in url):
+        raise ValueError("not an http(s) URL with a host (say http://127.0.0.1:8000/v1)")
+    return url
 
 
 @dataclass(frozen=True)

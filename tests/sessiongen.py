@@ -26,6 +26,8 @@ from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import orjson
+
 Json = dict[str, Any]
 
 DIALECTS = ("omp", "pi", "v2", "v1")
@@ -606,3 +608,105 @@ class _Generator:
 def generate(seed: int, dialect: str) -> bytes:
     """The whole session file for ``seed`` in ``dialect`` ("omp", "pi", "v2" or "v1")."""
     return _Generator(seed, dialect).build()
+
+
+# --- one long text that never repeats, in each agent's format ----------------------------------
+
+LONG_TEXT_AGENTS = ("omp", "claude", "codex")
+
+
+def unrepeated_text(size: int, rng: random.Random) -> str:
+    """About ``size`` bytes of text that never repeats: words drawn from 50,000 made up and
+    ``_WORDS`` (other scripts, an emoji: a str of it is four bytes a character), a line break
+    after one in ten. A block repeated over and over compresses and shares what a text of real
+    work does not."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    made = ["".join(rng.choices(letters, k=rng.randint(2, 12))) for _ in range(50_000)]
+    vocabulary = made + [w.strip() for w in _WORDS if w.strip()]
+    pieces: list[str] = []
+    written = 0
+    while written < size:
+        words = rng.choices(vocabulary, k=50_000)
+        breaks = rng.choices(" \n", weights=(9, 1), k=50_000)
+        piece = "".join(w + b for w, b in zip(words, breaks, strict=True))
+        pieces.append(piece)
+        written += len(piece.encode())
+    return "".join(pieces)
+
+
+def long_text_session(path: Any, agent: str, megabytes: float, seed: int = 1) -> Any:
+    """A session of about ``megabytes`` MB in ``agent``'s format (``LONG_TEXT_AGENTS``), nearly
+    all of it one user message of ``unrepeated_text`` between short turns (Codex writes what the
+    person typed twice: half as much text); ``path`` (a ``Path``), written."""
+    share = 2 if agent == "codex" else 1
+    text = unrepeated_text(int(megabytes * 1_000_000) // share, random.Random(seed))
+    turns = [("start on the parser", "ok"), (text, "read it"), ("and now?", "done")]
+    turns += [(f"step {n}: go on", f"did {n}") for n in range(30)]
+    lines = {"omp": _omp_lines, "claude": _claude_lines, "codex": _codex_lines}[agent](turns)
+    with open(path, "wb") as out:
+        for line in lines:
+            out.write(orjson.dumps(line) + b"\n")
+    return path
+
+
+_STAMP = "2026-01-01T00:00:00.000Z"
+
+
+def _omp_lines(turns: list[tuple[str, str]]) -> list[Json]:
+    header = {"type": "session", "version": 3, "id": "0199aaaa-0000-7000-8000-0000000long"}
+    lines: list[Json] = [header | {"timestamp": _STAMP, "cwd": "/home/u/proj"}]
+    for prompt, answer in turns:
+        for message in (
+            {"role": "user", "content": [{"type": "text", "text": prompt}]},
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": answer}],
+                "provider": "anthropic",
+                "model": "claude-sonnet-4-5",
+                "stopReason": "stop",
+            },
+        ):
+            at = len(lines)
+            parent = f"{at - 1:08x}" if at > 1 else None
+            entry = {"type": "message", "id": f"{at:08x}", "parentId": parent}
+            lines.append(entry | {"timestamp": _STAMP, "message": message})
+    return lines
+
+
+def _claude_lines(turns: list[tuple[str, str]]) -> list[Json]:
+    lines: list[Json] = []
+    tail = {"cwd": "/home/u/proj", "sessionId": "c8e5e286-ae88-42dd-9175-7a7482e56fde"}
+    for n, (prompt, answer) in enumerate(turns):
+        for message in (
+            {"role": "user", "content": prompt},
+            {
+                "id": f"msg_{n}",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-sonnet-4-6",
+                "content": [{"type": "text", "text": answer}],
+                "stop_reason": "end_turn",
+            },
+        ):
+            at = len(lines)
+            parent = f"00000000-0000-4000-8000-{at - 1:012d}" if at else None
+            record = {"parentUuid": parent, "isSidechain": False, "type": message["role"]}
+            uuid_ = f"00000000-0000-4000-8000-{at:012d}"
+            lines.append(record | {"message": message, "uuid": uuid_, "timestamp": _STAMP} | tail)
+    return lines
+
+
+def _codex_lines(turns: list[tuple[str, str]]) -> list[Json]:
+    meta = {"id": "01a2356b-0000-7000-8000-00000000long", "timestamp": _STAMP}
+    meta |= {"cwd": "/home/u/proj", "originator": "codex_cli_rs", "cli_version": "0.171.0"}
+    payloads: list[tuple[str, Json]] = [
+        ("session_meta", meta),
+        ("turn_context", {"cwd": "/home/u/proj", "model": "gpt-5"}),
+    ]
+    for prompt, answer in turns:  # the person's words as Codex records them: twice
+        payloads.append(("event_msg", {"type": "user_message", "message": prompt}))
+        for role, said in (("user", prompt), ("assistant", answer)):
+            content = [{"type": "input_text" if role == "user" else "output_text", "text": said}]
+            item = {"type": "message", "role": role, "content": content}
+            payloads.append(("response_item", item))
+    return [{"timestamp": _STAMP, "type": kind, "payload": payload} for kind, payload in payloads]

@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+import io
+import os
 import shutil
+import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -13,6 +17,7 @@ import pytest
 
 from handoff_cli.agents import load_session
 from handoff_cli.errors import HandoffError
+from handoff_cli.handoff import check as checking
 from handoff_cli.handoff.builtin import write_document
 from handoff_cli.handoff.check import REQUIRED_CAP, check_document, check_session, key_terms
 from handoff_cli.handoff.document import SECTIONS, files_block, with_files
@@ -310,6 +315,66 @@ def test_check_refuses_bad_input_in_one_line(
     result = run_cli("check", session, *args, cwd=tmp_path)
     assert (result.code, result.stdout) == (code, "")
     assert len(result.stderr.strip().splitlines()) == 1 and message in result.stderr
+
+
+def fifo_let_go_later(path: Path, data: bytes = b"", after: float = 5.0) -> None:
+    """A FIFO at ``path`` that a writer opens after ``after`` seconds, writes ``data`` to and
+    leaves: a reader that waits for one reads that and goes on, rather than hang the tests."""
+    os.mkfifo(path)
+
+    def write_and_leave() -> None:
+        time.sleep(after)
+        fd = os.open(path, os.O_RDWR)  # never waits: a blocked reader goes on
+        os.write(fd, data)  # into the pipe's buffer, read or not
+        time.sleep(0.5)
+        os.close(fd)
+
+    threading.Thread(target=write_and_leave, daemon=True).start()
+
+
+@pytest.mark.parametrize(
+    ("given", "reason"),
+    [
+        ("doc.fifo", "not a regular file"),  # its open would wait for a writer
+        ("/dev/zero", "not a regular file"),  # endless
+        ("folder", "is a folder"),
+        ("long.md", "longer than 1 MiB: no handoff document"),
+    ],
+)
+def test_check_reads_a_document_only_from_a_regular_file_of_bounded_size(
+    tmp_path: Path, given: str, reason: str
+) -> None:
+    session = failing_session(tmp_path / "s.jsonl")
+    fifo_let_go_later(tmp_path / "doc.fifo")
+    (tmp_path / "folder").mkdir()
+    with (tmp_path / "long.md").open("wb") as long:
+        long.truncate(checking.MAX_DOCUMENT_BYTES + 1)  # sparse: no time or disk spent
+    result = run_cli("check", session, "--document", given, cwd=tmp_path)
+    assert (result.code, result.stdout) == (2, "")
+    assert result.stderr.strip() == f"Usage error: --document {given}: {reason}"
+
+
+def test_check_reads_at_most_so_much_of_stdin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = failing_session(tmp_path / "s.jsonl")
+    piped = io.BytesIO(b"x" * 2 * checking.MAX_DOCUMENT_BYTES)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(piped))
+    result = run_cli("check", session, "--document", "-")
+    assert (result.code, result.stdout) == (2, "")
+    reason = "longer than 1 MiB: no handoff document"
+    assert result.stderr.strip() == f"Usage error: --document -: {reason}"
+    assert piped.tell() == checking.MAX_DOCUMENT_BYTES + 1  # no more read than tells it
+
+
+def test_check_of_stdin_when_there_is_none_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = failing_session(tmp_path / "s.jsonl")
+    monkeypatch.setattr(sys, "stdin", None)  # as Python leaves it when fd 0 is closed (<&-)
+    result = run_cli("check", session, "--document", "-")
+    assert (result.code, result.stdout) == (2, "")
+    assert result.stderr.strip() == "Usage error: --document -: stdin is closed"
 
 
 # --- the gate: --min-score ---------------------------------------------------------------------

@@ -24,6 +24,7 @@ from typer.testing import CliRunner
 from handoff_cli.cli.app import _finite as finite
 from handoff_cli.cli.app import app, run
 from handoff_cli.errors import EXIT_CODES, ExitCode, exit_codes_help
+from handoff_cli.options import check_api_base
 from handoff_cli.sessions.session import load_session
 
 from .conftest import (
@@ -276,6 +277,107 @@ def test_every_float_option_refuses_what_is_not_a_finite_number(
         assert (code, out) == (ExitCode.USAGE, ""), (command, flag, err)
         assert len(err.strip().splitlines()) == 1 and flag in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]
+
+
+def number_options() -> list[tuple[str, str]]:
+    """Every option of every command that takes a number, as (command, flag)."""
+    group = typer.main.get_command(app)
+    assert isinstance(group, click.Group)
+    numbers = (click.types.IntParamType, click.types.FloatParamType)
+    return [
+        (name, parameter.opts[0])
+        for name, command in group.commands.items()
+        for parameter in command.params
+        if isinstance(parameter, click.Option) and isinstance(parameter.type, numbers)
+    ]
+
+
+# int() and float() read any script's decimal digits, and str.isdigit() takes superscripts too,
+# which int() then refuses with its own message.
+# Arabic-Indic 3 and 30, a superscript 2, full-width 12, and an ASCII 3 before an Arabic-Indic 3.
+NOT_ASCII_DIGITS = ["\u0663", "\u00b2", "\u0663\u0660", "\uff11\uff12", "3\u0663"]
+
+
+@pytest.mark.parametrize("value", NOT_ASCII_DIGITS)
+def test_every_number_option_reads_ascii_digits_only(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, value: str
+) -> None:
+    options = number_options()
+    assert {("handoff", "--retries"), ("rotate", "--jobs"), ("rotate", "--max-cost")} <= set(
+        options
+    )
+    session = tmp_path / "s.jsonl"  # a copy: were the value taken, the handoff would write
+    shutil.copyfile(SAMPLE, session)
+    target = {"handoff": [str(session)], "rotate": [str(tmp_path)], "check": [str(session)]}
+    for command, flag in options:
+        code, out, err = run_in_process(capsys, command, *target.get(command, []), flag, value)
+        assert (code, out) == (ExitCode.USAGE, ""), (command, flag, err)
+        assert len(err.strip().splitlines()) == 1 and flag in err, err
+        assert "ASCII digits" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        *(["--shard", s] for s in ("\u00b2/\u00b3", "\u0663/\u0664", "1/\u0664", "\u00b9/2")),
+        *(["--idle", idle] for idle in ("\u0663m", "1\u0660s", "\u00b2h")),
+    ],
+    ids=" ".join,
+)
+def test_a_shard_or_a_duration_in_other_digits_is_one_usage_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, args: list[str]
+) -> None:
+    code, out, err = run_in_process(capsys, "rotate", str(tmp_path), *args)
+    assert (code, out) == (ExitCode.USAGE, ""), err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("Usage error: "), err
+    assert "not a shard" in err or "not a duration" in err, err
+    assert "int()" not in err and "invalid literal" not in err
+
+
+NOT_A_SERVER = [
+    "not-a-url",
+    "file:///x",
+    "ftp://h/x",
+    "http://",
+    "http:///v1",
+    "localhost:8000",
+    "http://[::1",
+    "http://h:99999/v1",
+    "http://h:0/v1",
+    "http://h:\u0663\u0660/v1",
+    "http://exa mple.com/v1",
+    "http://h/\x1b[2J",
+]
+
+
+@pytest.mark.parametrize("url", NOT_A_SERVER)
+def test_an_api_base_that_is_no_servers_url_is_one_usage_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, url: str
+) -> None:
+    """Not "the model's server refused the request": nothing is sent anywhere."""
+    session = tmp_path / "s.jsonl"
+    shutil.copyfile(SAMPLE, session)
+    model = ["--model", "openai/gpt-4o", "--api-key", "k", "--retries", "0"]
+    for args in ([str(session), *model], ["rotate", str(tmp_path), *model], ["config"]):
+        for given in ("--api-base", "$HANDOFF_API_BASE"):
+            if given == "--api-base":
+                code, out, err = run_in_process(capsys, *args, "--api-base", url)
+            else:
+                monkeypatch.setenv("HANDOFF_API_BASE", url)
+                code, out, err = run_in_process(capsys, *args)
+                monkeypatch.delenv("HANDOFF_API_BASE")
+            assert (code, out) == (ExitCode.USAGE, ""), (args, given, err)
+            assert len(err.strip().splitlines()) == 1, err
+            assert err.startswith(f"Usage error: {given} ") and "not an http(s) URL" in err, err
+    assert session.read_bytes() == SAMPLE.read_bytes()
+
+
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:8000/v1", "https://api.example.com", "HTTP://[::1]:11434/v1"]
+)
+def test_a_servers_url_is_taken_as_it_is(url: str) -> None:
+    assert check_api_base(url) == url
 
 
 def test_a_number_from_a_variable_is_checked_and_blamed_on_it() -> None:

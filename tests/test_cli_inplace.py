@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,8 @@ from handoff_cli.handoff.document import WRAPPER_OPEN
 from handoff_cli.sessions import catalog
 
 from .conftest import DOCUMENT, FIXTURES, cancel_mid_stream, files_in, model_env, run_cli
-from .fakellm import FakeLLMServer, Reply
+from .fakellm import FakeLLMServer, RecordedRequest, Reply
+from .helpers.zygote import fork
 
 SOURCE = Path(__file__).parent / "fixtures" / "inplace" / "generated-omp-020-20000.jsonl"
 
@@ -132,6 +134,35 @@ def test_signal_before_the_write_leaves_the_file_as_it_was(
     assert result.code == 130 and result.stderr.strip() == "Handoff cancelled"
     assert result.stdout == ""
     assert session.read_bytes() == before and files_in(session.parent) == [session.name]
+
+
+def test_two_in_place_handoffs_started_together_compact_once(
+    tmp_path: Path, session: Path, llm_server: FakeLLMServer
+) -> None:
+    """Both read the session and ask the model before either writes (the model answers once
+    both have asked): the one that comes to the lock second finds the session written to since
+    it read it, the other's compaction, and writes nothing, exit 4. Two processes, forked from
+    the zygote: their locks race, not their start-up."""
+    both = threading.Barrier(2)
+
+    def once_both_asked(request: RecordedRequest) -> Reply:
+        both.wait(timeout=60)
+        return Reply(DOCUMENT)
+
+    llm_server.script(once_both_asked, once_both_asked)
+    before = session.read_bytes()
+    args = [str(session), "--in-place", "--quiet"]
+    runs = [fork(args, tmp_path / f"run-{n}", model_env(llm_server)) for n in range(2)]
+    codes = [run.wait(timeout=120) for run in runs]
+    assert sorted(codes) == [0, 4], [run.stderr for run in runs]
+    refused = runs[codes.index(4)].stderr.strip()
+    assert refused == (
+        f"Handoff failed: {session}: the session changed while the handoff ran (it was written "
+        "to); nothing written"
+    )
+    assert session.read_bytes().startswith(before)
+    assert [line["type"] for line in lines(session)[len(lines(SOURCE)) :]] == ["compaction"]
+    assert len(llm_server.requests) == 2 and files_in(session.parent) == [session.name]
 
 
 def test_rotate_in_place_compacts_each_once(session: Path) -> None:

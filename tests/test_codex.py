@@ -21,6 +21,7 @@ from handoff_cli.handoff.document import WRAPPER_OPEN, is_handoff_prompt
 from handoff_cli.handoff.facts import facts_of
 from handoff_cli.options import AUTO
 from handoff_cli.sessions import catalog
+from handoff_cli.text import text_of
 
 from .conftest import DOCUMENT, EXAMPLES, FIXTURES, NOT_SESSIONS, model_env, run_cli
 from .fakellm import FakeLLMServer, Reply
@@ -203,6 +204,8 @@ def test_the_new_folder_is_todays() -> None:
     today = codex.dated(sessions)
     assert codex.new_folder(sessions / "2025/01/31") == today
     assert codex.new_folder(Path("/elsewhere")) == Path("/elsewhere")
+    superscript = sessions / "\u00b2\u2070\u00b2\u2075/\u2070\u00b9/\u00b3\u00b9"  # no date
+    assert codex.new_folder(superscript) == superscript
     assert codex.file_name("x").startswith("rollout-") and codex.file_name("x").endswith("-x.jsonl")
 
 
@@ -581,3 +584,37 @@ def test_an_image_is_sent_as_codex_prepares_it(part: dict[str, Any], sent: Any) 
         assert image == {"type": "input_image", **part, **sent}
     else:
         assert image["type"] == "input_text" and sent in image["text"]
+
+
+@pytest.mark.parametrize("typed", [False, True])
+def test_a_long_message_codex_put_in_is_its_own_context_as_a_short_one_is(
+    tmp_path: Path, typed: bool
+) -> None:
+    """A line longer than what a record holds of it is read with its texts cut, and its
+    message made again from it when read: a block that no event says the person typed is
+    still Codex's own context, whole where it is sent, and its size is the whole's."""
+    text = "<notice>\n" + "a line of the notice\n" * 150_000 + "</notice>"
+    lines: list[tuple[str, dict[str, Any]]] = [
+        ("session_meta", {"id": "01a2356b-0000-7000-8000-000000000001", "cwd": "/p"}),
+        ("event_msg", {"type": "user_message", "message": "fix it"}),
+        ("response_item", _item("user", "fix it")),
+    ]
+    if typed:
+        lines.append(("event_msg", {"type": "user_message", "message": text}))
+    lines += [("response_item", _item("user", text)), ("response_item", _item("assistant", "ok"))]
+    path = tmp_path / "rollout-2026-01-01T00-00-00-01a2356b-0000-7000-8000-000000000001.jsonl"
+    stamp = "2026-01-01T00:00:00.000Z"
+    lines_json = (json.dumps({"timestamp": stamp, "type": k, "payload": p}) for k, p in lines)
+    path.write_text("".join(line + "\n" for line in lines_json))
+    session = load_session(path)
+    record = [r for r in session.records if r.has_message][1]
+    assert record.facts is not None
+    assert record.facts.role == ("user" if typed else "custom")
+    assert text_of(record.message(None).get("content"), "\n") == text
+    assert record.message_size == len(record.message_json())
+    assert "characters cut" in text_of(record.message().get("content"), "\n")
+
+
+def _item(role: str, text: str) -> dict[str, Any]:
+    kind = "input_text" if role == "user" else "output_text"
+    return {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}

@@ -356,6 +356,8 @@ def test_handoff_toml_wins_over_pyproject_in_one_folder(home: Path) -> None:
         ("over_tokens = true\n", "over_tokens: must be an integer, not a boolean"),
         ("model = 4\n", "model: must be a string, not an integer"),
         ('model = ""\n', "model: must not be empty"),
+        ('api_base = "file:///etc/passwd"\n', "api_base: not an http(s) URL with a host"),
+        ('api_base = "not-a-url"\n', "api_base: not an http(s) URL with a host"),
         ("focus = [1]\n", "focus: must be a string, not an array"),
         ('idle = "soon"\n', "idle: not a duration: 'soon' (say 30s, 10m, 2h or 1d)"),
         ("idle = 1.5\n", 'idle: must be a duration such as "10m", not a float'),

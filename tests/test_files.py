@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import fcntl
 import multiprocessing
 import os
 import re
 import stat
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +18,8 @@ import orjson
 import pytest
 
 from handoff_cli.agents import OMP, build_context
+from handoff_cli.errors import ExitCode, SessionLockedError
+from handoff_cli.sessions import files
 from handoff_cli.sessions.files import (
     TitleSlot,
     append_entries,
@@ -214,3 +219,43 @@ def test_only_our_own_stale_temporaries_are_removed(tmp_path: Path) -> None:
     remove_stale_temporaries(tmp_path)
     assert not ours.exists()
     assert all(p.exists() for p in theirs) and link.is_symlink() and alive.exists()
+
+
+@contextlib.contextmanager
+def held_elsewhere(path: Path, at_most: float = 5.0) -> Iterator[None]:
+    """A shared lock on ``path``, as a backup tool takes one, through a descriptor of its own
+    (flock's locks are the open file's: it conflicts with ours as another process's does); let
+    go after ``at_most`` seconds at the latest, so that a writer that waits without bound is
+    seen to write late rather than hang the tests."""
+    fd = os.open(path, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    let_go = threading.Timer(at_most, fcntl.flock, [fd, fcntl.LOCK_UN])
+    let_go.start()
+    try:
+        yield
+    finally:
+        let_go.cancel()
+        let_go.join()
+        os.close(fd)
+
+
+def test_a_lock_held_elsewhere_is_waited_for_a_while_then_refused(
+    tmp_path: Path, entries: Entries, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process's lock (a backup tool's shared one, a stopped writer's) is waited for
+    ``LOCK_WAIT_S``, then the write is refused in one line naming the file, exit 4: never a
+    wait without end. Nothing is written."""
+    entries.user("a")
+    path = write_session(tmp_path / "s.jsonl", entries.items)
+    before = path.read_bytes()
+    monkeypatch.setattr(files, "LOCK_WAIT_S", 0.3)
+    with held_elsewhere(path), pytest.raises(SessionLockedError) as caught:
+        append_entries(path, [ENTRY])
+    assert str(caught.value) == (
+        f"Handoff failed: {path}: the session is locked by another process (waited 0.3 s); "
+        "nothing written"
+    )
+    assert caught.value.exit_code == ExitCode.BAD_SESSION
+    assert path.read_bytes() == before
+    append_entries(path, [ENTRY])  # once it is let go, the lock is ours at once
+    assert path.read_bytes().startswith(before) and path.read_bytes() != before

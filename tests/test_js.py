@@ -26,6 +26,10 @@ from handoff_cli.sessions.js import UNDEFINED, UNPAIRABLE, js_key, js_string, js
         ("Thu, 01 Jan 2026 00:00:00 GMT", 1767225600000),
         (" 2026-01-01T00:00:00Z", None),
         ("2026-01-01T23:60:00Z", None),
+        # JavaScript's digits are ASCII ones: Arabic-Indic and full-width digits are no date.
+        ("\u0662\u0660\u0662\u0666-01-01T00:00:00Z", None),
+        ("Thu, \u06601 Jan 2026 00:00:00 GMT", None),
+        ("Thu, 01 Jan \uff12026 00:00:00 GMT", None),
     ],
 )
 def test_js_time(value: Any, expected: int | None) -> None:

@@ -25,9 +25,17 @@ from handoff_cli.handoff.document import SECTIONS
 from handoff_cli.handoff.facts import facts_of
 from handoff_cli.sessions.tree import branch, leaf
 
-from .conftest import HEADER, NODE, assert_strict_json, quick_and_stress, strict_json_lines
+from .conftest import (
+    HEADER,
+    NODE,
+    assert_strict_json,
+    quick_and_stress,
+    run_cli,
+    strict_json_lines,
+)
 from .fakellm import FakeLLMServer, Reply
 from .helpers.zygote import fork
+from .sessiongen import LONG_TEXT_AGENTS, long_text_session
 
 DOCUMENT = "\n\n".join(f"## {name}\n- {name.lower()}" for name in SECTIONS)
 
@@ -676,6 +684,72 @@ def test_peak_memory_is_within_twice_the_file(
             smaller = peak_memory(command(_fresh(run, small)), report, forked, agent)
             growth = (peak - smaller) / (size - half)
             assert growth <= 2, f"{name}: {growth:.2f} bytes of memory a byte of file"
+
+
+LONG_TEXT_COMMANDS = ("show", "export", "extractive handoff")
+"""The commands that read a long text as people see it, its head and tail: a text of 100 MB
+costs them what reading its line does."""
+
+
+@pytest.mark.parametrize("megabytes", quick_and_stress(20, 100))
+@pytest.mark.parametrize("agent", LONG_TEXT_AGENTS)
+def test_peak_memory_of_a_text_that_never_repeats_is_within_twice_the_file(
+    tmp_path: Path, agent: str, megabytes: int
+) -> None:
+    """``_text`` repeats a block, which a str of it shares and compresses as a text of real work
+    does not: here one message of text that never repeats (with an emoji: four bytes a
+    character as a str), in each agent's format. As the shapes above: at the stress size at
+    most twice the file; at the quick size, what the file adds from half its size to its whole
+    grows at most twice as fast as the file. (``make bench`` holds them to 1.5x.)"""
+    big = long_text_session(tmp_path / "big.jsonl", agent, megabytes)
+    small = long_text_session(tmp_path / "small.jsonl", agent, megabytes / 2)
+    size, half = big.stat().st_size, small.stat().st_size
+    run, report = tmp_path / "run.jsonl", tmp_path / "peak"
+    for name in LONG_TEXT_COMMANDS:
+        forked = megabytes < 100
+        peak = peak_memory(COMMANDS[name](_fresh(run, big)), report, forked, agent)
+        if megabytes >= 100:
+            assert peak <= 2 * size, f"{name}: {peak / size:.2f}x the file"
+        else:
+            smaller = peak_memory(COMMANDS[name](_fresh(run, small)), report, forked, agent)
+            growth = (peak - smaller) / (size - half)
+            assert growth <= 2, f"{name}: {growth:.2f} bytes of memory a byte of file"
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, (list, dict)):
+        for item in value.values() if isinstance(value, dict) else value:
+            yield from _strings(item)
+
+
+@pytest.mark.parametrize("agent", LONG_TEXT_AGENTS)
+def test_a_long_text_is_read_whole_where_it_is_sent_and_cut_where_it_is_shown(
+    tmp_path: Path, agent: str
+) -> None:
+    """Read with its long texts cut at load, a session still sends and writes each whole: the
+    context's JSON holds it, its size is counted as the whole's, and the views show its head
+    and tail."""
+    path = long_text_session(tmp_path / "s.jsonl", agent, 3)
+    text = orjson.loads(max(path.read_bytes().splitlines(), key=len))
+    text = next(t for t in _strings(text) if len(t) > 1_000_000)
+    env = {"HANDOFF_AGENT": agent}
+    sent = run_cli("show", path, "--context", "--json", env=env)
+    assert sent.code == 0, sent.stderr
+    assert text in _strings(sent.json())
+    session = load_session(path)
+    records = [r for r in branch(session, leaf(session)) if r.has_message]
+    assert all(r.message_size == len(r.message_json()) for r in records)
+    assert any(text in _strings(r.message(None)) for r in records)
+    shown = [r.message() for r in records]
+    assert not any(text in _strings(m) for m in shown)
+    assert any(s.startswith(text[:1000]) and s.endswith(text[-1000:]) for s in _strings(shown))
+    exported = run_cli("export", path, env=env)
+    assert exported.code == 0 and "characters cut" in exported.stdout
+    listed = run_cli("show", path, env=env)
+    said = [line.split(None, 2)[2] for line in listed.stdout.splitlines()[10:]]
+    assert any(s.startswith(f"user           {' '.join(text.split()[:3])}") for s in said)
 
 
 def test_claude_code_records_share_their_facts(tmp_path: Path) -> None:

@@ -148,6 +148,8 @@ def test_a_branch_ending_in_a_compaction_has_nothing_to_compact() -> None:
         ("src/a.py:conflicts:5", "src/a.py:conflicts"),
         (":5", ":5"),  # a selector needs a path before it
         ("C:notes", "C:notes"),
+        ("src/a.py:L\u0663", "src/a.py:L\u0663"),  # the read tool's digits are ASCII ones
+        ("src/a.py:\u0661-\u0665", "src/a.py:\u0661-\u0665"),
     ],
 )
 def test_read_selectors_are_stripped_by_the_read_tools_grammar(path: str, stripped: str) -> None:

@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from handoff_cli.agents.pi import sessions_folders
+from handoff_cli.agents.pi import SETTINGS_BYTES, sessions_folders
+
+from .test_check import fifo_let_go_later
 
 HOME = Path("/home/u")
 
@@ -27,3 +29,25 @@ def test_pi_folder_rules(tmp_path: Path) -> None:
     (tmp_path / ".pi/settings.json").write_text(json.dumps({"sessionDir": "/srv/pi"}))
     # The project's settings override the agent folder's, as pi merges them.
     assert sessions_folders(ours, HOME, tmp_path) == [agent / "sessions", Path("/srv/pi")]
+
+
+def test_a_projects_settings_are_read_only_from_a_regular_file_of_bounded_size(
+    tmp_path: Path,
+) -> None:
+    """A project's ``.pi/settings.json`` is whoever wrote the repository's: one over
+    ``SETTINGS_BYTES``, a FIFO (its open would wait for a writer) or a link to a device (which
+    never ends) names no folder, and the agent folder's settings count instead."""
+    agent, project = tmp_path / "agent", tmp_path / "project"
+    agent.mkdir()
+    (agent / "settings.json").write_text(json.dumps({"sessionDir": "/srv/global"}))
+    (project / ".pi").mkdir(parents=True)
+    ours = {"PI_CODING_AGENT_DIR": str(agent)}
+    settings = project / ".pi/settings.json"
+    settings.write_text(json.dumps({"sessionDir": "/srv/pi", "pad": " " * SETTINGS_BYTES}))
+    assert sessions_folders(ours, HOME, project) == [agent / "sessions", Path("/srv/global")]
+    settings.unlink()
+    fifo_let_go_later(settings, json.dumps({"sessionDir": "/srv/pi"}).encode())
+    assert sessions_folders(ours, HOME, project) == [agent / "sessions", Path("/srv/global")]
+    settings.unlink()
+    settings.symlink_to("/dev/zero")
+    assert sessions_folders(ours, HOME, project) == [agent / "sessions", Path("/srv/global")]

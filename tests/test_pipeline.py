@@ -452,7 +452,15 @@ def _rewritten(data: bytes) -> bytes:
     return b"".join([*lines[:-2], lines[-1], lines[-2]])
 
 
-@pytest.mark.parametrize("change", [_emptied, _cut_short, _rewritten, "replaced"])
+def _a_word_changed(data: bytes) -> bytes:
+    # The same size, the leaf's line as it was: a word of the first request changed, the file's
+    # size and every line's place kept.
+    changed = data.replace(b'"text":"config', b'"text":"CONFIG', 1)
+    assert len(changed) == len(data) and changed != data
+    return changed
+
+
+@pytest.mark.parametrize("change", [_emptied, _cut_short, _rewritten, _a_word_changed, "replaced"])
 @pytest.mark.parametrize("in_place", [False, True])
 def test_a_session_changed_while_the_answer_streams_is_left_as_the_other_writer_left_it(
     tmp_path: Path, llm_server: FakeLLMServer, change: Any, in_place: bool

@@ -843,3 +843,16 @@ def test_a_title_change_shows_the_title(tmp_path: Path, capsys: pytest.CaptureFi
     session = load_session(path)
     show_branch(session, branch(session, leaf(session)), leaf(session))
     assert printed(capsys)[-1].endswith("title          Fix the flaky test")
+
+
+def test_a_style_stays_on_its_own_text_where_a_character_is_shown_as_its_escape(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An escape is six characters for one: each styled piece is made visible by itself."""
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    hidden = summary(cwd="/home/u/\u202eproj\u00ad", title="Fix \u2066it")
+    show_list(Catalog([hidden], [], []), iter([hidden]))
+    out = capsys.readouterr().out
+    assert "\x1b[36m  /home/u/\\u202eproj\\u00ad\x1b[0m" in out  # the cwd's colour, all of it
+    assert out.endswith("\x1b[36m  /home/u/\\u202eproj\\u00ad\x1b[0m  Fix \\u2066it\n")

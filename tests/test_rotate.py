@@ -398,6 +398,28 @@ def test_the_sessions_held_hold_no_open_file(tmp_path: Path) -> None:
     assert [r["status"] for r in rows] == ["handed_off"] * len(sources), rows[:2]
 
 
+def test_a_rotation_writes_only_inside_its_folders(tmp_path: Path) -> None:
+    """A link in the folder rotated to a session elsewhere is never written through (its
+    exchange would be appended there, its new session made there): it is skipped with a note
+    naming it, the other folder left as it was. A link to a session inside is that session,
+    handed off once, whichever of its names was found first."""
+    rotated, elsewhere = tmp_path / "rotated", tmp_path / "elsewhere"
+    inside = make_session(rotated, "inside", turns=8)
+    outside = make_session(elsewhere, "outside", turns=8)
+    (rotated / "out-link.jsonl").symlink_to(outside)
+    (rotated / "in-link.jsonl").symlink_to(inside)
+    before, lines = outside.read_bytes(), len(inside.read_bytes().splitlines())
+    result = run_cli("rotate", rotated, "--model", "extractive", "--over-tokens", "1", "--json")
+    assert result.code == 0, result.stderr
+    assert [orjson.loads(row)["status"] for row in result.stdout.splitlines()] == ["handed_off"]
+    link, to = rotated / "out-link.jsonl", outside.resolve()
+    assert f"note: {link} leads outside the folders rotated, to {to}: skipped" in result.stderr
+    assert outside.read_bytes() == before and sorted(elsewhere.iterdir()) == [outside]
+    assert exchanges(inside, lines) == 1
+    made = [p for p in rotated.iterdir() if not p.is_symlink() and p != inside]
+    assert len(made) == 1 and load_session(made[0]).header["parentSession"] == str(inside.resolve())
+
+
 # --- exactly once, decided under the lock --------------------------------------------------------
 
 

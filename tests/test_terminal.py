@@ -21,8 +21,13 @@ from .conftest import DOCUMENT as FULL_DOCUMENT
 from .conftest import HEADER, Entries, run_cli, write_session
 from .fakellm import FakeLLMServer, Reply
 
-ESCAPES = "\x1b[2J\x1b]52;c;ZXZpbA==\x07\x1b]8;;https://evil.example/x\x07click\x1b]8;;\x07\x9b1A"
-HIDING = "\u202e\u2066\u200b\ufeff\U000e0041"
+ESCAPES = (
+    "\x1b[2J\x1b]52;c;ZXZpbA==\x07\x1b]8;;https://evil.example/x\x07click\x1b]8;;\x07\x9b1A\x7f"
+)
+# Characters that reorder text or are drawn as nothing: bidi controls, a zero-width space, the
+# byte-order mark, a tag character, a soft hyphen, an interlinear annotation, the Hangul filler,
+# the combining grapheme joiner, a variation selector after a letter, an ideographic one.
+HIDING = "\u202e\u2066\u200b\ufeff\U000e0041\u00ad\ufff9\u3164\u034fx\ufe0f\U000e0100"
 HOSTILE = ESCAPES + HIDING
 # What must never reach the terminal as it is: the sequences above, byte for byte.
 RAW = [
@@ -30,7 +35,8 @@ RAW = [
     b"\x1b]52",
     b"\x1b]8;",
     "\x9b".encode(),
-    *(character.encode() for character in HIDING),
+    b"\x7f",
+    *(character.encode() for character in HIDING if character != "x"),
 ]
 DOCUMENT = (
     "## Goal\nSee [https://github.com/good](https://evil.example/phish) and "

@@ -68,7 +68,14 @@ from handoff_cli.handoff.document import (
 )
 from handoff_cli.said import request_in
 from handoff_cli.sessions.js import UNDEFINED, js_truthy
-from handoff_cli.sessions.jsonl import dumps, dumps_line, parse_line
+from handoff_cli.sessions.jsonl import (
+    LONGEST_TEXT,
+    dumps,
+    dumps_line,
+    parse_bounded,
+    parse_line,
+    whole_size,
+)
 from handoff_cli.sessions.session import (
     BOM,
     CURRENT_VERSION,
@@ -78,7 +85,7 @@ from handoff_cli.sessions.session import (
     Record,
     Session,
     Source,
-    _lines,
+    file_lines,
     gc_paused,
     is_header,
     is_title_slot,
@@ -227,9 +234,12 @@ def load(path: Path) -> Session:
     made of what the records say (the id is the file's name, as for Claude Code), and the leaf
     Claude Code resumes. Lines that are not JSON objects are listed in ``skipped_lines``.
 
-    Each line is parsed once, as it is read, and dropped: a message record keeps its shared
-    message's JSON and where its line is (read again for Claude Code's own context), never the
-    parsed record, which is some six times the size of its line."""
+    Each line is parsed once, as it is read, and dropped: a message record keeps the size of its
+    shared message's JSON and where its line is (read again for Claude Code's own context),
+    never the parsed record, which is some six times the size of its line. A text longer than
+    ``LONGEST_TEXT`` is read as its head and tail (``parse_bounded``), which is all a record's
+    facts need: a line of 100 MB is never held parsed (four times its size, for a text with
+    one emoji)."""
     records: list[Record] = []
     by_id: dict[str, Record] = {}
     skipped: list[int] = []
@@ -240,9 +250,10 @@ def load(path: Path) -> Session:
     try:
         with open_regular(path, READ_BUFFER) as file, gc_paused():
             source = _File(path, os.dup(file.fileno()))
-            for number, offset, raw in _lines(file, path):
+            for number, offset, raw in file_lines(file, path):
+                line = raw.removeprefix(BOM) if number == 1 else raw
                 try:
-                    value = parse_line(raw.removeprefix(BOM) if number == 1 else raw)
+                    value = parse_bounded(line)
                 except ValueError:
                     if raw.strip():
                         skipped.append(number)
@@ -264,6 +275,8 @@ def load(path: Path) -> Session:
                 record = _record(value, offset, len(raw), source, read)
                 if record is None:
                     continue  # outside the tree
+                if record.entry is not None and len(line) > LONGEST_TEXT:
+                    record = record._replace(entry=parse_line(line))  # kept whole, as written
                 if record.id in by_id:
                     duplicates.append(record.id)
                 records.append(record)
@@ -303,8 +316,9 @@ class _File(Source):
 class _Message(Record):
     """A user or assistant record. Its message in the shared shape is not held: it is made
     again from the record's line each time it is read (its JSON's size, the span's ``size``,
-    measured when it was loaded), as a pi file's message is read again from its line; so is
-    its timestamp (seldom read: a sixth of what its record would hold)."""
+    measured when it was loaded), as a pi file's message is read again from its line, its long
+    texts as their heads and tails unless it is read whole; so is its timestamp (seldom read:
+    a sixth of what its record would hold)."""
 
     __slots__ = ()
 
@@ -313,13 +327,16 @@ class _Message(Record):
         return _raw(self).get("timestamp")
 
     def message_json(self) -> bytes:
+        return _json(self.message(None))
+
+    def message(self, longest: int | None = LONGEST_TEXT) -> Any:
         source = self.source
         assert isinstance(source, _File), "a Claude Code message is read from its file"
         tool = source.result_tools.get(self.offset, "")
-        shared = _shared(_raw(self), lambda _call: tool)
+        shared = _shared(_raw(self, longest), lambda _call: tool)
         if shared is None:
             raise SessionFileError(source.path, "changed while being read", self.line)
-        return _json(shared)
+        return shared
 
 
 class _Read(NamedTuple):
@@ -371,11 +388,13 @@ def _record(value: Entry, offset: int, length: int, source: _File, read: _Read) 
     # file of Claude Code's: without them, nearly every record's facts are one of a few.
     facts = message_facts(shared)._replace(tool_call_ids=(), answers=None)
     facts = read.alike.setdefault(facts, facts)
+    dumped = _json(shared)
+    size = len(dumped) if length <= LONGEST_TEXT else whole_size(shared, dumped)
     return _Message(
         id=uuid,
         parent_id=parent,
         type="message",
-        span=spanning(offset, length, 0, len(_json(shared))),
+        span=spanning(offset, length, 0, size),
         entry=None,
         loaded_facts=facts,
         source=source,
@@ -462,12 +481,15 @@ def _sidechain(record: Record) -> bool:
     return record.offset in source.sidechains
 
 
-def _raw(record: Record) -> Entry:
-    """The record as written in the file."""
+def _raw(record: Record, longest: int | None = LONGEST_TEXT) -> Entry:
+    """The record as written in the file; a message record's texts longer than ``longest``
+    characters as their heads and tails (``parse_bounded``), unless ``longest`` is None: what
+    is sent or written."""
     if record.entry is not None:
         return record.entry
     assert record.source is not None, "a message record is read from its file"
-    value = parse_line(record.source.read(record.offset, record.length))
+    data = record.source.read(record.offset, record.length)
+    value = parse_line(data) if longest is None else parse_bounded(data, longest)
     if not isinstance(value, dict):
         raise SessionFileError(record.source.path, "changed while being read", record.line)
     return value
@@ -793,7 +815,7 @@ def _content(turn: _Turn) -> Any:
     """What a turn sends: its record's ``message.content``, read from its line again."""
     if turn.record is None:
         return turn.content
-    return _message(_raw(turn.record), turn.record).get("content")
+    return _message(_raw(turn.record, None), turn.record).get("content")
 
 
 def _message(value: Entry, record: Record) -> Entry:
@@ -1056,7 +1078,7 @@ def _kept_records(kept: Kept, parent: str, model: str, at: str, tail: Entry) -> 
     renamed: dict[Any, str] = {}
     if kept.agent == NAME:
         for message in kept.messages:
-            value = _raw(message.record)
+            value = _raw(message.record, None)
             renamed[value.get("uuid")] = fresh = new_uuid()
             source = value.get("sourceToolAssistantUUID")
             changed = {"parentUuid": parent, "uuid": fresh, "timestamp": at,
@@ -1207,7 +1229,7 @@ def _compaction(session: Session, branch: list[Record]) -> _Compaction:
         raise AlreadyCompactedError()
     messages = [r for r in branch if r.type == "message" and not _sidechain(r)]
     model = _model(messages)
-    prompts = (_raw(r) for r in reversed(messages))
+    prompts = (_raw(r, None) for r in reversed(messages))
     latest = next((text_of(v["message"].get("content")) for v in prompts if _is_prompt(v)), "")
     return _Compaction(
         session,

@@ -68,7 +68,14 @@ from handoff_cli.handoff.document import (
 from handoff_cli.said import request_in
 from handoff_cli.sessions.files import uuid7
 from handoff_cli.sessions.js import UNDEFINED
-from handoff_cli.sessions.jsonl import dumps, dumps_line, parse_line
+from handoff_cli.sessions.jsonl import (
+    LONGEST_TEXT,
+    dumps,
+    dumps_line,
+    parse_bounded,
+    parse_line,
+    whole_size,
+)
 from handoff_cli.sessions.session import (
     BOM,
     CURRENT_VERSION,
@@ -76,8 +83,8 @@ from handoff_cli.sessions.session import (
     Record,
     Session,
     Source,
+    file_lines,
     message_facts,
-    numbered,
     open_regular,
     session_title,
     spanning,
@@ -160,7 +167,7 @@ class Codex(OwnFormatAgent):
         return _compaction(branch)
 
     def starts_turn(self, record: Record, previous: Record | None) -> bool:
-        return _starts_turn(_raw(record)["payload"])
+        return _starts_turn(_raw(record)["payload"])  # its text's head and tail say
 
     def loses_model(self, branch: list[Record]) -> bool:
         return False  # the model is the configuration's, named again in each turn_context
@@ -188,7 +195,7 @@ def new_folder(beside: Path) -> Path:
     """Where a rollout handed off from one in ``beside`` goes: today's folder of the same
     ``sessions`` folder when ``beside`` is a date's, else ``beside`` itself."""
     parts = beside.parts[-3:]
-    if len(parts) == 3 and all(p.isdigit() for p in parts):
+    if len(parts) == 3 and all(p.isascii() and p.isdigit() for p in parts):  # not ² nor ٣
         return dated(beside.parent.parent.parent)
     return beside
 
@@ -228,17 +235,22 @@ def load(path: Path) -> Session:
     records in file order (items as messages in the shared shape, ``compacted`` lines as
     compaction summaries, ``turn_context`` lines naming the model, rollbacks), a header made of
     the ``session_meta`` (and of our lineage line), the last line's ordinal kept to go on from.
-    Lines that are not JSON objects are listed in ``skipped_lines``."""
+    Lines that are not JSON objects are listed in ``skipped_lines``.
+
+    A text longer than ``LONGEST_TEXT`` is read as its head and tail (``parse_bounded``), which
+    is all a record's facts need; the message of such a line is made again from it when it is
+    read (``_Long``), never held: a line of 100 MB is never held parsed (four times its size,
+    for a text with one emoji)."""
     try:
         with open_regular(path) as file:
-            source = Source(path, os.dup(file.fileno()))
+            source = _File(path, os.dup(file.fileno()))
             session = _load(path, file, source)
     except OSError as error:
         raise SessionFileError(path, os_reason(error)) from None
     return session
 
 
-def _load(path: Path, file: Any, source: Source) -> Session:
+def _load(path: Path, file: Any, source: _File) -> Session:
     header: Entry = {"type": "session", "version": CURRENT_VERSION, "id": path.stem}
     records: list[Record] = []
     skipped: list[int] = []
@@ -247,36 +259,39 @@ def _load(path: Path, file: Any, source: Source) -> Session:
     names: dict[str, str] = {}
     typed: set[str] = set()
     """What the person typed, as Codex records it (``user_message`` events)."""
-    for number, offset, raw in numbered(file):
+    for number, offset, raw in file_lines(file, path):  # a long line read once, by its offset
         try:
-            value = parse_line(raw.removeprefix(BOM) if number == 1 else raw)
-        except ValueError:
-            if raw.strip():
+            try:
+                value = parse_bounded(raw.removeprefix(BOM) if number == 1 else raw)
+            except ValueError:
+                if raw.strip():
+                    skipped.append(number)
+                continue
+            if not isinstance(value, dict):
                 skipped.append(number)
-            continue
-        if not isinstance(value, dict):
-            skipped.append(number)
-            continue
-        if "ordinal" in value:
-            header["ordinal"] = value["ordinal"]
-        kind, payload = value.get("type"), value.get("payload")
-        if not isinstance(payload, dict):
-            continue
-        if kind == "session_meta" and number == 1:
-            _meta(header, payload)
-            continue
-        if kind == LINEAGE_TYPE and isinstance(payload.get("parentSession"), str):
-            header["parentSession"] = payload["parentSession"]
-            continue
-        if kind == "turn_context":
-            model = payload.get("model")
-        if kind == "event_msg":
-            typed.update(_typed(payload))
-        record = _record(str(number), parent, value, model, names, spanning(offset, len(raw)))
-        if record is None:
-            continue
-        records.append(record._replace(source=source))
-        parent = record.id
+                continue
+            if "ordinal" in value:
+                header["ordinal"] = value["ordinal"]
+            kind, payload = value.get("type"), value.get("payload")
+            if not isinstance(payload, dict):
+                continue
+            if kind == "session_meta" and number == 1:
+                _meta(header, payload)
+                continue
+            if kind == LINEAGE_TYPE and isinstance(payload.get("parentSession"), str):
+                header["parentSession"] = payload["parentSession"]
+                continue
+            if kind == "turn_context":
+                model = payload.get("model")
+            if kind == "event_msg":
+                typed.update(_typed(payload))
+            record = _record(str(number), parent, value, model, names, offset, raw, source)
+            if record is None:
+                continue
+            records.append(record)
+            parent = record.id
+        finally:
+            del raw  # before the next line is read: two long lines are never held at once
     if typed:
         records = [_marked_injected(record, typed) for record in records]
     return Session(
@@ -308,15 +323,27 @@ def _marked_injected(record: Record, typed: set[str]) -> Record:
     """A user message that opens as a block of its own (a tag, a heading) and that no event
     says the person typed, as what it is: something Codex or an extension put in the
     conversation (instructions, an environment, a notice). Plain text is the person's even
-    without its event: a writer of rollouts may record none."""
-    if record.facts is None or record.facts.role != "user" or record.kept is None:
+    without its event: a writer of rollouts may record none. (A long text is read, and was
+    folded into ``typed``, as its head and tail.)"""
+    if record.facts is None or record.facts.role != "user" or not record.has_message:
         return record
-    message = parse_line(record.kept)
+    message = record.message()
     text = text_of(message.get("content"), "\n")
     if not text.lstrip().startswith(("<", "#")) or _folded(text) in typed:
         return record
-    shared = {"role": "custom", "customType": "codex-context", "content": text, "display": False}
-    return record._replace(loaded_facts=message_facts(shared), kept=dumps(shared))
+    shared = _injected(text)
+    facts = message_facts(shared)
+    if not isinstance(record, _Long):
+        return record._replace(loaded_facts=facts, kept=dumps(shared))
+    assert isinstance(record.source, _File), "a long line's record is read from its file"
+    record.source.injected.add(record.offset)
+    # The text is the same in both shapes, cut or whole: the JSON differs by the rest alone.
+    size = record.size + len(dumps(shared)) - len(dumps(message))
+    return record._replace(loaded_facts=facts, span=spanning(record.offset, record.length, 0, size))
+
+
+def _injected(text: str) -> Message:
+    return {"role": "custom", "customType": "codex-context", "content": text, "display": False}
 
 
 def _meta(header: Entry, payload: Entry) -> None:
@@ -329,42 +356,106 @@ def _meta(header: Entry, payload: Entry) -> None:
 
 
 def _record(
-    line_id: str, parent: str | None, value: Entry, model: Any, names: dict[str, str], span: int
+    line_id: str,
+    parent: str | None,
+    value: Entry,
+    model: Any,
+    names: dict[str, str],
+    offset: int,
+    raw: bytes,
+    source: _File,
 ) -> Record | None:
-    """A record of the chain; None for a line the history is not rebuilt from."""
+    """A record of the chain; None for a line the history is not rebuilt from. A message keeps
+    its JSON in the shared shape, but that of a long line (``_Long``); an entry is kept whole."""
     kind, payload = value.get("type"), value["payload"]
-    shared: Message | None = None
     entry: Entry | None = None
+    shared = _message_of(value, model, names)
     if kind == "response_item":
-        shared = _shared(payload, model, names)
         if shared is None:
+            if len(raw) > LONGEST_TEXT:  # read with its long texts cut: kept as written
+                payload = parse_line(raw)["payload"]
             entry = {"type": str(payload.get("type")), "payload": payload}
-    elif kind == "compacted":
-        shared = {"role": "compactionSummary", "summary": text_of(payload.get("message"))}
     elif kind == "turn_context":  # what the context needs of it, not its whole settings
         entry = {"type": kind, "timestamp": value.get("timestamp"), "model": model}
     elif kind == "event_msg" and payload.get("type") == "thread_rolled_back":
         turns = payload.get("num_turns")
         entry = {"type": "thread_rolled_back", "timestamp": value.get("timestamp")}
         entry["num_turns"] = turns
-    else:
+    elif shared is None:
         return None
-    return Record(
+    fields = Record(
         id=line_id,
         parent_id=parent,
         type="message" if shared is not None else entry["type"] if entry else "",
-        span=span,
+        span=spanning(offset, len(raw)),
         entry=entry,
         loaded_facts=message_facts(shared) if shared is not None else None,
         written_stamp=value.get("timestamp"),
         kept=dumps(shared) if shared is not None else None,
+        source=source,
     )
+    if shared is None or len(raw) <= LONGEST_TEXT:
+        return fields
+    output = payload.get("call_id") if kind == "response_item" else None
+    source.made[offset] = (model, {output: names[output]} if output in names else {})
+    size = whole_size(shared, dumps(shared))
+    return _Long(*fields._replace(span=spanning(offset, len(raw), 0, size), kept=None))
 
 
-def _raw(record: Record) -> Entry:
-    """The line as written in the file."""
+def _message_of(value: Entry, model: Any, names: dict[str, str]) -> Message | None:
+    """The message in the shared shape of a line, if it holds one (``names``: the calls' tools
+    by id, read and written)."""
+    kind, payload = value.get("type"), value.get("payload")
+    if not isinstance(payload, dict):
+        return None
+    if kind == "response_item":
+        return _shared(payload, model, names)
+    if kind == "compacted":
+        return {"role": "compactionSummary", "summary": text_of(payload.get("message"))}
+    return None
+
+
+class _File(Source):
+    """A rollout, read again by byte range; with what the messages of its long lines are made
+    of besides their lines, by their offsets: the model in force and the tool an output
+    answers, and which are Codex's own context (``_marked_injected``)."""
+
+    __slots__ = ("injected", "made")
+
+    def __init__(self, path: Path, fd: int) -> None:
+        super().__init__(path, fd)
+        self.made: dict[int, tuple[Any, dict[str, str]]] = {}
+        self.injected: set[int] = set()
+
+
+class _Long(Record):
+    """The message of a line longer than ``LONGEST_TEXT``: not held, but made again from the
+    line each time it is read (its JSON's size, the span's ``size``, measured when it was
+    loaded), its long texts as their heads and tails unless it is read whole."""
+
+    __slots__ = ()
+
+    def message_json(self) -> bytes:
+        return dumps(self.message(None))
+
+    def message(self, longest: int | None = LONGEST_TEXT) -> Any:
+        source = self.source
+        assert isinstance(source, _File), "a long line's record is read from its file"
+        model, names = source.made[self.offset]
+        shared = _message_of(_raw(self, longest), model, dict(names))
+        if shared is None:
+            raise SessionFileError(source.path, "changed while being read", self.line)
+        if self.offset in source.injected:
+            return _injected(text_of(shared.get("content"), "\n"))
+        return shared
+
+
+def _raw(record: Record, longest: int | None = LONGEST_TEXT) -> Entry:
+    """The line as written in the file; its texts longer than ``longest`` characters as their
+    heads and tails (``parse_bounded``), unless ``longest`` is None: what is sent or written."""
     assert record.source is not None, "a record is read from its file"
-    value = parse_line(record.source.read(record.offset, record.length))
+    data = record.source.read(record.offset, record.length)
+    value = parse_line(data) if longest is None else parse_bounded(data, longest)
     if not isinstance(value, dict) or not isinstance(value.get("payload"), dict):
         raise SessionFileError(record.source.path, "changed while being read", record.line)
     return value
@@ -615,7 +706,6 @@ class _Item(NamedTuple):
 def _context(branch: list[Record]) -> Context:
     history, model = _history(branch)
     kept = [h for h in history if h.item is None or not _own_context(h.item)]
-    sent = tuple(h.item for h in kept if h.item is not None)
     return Context(
         AGENT,
         head=(),
@@ -623,13 +713,21 @@ def _context(branch: list[Record]) -> Context:
         changes={},
         thinking_level=UNDEFINED,
         model=f"{PROVIDER}/{model}" if isinstance(model, str) and model else None,
-        sent=lambda: iter(sent),
+        sent=lambda: _sent(branch),
     )
 
 
-def _history(branch: list[Record]) -> tuple[list[_Item], Any]:
+def _sent(branch: list[Record]) -> Iterator[Entry]:
+    """The items Codex sends, whole: the history read again when the context's JSON is asked
+    for (what it is made of is read with long texts cut, as the rest is)."""
+    history, _ = _history(branch, None)
+    return (h.item for h in history if h.item is not None and not _own_context(h.item))
+
+
+def _history(branch: list[Record], longest: int | None = LONGEST_TEXT) -> tuple[list[_Item], Any]:
     """The history Codex rebuilds from ``branch`` (its own items included), and the model the
-    last ``turn_context`` names."""
+    last ``turn_context`` names; each line's texts longer than ``longest`` characters as their
+    heads and tails (``_raw``), which is all the rules that choose the items read."""
     history: list[_Item] = []
     model: Any = None
     for record in branch:
@@ -638,7 +736,7 @@ def _history(branch: list[Record]) -> tuple[list[_Item], Any]:
         elif record.type == "thread_rolled_back" and record.entry is not None:
             history = _rolled_back(history, record.entry.get("num_turns"))
         elif record.type == "message" or (record.entry is not None and "payload" in record.entry):
-            value = _raw(record)
+            value = _raw(record, longest)
             payload = value["payload"]
             if value.get("type") == "compacted":
                 history = _compacted(history, payload, record)
@@ -917,7 +1015,7 @@ class _Compaction:
 def _compaction(branch: list[Record]) -> _Compaction:
     """Where Codex compacts ``branch``: all of its history, if anything of the conversation
     came after its last compaction."""
-    history, _ = _history(branch)
+    history, _ = _history(branch, None)  # written
     since = max((i for i, h in enumerate(history) if h.item is None), default=-1)
     # What the rollout's lines added since (not the history its compaction put back).
     added = (h.item for h in history[since + 1 :] if h.item is not None and h.record is not None)
@@ -1172,7 +1270,7 @@ def _kept_turns(kept: Kept) -> Iterator[list[Entry]]:
             if message.starts_turn and turn:
                 yield turn
                 turn = []
-            turn.append(_raw(message.record)["payload"])
+            turn.append(_raw(message.record, None)["payload"])
     else:
         for shared in kept.shared:
             items = _items(shared)

@@ -574,7 +574,7 @@ def _custom(entry: Entry) -> Message:
 # same in 18.2.3 and 18.3.4 (held to their output by tests/test_omp.py, fixture
 # tests/fixtures/files/omp-file-lists.json, made by oracles/files.py).
 
-_RANGE = r"L?\d+(?:(?:[-+]|\.\.)L?\d+|-|\.\.)?"
+_RANGE = r"L?[0-9]+(?:(?:[-+]|\.\.)L?[0-9]+|-|\.\.)?"  # JavaScript's \d: ASCII digits
 _RANGES = re.compile(rf"{_RANGE}(?:,{_RANGE})*", re.IGNORECASE)
 _RAW = re.compile("raw", re.IGNORECASE)
 _SELECTOR = re.compile(rf"(?:{_RANGE}(?:,{_RANGE})*|raw|conflicts)", re.IGNORECASE)

@@ -26,11 +26,22 @@ from typing import Any
 
 from handoff_cli.agents.base import Compaction, Message, refuse_in_place
 from handoff_cli.agents.context import Change, Context, entry_time, kept_from, last_index
+from handoff_cli.errors import SessionFileError
 from handoff_cli.handoff.document import HANDOFF_TYPE
 from handoff_cli.sessions.js import UNDEFINED, js_string, js_truthy
-from handoff_cli.sessions.session import Entry, MessageFacts, Record, Session, with_facts
+from handoff_cli.sessions.session import (
+    Entry,
+    MessageFacts,
+    Record,
+    Session,
+    open_regular,
+    with_facts,
+)
 
 NAME = "pi"
+SETTINGS_BYTES = 1 << 20
+"""The longest settings file read (pi's are a few hundred bytes): a project's is whoever wrote
+the repository's, and a device linked there would never end."""
 
 # The roles whose content a context_edit replaces; other messages it can only leave out.
 EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
@@ -156,9 +167,13 @@ def _expand_from(value: str, home: Path) -> Path:
 
 
 def _setting(path: Path, key: str) -> str | None:
+    """The text ``key`` holds in the settings file at ``path``; None when there is none, or no
+    regular file of at most ``SETTINGS_BYTES`` (a FIFO would wait for a writer)."""
     try:
-        value = json.loads(path.read_text()).get(key)
-    except (OSError, ValueError, AttributeError):
+        with open_regular(path, buffering=0) as file:
+            data = file.read(SETTINGS_BYTES + 1)
+        value = json.loads(data).get(key) if len(data) <= SETTINGS_BYTES else None
+    except (OSError, SessionFileError, ValueError, AttributeError):
         return None
     return value if isinstance(value, str) and value else None
 

@@ -29,6 +29,7 @@ from handoff_cli import __version__
 from handoff_cli.agents import NAMES, get, load_session, omp
 from handoff_cli.agents.choice import Choice, choose_agent
 from handoff_cli.agents.places import Root, agent_of, expand, roots
+from handoff_cli.cli.numbers import ascii_numbers
 from handoff_cli.cli.output import (
     Reporter,
     notice,
@@ -62,6 +63,7 @@ from handoff_cli.options import (
     MIN_CONTEXT_WINDOW,
     MIN_DOCUMENT_TOKENS,
     Options,
+    check_api_base,
     parse_duration,
     parse_shard,
 )
@@ -250,6 +252,17 @@ def _text(context: click.Context, parameter: click.Parameter, value: str | None)
     return value
 
 
+def _api_base(context: click.Context, parameter: click.Parameter, value: str | None) -> str | None:
+    """The callback of ``--api-base`` (and its variable): text (``_text``), and a server's URL
+    (``options.check_api_base``), refused here rather than as that server's refusal."""
+    value = _text(context, parameter, value)
+    try:
+        return check_api_base(value) if value is not None else None
+    except ValueError as error:
+        given = f"{_given(context, parameter)} {value!r}"
+        raise click.UsageError(f"{given}: {error}", context) from None
+
+
 FocusOpt = Annotated[
     str | None,
     typer.Option(
@@ -283,7 +296,7 @@ ApiBaseOpt = Annotated[
     typer.Option(
         "--api-base",
         envvar="HANDOFF_API_BASE",
-        callback=_text,
+        callback=_api_base,
         help="URL of an OpenAI-compatible server (vLLM, llama.cpp, Ollama's /v1).",
     ),
 ]
@@ -922,14 +935,17 @@ def _judge(
 
 
 def _read_document(path: Path) -> str:
-    """The text of ``--document``: a file, or stdin for ``-``; UTF-8."""
+    """The text of ``--document``: a file, or stdin for ``-`` (``check.read_document``)."""
+    from handoff_cli.handoff.check import read_document
+
+    if str(path) == "-" and sys.stdin is None:  # fd 0 closed (<&-): Python leaves no stream
+        raise UsageError("--document -: stdin is closed")
     try:
-        data = sys.stdin.buffer.read() if str(path) == "-" else expand(path).read_bytes()
-        return data.decode()
+        return read_document(sys.stdin.buffer if str(path) == "-" else expand(path))
     except OSError as error:
         raise UsageError(f"--document {path}: {os_reason(error)}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"--document {path}: not UTF-8 text") from None
+    except ValueError as error:
+        raise UsageError(f"--document {path}: {error}") from None
 
 
 @app.command("list")
@@ -1303,7 +1319,7 @@ def run(args: list[str]) -> int:
     handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
     try:
         _check_cwd()
-        command = typer.main.get_command(app)
+        command = ascii_numbers(typer.main.get_command(app))
         result = command.main(args=args, prog_name="handoff", standalone_mode=False)
         if unanswered():  # a signal while --help or --version ran: no command took it
             raise CancelledError("Cancelled")

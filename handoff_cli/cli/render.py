@@ -23,7 +23,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 from rich.status import Status
-from rich.text import Text
+from rich.text import Span, Text
 
 from handoff_cli.agents import NAMES, claude, get
 from handoff_cli.agents.choice import Choice
@@ -62,16 +62,21 @@ class _Console(Console):
 
 
 class _View:
-    """stdout for people: lines never wrapped, nothing read as markup or emoji, and every
-    control character from a session made visible (one character for one, so styles keep
-    their places)."""
+    """stdout for people: lines never wrapped, nothing read as markup or emoji, and what a
+    terminal must not be given as it is made visible (``text.visible``), piece by styled
+    piece: an escape is longer than its character, and each style stays on its own text."""
 
     def __init__(self) -> None:
         self._console = _Console(highlight=False, soft_wrap=True, emoji=False, markup=False)
 
     def print(self, line: Text) -> None:
-        line.plain = visible(line.plain)
-        self._console.print(line)
+        shown = Text(style=line.style, end=line.end)
+        edges = sorted({edge for span in line.spans for edge in (span.start, span.end)})
+        for piece in line.divide(edges):  # each of its spans covers all of it
+            start = len(shown)
+            shown.append(visible(piece.plain))
+            shown.spans.extend(Span(start, len(shown), span.style) for span in piece.spans)
+        self._console.print(shown)
 
 
 def _shown(value: Any, absent: str = "?") -> str:
@@ -213,7 +218,7 @@ def _entry_line(
     dated: bool = False,
 ) -> Text:
     shared = claude.shown_message(record, entry) if record.type == "message" else None
-    if record.kept is not None and isinstance(entry.get("payload"), dict):
+    if record.has_message and isinstance(entry.get("payload"), dict):
         kind, excerpt = describe_message(record.message())  # a rollout's line, read as a message
     elif shared is not None:  # a record of Claude Code's, read as the pi family's message
         kind, excerpt = describe_message(shared)

@@ -38,7 +38,7 @@ SUMMARY_CHARS = 160
 _INLINE = re.compile(r"[\\`*_\[\]<>&|~$]")
 """What starts or ends an inline construct anywhere in a line: escapes, code, emphasis,
 links and images, tags and autolinks, entities, table cells, strike-through, math."""
-_BLOCK_START = re.compile(r"[#=+-]|\d{1,9}(?=[.)])")
+_BLOCK_START = re.compile(r"[#=+-]|[0-9]{1,9}(?=[.)])")  # CommonMark's digits are ASCII
 """What starts a block at the start of a line: a heading, a setext underline or a thematic
 break, a list item (``*`` and ``>`` are escaped everywhere already)."""
 

@@ -14,18 +14,21 @@ required probe (the task, a file changed, the open error) scores at most ``REQUI
 under the default threshold, whatever else it holds.
 
 ``check_document`` is the library's entry; the pipeline checks every document it writes
-(``--min-score``), and ``handoff check`` any document a session holds.
+(``--min-score``), and ``handoff check`` any document a session holds, or one given
+(``read_document``).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import re
+import stat
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from handoff_cli.agents import load_session
 from handoff_cli.errors import HandoffError, NoDocumentHeldError, NothingToCheckError
@@ -55,6 +58,10 @@ a document, and what it says first says what it is)."""
 ANSWER_CHARS = 300
 TERM_CHARS = 64
 """How far into a text its key terms are looked for, for each one wanted."""
+MAX_DOCUMENT_BYTES = 1 << 20
+"""The longest document ``read_document`` reads: some 130 times a document of the default
+``--max-doc-tokens``. What is longer is no handoff document, and what never ends (a device, a
+stream) must not be read to its end."""
 
 
 @dataclass(frozen=True)
@@ -151,6 +158,31 @@ class Checked:
     source: str
     """What it is: ``handoff``, ``compaction``, ``start`` (the one the session starts from, its
     facts read from the session it was handed off from) or ``given``."""
+
+
+def read_document(source: Path | BinaryIO) -> str:
+    """The text of a document to check: the regular file at a path (a FIFO, whose open would
+    wait for a writer, and a device, which may never end, are refused), or a stream read to its
+    end (stdin); at most ``MAX_DOCUMENT_BYTES`` of either, UTF-8. ``ValueError`` says what is
+    wrong, ``OSError`` what could not be read."""
+    if isinstance(source, Path):
+        fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                raise ValueError("is a folder" if stat.S_ISDIR(mode) else "not a regular file")
+            with open(fd, "rb", closefd=False) as file:
+                data = file.read(MAX_DOCUMENT_BYTES + 1)
+        finally:
+            os.close(fd)
+    else:
+        data = source.read(MAX_DOCUMENT_BYTES + 1)
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise ValueError(f"longer than {MAX_DOCUMENT_BYTES >> 20} MiB: no handoff document")
+    try:
+        return data.decode()
+    except UnicodeDecodeError:
+        raise ValueError("not UTF-8 text") from None
 
 
 def check_session(session: Session, records: list[Record], document: str | None = None) -> Checked:

@@ -5,8 +5,9 @@ the one handoff and knows nothing of batches, shards or budgets. Each session is
 (``pipeline.read_source``) and that value goes on from step to step. The steps:
 
 1. **Select** (``select``): the sessions of this shard (a stable share by id, so that a CI
-   matrix of N jobs covers each session once), idle long enough (never one an agent is writing),
-   not handed off already with nothing new since, and whose context is over the threshold.
+   matrix of N jobs covers each session once), inside the folders named (a link to a session
+   elsewhere is never written through), idle long enough (never one an agent is writing), not
+   handed off already with nothing new since, and whose context is over the threshold.
 2. **Estimate** (``estimate``, with ``--dry-run`` or ``--max-cost``): the planned requests and
    their cost by LiteLLM's price table; ``check_budget`` refuses a rotation over the cap.
 3. **Hand off** (``rotate``): up to ``jobs`` at once on one event loop, each exactly as
@@ -21,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import os
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -206,17 +208,26 @@ def select(
             writers[session_model] = decide(session_model)
         return writers[session_model]
 
+    folders = [Path(os.path.realpath(root.path)) for root in found.roots]
     for summary in sorted(found.sessions, key=lambda s: (s.timestamp, str(s.path))):
         if not in_shard(summary.id, options.shard):
             continue
         if options.project is not None and not same_folder(summary.cwd, options.project):
+            continue
+        # The file itself (a link's target; the catalog lists each file once, by this name):
+        # a handoff writes beside it, so one outside the folders is not this rotation's.
+        real = Path(summary.key)
+        if not any(real.is_relative_to(folder) for folder in folders):
+            reporter.warn(
+                f"note: {summary.path} leads outside the folders rotated, to {real}: skipped"
+            )
             continue
         if now - summary.modified < options.idle_s or _handed_off(found, summary):
             continue
         held = _Held()
         here = replace(target, folder_agent=summary.agent)
         try:
-            source = read_source(summary.path, options.handoff, here, held, writer)
+            source = read_source(real, options.handoff, here, held, writer)
         except (NothingToHandOffError, InPlaceRefusedError):
             continue  # too little to hand off, compacted already, or no in-place handoff
         except (UsageError, ModelError):

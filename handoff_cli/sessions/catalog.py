@@ -12,7 +12,6 @@ parent; the children of a session are those that name it.
 from __future__ import annotations
 
 import io
-import itertools
 import os
 import re
 import time
@@ -35,10 +34,11 @@ from handoff_cli.handoff.document import (
 )
 from handoff_cli.said import request_in
 from handoff_cli.sessions import listcache
-from handoff_cli.sessions.jsonl import parse_line
+from handoff_cli.sessions.jsonl import parse_bounded, parse_line
 from handoff_cli.sessions.listcache import DIGEST_BYTES, RACY_NS, Known, digest
 from handoff_cli.sessions.session import (
     BOM,
+    file_lines,
     numbered,
     open_regular,
     parent_session,
@@ -179,9 +179,10 @@ def _own_summary(
     # A line cut by the head's end is no JSON object (it does not end with its brace).
     head = own.opening(path, _parsed(io.BytesIO(scan.head.removeprefix(BOM))))
     if head.first_request is None and len(scan.head) < size:
-        with open_regular(path) as file:
-            first = file.readline().removeprefix(BOM)
-            head = own.opening(path, _parsed(itertools.chain([first], file)))
+        with open_regular(path) as file:  # a long line read once, by its offset
+            lines = file_lines(file, path)
+            raws = (raw.removeprefix(BOM) if number == 1 else raw for number, _, raw in lines)
+            head = own.opening(path, _parsed(raws))
     tail = io.BytesIO(scan.tail).readlines()
     values = list(_values(tail if len(scan.tail) == size else tail[1:]))  # the first is cut
     return SessionSummary(
@@ -203,10 +204,11 @@ def _own_summary(
 
 
 def _parsed(lines: Iterable[bytes]) -> Iterator[Any]:
-    """The value of each line, None for one that does not parse."""
+    """The value of each line, None for one that does not parse; its long texts as their heads
+    and tails (``parse_bounded``): a first request of 100 MB names a session by its start."""
     for raw in lines:
         try:
-            yield parse_line(raw)
+            yield parse_bounded(raw)
         except ValueError:
             yield None
 
@@ -705,7 +707,7 @@ def resolve_session(spec: str, where: Path | Sequence[Root], cwd: Path | None = 
 
 
 # A session file's name as the agents make it: its header's timestamp, then its id.
-_TIMED_NAME = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z)_.+\.jsonl")
+_TIMED_NAME = re.compile(r"([0-9]{4}(?:-[0-9]{2}){2}T[0-9]{2}(?:-[0-9]{2}){2}-[0-9]{3}Z)_.+\.jsonl")
 
 
 def handoff_children(folder: Path, parent: Path, parent_id: str, since_ms: int) -> list[Path]:

@@ -4,7 +4,9 @@ Every operation is built so that no reader ever sees half a line or half a file 
 session is ever damaged (docs/session-format.md §8):
 
 - ``locked``: an existing session, open and under an exclusive advisory lock, for as long as
-  a commit needs to check it and write to it; ``Locked.append`` adds whole lines in one write
+  a commit needs to check it and write to it. The lock is tried without blocking and waited
+  for at most ``LOCK_WAIT_S`` (``lock_attempts``: the caller pauses between tries, and can be
+  cancelled there), never without end. ``Locked.append`` adds whole lines in one write
   (a file left without its final newline by a crash is repaired by starting on a new line; a
   failed write takes back only its own bytes), ``Locked.replace`` rewrites an old-version file
   whole before the agents' own rule lets anything be appended to it.
@@ -24,16 +26,25 @@ import os
 import re
 import stat
 import time
-from collections.abc import Container, Iterable, Iterator, Sequence
+from collections.abc import Container, Generator, Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from handoff_cli.errors import SessionLockedError
 from handoff_cli.sessions.jsonl import Verbatim, dumps, dumps_line, js_numbers
 from handoff_cli.sessions.session import CURRENT_VERSION, Entry, Session
 
 TITLE_SLOT_BYTES = 256
 TEMP_SUFFIX = ".tmp"
+LOCK_WAIT_S = 10.0
+"""How long a writer waits for a session's lock, held by another process, before it gives up
+(``SessionLockedError``, exit 4). Ours hold it for a commit: milliseconds, a second or two to
+rewrite a huge old-version file. Held longer, it is not ours (a backup tool's shared lock, a
+process stopped while it held it), and a run in CI had rather fail in seconds, saying why, than
+wait for the job's own timeout."""
+LOCK_POLL_S = 0.05
+"""The longest pause between two tries at the lock (the first ones come sooner)."""
 
 
 def iso_timestamp(moment: datetime | None = None) -> str:
@@ -140,6 +151,16 @@ class Locked:
         self.path = path
         self.fd = fd
 
+    def __enter__(self) -> Locked:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the file, which lets go of the lock."""
+        os.close(self.fd)
+
     def status(self) -> os.stat_result:
         return os.fstat(self.fd)
 
@@ -177,7 +198,9 @@ class Locked:
         temporary = self.path.parent / _temporary_name(self.path.name)
         fd = _write_temporary(temporary, data, mode)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            # Nobody else's but by its name, just made: waited for all the same, never for ever.
+            for pause in _flock_tries(fd, self.path, time.monotonic() + LOCK_WAIT_S):
+                time.sleep(pause)
             os.replace(temporary, self.path)
         except BaseException:
             os.close(fd)
@@ -188,26 +211,56 @@ class Locked:
         self.fd = fd
 
 
-@contextlib.contextmanager
-def locked(path: Path) -> Iterator[Locked]:
-    """The session file now at ``path`` (resolved: not a symlink), open for appending and
-    exclusively locked while the block runs. If another writer replaced it while we waited for
-    the lock (an old version rewritten), the file that now has the name is locked instead."""
+def lock_attempts(path: Path) -> Generator[float | Locked, None, None]:
+    """Tries at the lock of the session file now at ``path`` (resolved: not a symlink): while
+    another process holds a lock on it, how long to pause before the next try (the caller
+    pauses as it can, a thread sleeping, a coroutine awaiting, and may stop there: a cancel);
+    then, last, the file open for appending and exclusively locked. ``SessionLockedError``
+    once ``LOCK_WAIT_S`` has passed. If another writer replaced the file while we waited (an
+    old version rewritten), the file that now has the name is locked instead."""
+    deadline = time.monotonic() + LOCK_WAIT_S
+    flags = os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(path, flags)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            if os.stat(path).st_ino == os.fstat(fd).st_ino:
-                break
+            yield from _flock_tries(fd, path, deadline)
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
         except BaseException:
             os.close(fd)
             raise
+        if same:
+            yield Locked(path, fd)  # the caller's from here: closed by it, not by us
+            return
         os.close(fd)
-    held = Locked(path, fd)
-    try:
-        yield held
-    finally:
-        os.close(held.fd)  # also releases the lock
+        if time.monotonic() >= deadline:  # replaced again and again: no end either
+            raise SessionLockedError(path, LOCK_WAIT_S)
+
+
+def _flock_tries(fd: int, path: Path, deadline: float) -> Iterator[float]:
+    """Lock the file open at ``fd`` exclusively, without blocking: after each try that finds
+    another process's lock, the pause before the next (a millisecond, doubling up to
+    ``LOCK_POLL_S``); ``SessionLockedError`` (naming ``path``) at ``deadline``."""
+    pause = 0.001
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise SessionLockedError(path, LOCK_WAIT_S) from None
+        yield pause
+        pause = min(2 * pause, LOCK_POLL_S)
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[Locked]:
+    """The session file now at ``path`` (resolved: not a symlink), open for appending and
+    exclusively locked while the block runs (``lock_attempts``, waited for in this thread)."""
+    with contextlib.closing(lock_attempts(path)) as attempts:
+        while not isinstance(attempt := next(attempts), Locked):
+            time.sleep(attempt)
+    with attempt:
+        yield attempt
 
 
 def append_entries(path: Path, entries: Sequence[Entry]) -> None:

@@ -126,10 +126,12 @@ _INFINITY = float("inf")
 
 # ECMAScript's date-time string format, as leniently as JavaScriptCore reads it: one-digit
 # months and days, a space or lower-case "t", "z", offsets without a colon, six-digit years.
+# Its digits are ASCII ones, as JavaScript's ``\d`` (Python's takes ٣ too, and int() reads it).
 _ISO_TIME = re.compile(
-    r"([+-]\d{6}|\d{4,6})(?:-(\d{1,2})(?:-(\d{1,2}))?)?"
-    r"(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?([Zz]|[+-]\d{2}:?\d{2})?)?"
+    r"([+-][0-9]{6}|[0-9]{4,6})(?:-([0-9]{1,2})(?:-([0-9]{1,2}))?)?"
+    r"(?:[Tt ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]+))?)?([Zz]|[+-][0-9]{2}:?[0-9]{2})?)?"
 )
+_OTHER_DIGIT = re.compile(r"(?![0-9])\d")
 _MAX_TIME_MS = 8.64e15  # JavaScript dates end here, either side of the epoch
 _DAY_MS = 86_400_000
 
@@ -173,7 +175,7 @@ def js_time(value: Any) -> int | None:
         millis: float | None = float(value)
     elif isinstance(value, str):
         millis = _parse_iso(value)
-        if millis is None:
+        if millis is None and _OTHER_DIGIT.search(value) is None:  # email's int() reads ٣
             from email.utils import parsedate_tz  # rare: imported only when needed
 
             parts = parsedate_tz(value)  # the RFC 2822 form JavaScript also accepts

@@ -101,7 +101,7 @@ def parse_bounded(
     return value
 
 
-_WHOLE = CutText("", 0)
+_WHOLE = CutText("", 0, 0)
 """``_cut_string``'s answer for a string short enough to be read as it is."""
 
 
@@ -113,6 +113,7 @@ def _cut_string(data: bytes | memoryview, begin: int, end: int, keep: int) -> Cu
     tail: deque[str] = deque()
     head_chars = tail_chars = chars = utf8 = 0
     blank = True
+    json_bytes = end - begin + 2  # with its quotes
     while begin < end:
         piece, begin = _decoded(data, begin, min(end, begin + _CHUNK))
         if piece is None:
@@ -132,8 +133,8 @@ def _cut_string(data: bytes | memoryview, begin: int, end: int, keep: int) -> Cu
     head[-1] = head[-1][: len(head[-1]) - (head_chars - keep)]
     tail[0] = tail[0][tail_chars - keep :]
     if blank:  # white space only: no marker, which would make it text (the agents trim it)
-        return CutText("".join(head), utf8)
-    return CutText("".join([*head, cut_marker(chars - 2 * keep), *tail]), utf8)
+        return CutText("".join(head), utf8, json_bytes)
+    return CutText("".join([*head, cut_marker(chars - 2 * keep), *tail]), utf8, json_bytes)
 
 
 def _decoded(data: bytes | memoryview, begin: int, stop: int) -> tuple[str | None, int]:
@@ -163,6 +164,22 @@ def _put_back(value: Any, cuts: dict[str, CutText]) -> None:
                     item[key] = cuts[member]
             elif isinstance(member, (list, dict)):
                 stack.append(member)
+
+
+def whole_size(value: Any, dumped: bytes) -> int:
+    """Bytes of the JSON of what ``value`` stands for, ``dumped`` being its own JSON: each text
+    in it that ``parse_bounded`` cut counted as the whole text's JSON where it was read."""
+    size = len(dumped)
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, CutText):
+            size += item.json_bytes - len(orjson.dumps(item))
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return size
 
 
 class Verbatim(NamedTuple):

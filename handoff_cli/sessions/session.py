@@ -44,7 +44,7 @@ READ_BUFFER = 1 << 16
 READ_AHEAD = 1 << 20
 """Bytes read at once when messages are read again from the file."""
 LONG_LINE = 1 << 22
-"""Past this, a line is read whole by its offset (``_lines``)."""
+"""Past this, a line is read whole by its offset (``file_lines``)."""
 MAX_LINE_BYTES = 1 << 30
 """Longer than any line an agent writes (a 200 MB message is real); past it, an error rather
 than memory without bound."""
@@ -857,7 +857,7 @@ def load_session(path: Path | str) -> Session:
         # A larger buffer than the default 8 KiB halves the cost of splitting long lines.
         with open_regular(path, READ_BUFFER) as file, gc_paused():
             source = Source(path, os.dup(file.fileno()))
-            lines = _lines(file, path)
+            lines = file_lines(file, path)
             head = read_head(path, lines)
             if head.version >= 3:
                 body = _read_blocks(source, file, _last_window(file.fileno()))
@@ -918,7 +918,7 @@ def open_regular(path: Path, buffering: int = -1) -> BinaryIO:
         raise
 
 
-def _lines(file: BinaryIO, path: Path) -> Iterator[Line]:
+def file_lines(file: BinaryIO, path: Path) -> Iterator[Line]:
     """The lines of ``file``, numbered, with where each starts; one longer than
     ``MAX_LINE_BYTES`` is an error.
 
@@ -927,8 +927,10 @@ def _lines(file: BinaryIO, path: Path) -> Iterator[Line]:
     """
     piece = min(LONG_LINE, MAX_LINE_BYTES + 1)
     readline = partial(file.readline, piece)
-    offset = 0
-    for number, raw in enumerate(iter(readline, b""), 1):
+    offset = number = 0
+    # Not enumerate: its result, kept for the next, would hold a long line's first piece.
+    for raw in iter(readline, b""):
+        number += 1  # noqa: SIM113
         size = len(raw)
         if size == piece:  # as long as a piece: longer, perhaps, or too long
             ends = raw[-1] == _NEWLINE
