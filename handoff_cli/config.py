@@ -270,15 +270,20 @@ def read_file(path: Path) -> bytes | None:
         os.close(fd)
 
 
-def _read(path: Path, source: str, pyproject: bool = False) -> File | None:
-    """The settings of the file at ``path``; None if there is no such file (or, for a
-    ``pyproject.toml``, no ``[tool.handoff]`` in it)."""
+def _file_bytes(path: Path) -> bytes | None:
+    """``read_file``, its errors one line naming the file (``ConfigError``)."""
     try:
-        data = read_file(path)
+        return read_file(path)
     except ValueError as error:
         raise ConfigError(path, str(error)) from None
     except OSError as error:
         raise ConfigError(path, os_reason(error)) from None
+
+
+def _read(path: Path, source: str, pyproject: bool = False) -> File | None:
+    """The settings of the file at ``path``; None if there is no such file (or, for a
+    ``pyproject.toml``, no ``[tool.handoff]`` in it)."""
+    data = _file_bytes(path)
     if data is None:
         return None
     if pyproject and b"handoff" not in data:
@@ -377,12 +382,7 @@ def trust_path(env: Mapping[str, str], home: Path) -> Path:
 
 def _trusted(path: Path) -> dict[str, str]:
     """The trust records at ``path``: a project file's path, the digest of its settings."""
-    try:
-        data = read_file(path)
-    except ValueError as error:
-        raise ConfigError(path, str(error)) from None
-    except OSError as error:
-        raise ConfigError(path, os_reason(error)) from None
+    data = _file_bytes(path)
     if data is None:
         return {}
     try:
