@@ -86,6 +86,8 @@ def looks_random(token: str) -> bool:
         return False  # hex, digits, one case, a word or two on a hash: hashes and ids
     if _mean_chunk(body) >= MEAN_CHUNK:
         return False  # words: a name in code, a sentence run together
+    if _ANY_HEX.fullmatch(body):
+        return False  # hex in both cases: an address with its checksum (EIP-55)
     if _HEX.fullmatch(_PART_WORD.sub("", _SEPARATOR.sub("", body))):
         return False  # a hash or a UUID with a name glued on: 2d99…e8dConfirmEditPage
     parts = _SEPARATOR.split(body)
@@ -100,6 +102,7 @@ def looks_random(token: str) -> bool:
 
 _SEPARATOR = re.compile(r"[-_/]")
 _HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
+_ANY_HEX = re.compile(r"(?:0x)?[0-9a-fA-F]+")
 
 
 def _mixed(part: str) -> bool:
@@ -145,6 +148,8 @@ def is_data(data: bytes) -> bool:
     key's."""
     if data.startswith(_MAGIC) or data.startswith(b"\x00\x00\x00"):
         return True
+    if data.startswith((b"Ed", b"ED")) and not data.startswith(b"EdS"):
+        return True  # a minisign public key or signature (its secret key opens with EdS)
     return _der_length(data) is not None and not is_private_der(data)
 
 

@@ -438,7 +438,8 @@ _SHAPES = (
     Rule(
         "slack-webhook",
         "://",
-        r"://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9+/_-]{20,})",
+        r"://hooks\.slack\.com/(?:services|workflows|triggers)/(?![X/]{20})"
+        r"(?P<secret>[A-Za-z0-9+/_-]{20,})",
     ),
     Rule(
         "discord-webhook",
@@ -476,7 +477,7 @@ _SHAPES = (
 # run of characters, unbounded ones would cost the square of its length.
 _QUOTE = r"""\\?["'`]"""  # \" inside JSON
 _NAME_END = r"(?![\w-])"
-_PUBLIC_NAME = re.compile(r"(?i:public|publishable)")
+_PUBLIC_NAME = re.compile(r"(?i:public|publishable|sentry)")  # Sentry's DSN key is public
 _SUFFIX = rf"(?:[_.-]?(?i:{_SUFFIXES}))*"
 _ASSIGN = (  # also ENV['KEY'] = '…', a type (token: &str = …), YAML's block (password: |, …)
     rf"(?:{_QUOTE}\]?)?[ \t]*(?:=>|:=|:[ \t]*[\w&<>\[\]., ]{{1,40}}?[ \t]*=(?!=)|[:=])[ \t]*"
@@ -586,6 +587,8 @@ def _unless_ordinary(kind: str) -> Callable[[str, int, int], Verdict | None]:
     def check(text: str, start: int, end: int) -> Verdict | None:
         named = _BEFORE_VALUE.search(text, max(0, start - 80), start)
         if named and (_ordinary_name(named.group(1)) or _PUBLIC_NAME.search(named.group(1))):
+            return None
+        if _PUBLIC_PREFIX.match(text, start):
             return None
         return start, end, kind
 
@@ -737,7 +740,7 @@ def _hcl_default(kind: str, anchor: str, name: str) -> Rule:
 _LINK_WORDS = (
     r"(?:reset|forgot|recover)(?:[_-]?password)?|password[_-]?reset|verify(?:[_-]?email)?|"
     r"verification|confirm(?:ation)?|activate|activation|invite|invitation|join|magic(?:[_-]?link)?|"
-    r"login|signin|sign-in|auth|token|access|unsubscribe|share|download|webhooks?|hooks?|incoming|"
+    r"login|signin|sign-in|auth|token|access|unsubscribe|download|webhooks?|hooks?|incoming|"
     r"trigger|integration|keys?|k|t|s"
 )
 """The path words that say the next part of a link is its token."""
@@ -878,6 +881,7 @@ _NAMES = (
         "url-token",
         "://",
         r"://(?![0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}@)"
+        r"(?![0-9a-f]{32}@[\w.-]{0,64}sentry)"  # a Sentry DSN's public key
         rf"(?P<secret>{_KEY_LIKE}(?=[\w-]{{0,256}}[A-Za-z])[A-Za-z0-9_-]{{32,256}})@(?=[\w.\[-])",
     ),
     Rule(  # a reset, sign-in, invite or hook link: the path part after what it is for (not an id)
@@ -1289,28 +1293,101 @@ def _runs(raw: bytes, start: int, end: int) -> Iterator[int]:
         at = stop
 
 
+# A password made up at random: letters of both cases, a digit and a symbol, in a run of 8 to 64
+# characters that reads as no word, no code and no address (``7f9@YVHH5tnl``, ``9~Q6NB%rDbJg``).
+# Its anchor is found as a random token's is, by its characters' kinds.
+PASSWORD_RUN = "password-run"
+_PASSWORD_CHARS = "A-Za-z0-9!#$%^&*~?@._+=-"
+_SYMBOLS = "!#$%^&*~?@"
+"""The symbols of a password that base64, a name or a path rarely hold."""
+_PASSWORD_BYTES = bytes(
+    0x61 if re.fullmatch(f"[{_PASSWORD_CHARS}]", chr(i)) else 0x20 for i in range(256)
+)
+_KIND_BYTES = bytes(0x53 if chr(i) in _SYMBOLS else b for i, b in enumerate(_CLASS_BYTES))
+_SHORT_RUN = b"a" * 8
+
+
+def _password_runs(raw: bytes, start: int, end: int) -> Iterator[int]:
+    """Where runs of password characters start in ``raw[start:end]`` that hold a capital, a
+    small letter, a digit and a symbol."""
+    mapped = raw[start:end].translate(_PASSWORD_BYTES)
+    at = 0
+    while (found := mapped.find(_SHORT_RUN, at)) >= 0:
+        stop = mapped.find(b" ", found)
+        stop = len(mapped) if stop < 0 else stop
+        if found == 0 and start > 0 and raw[start - 1 : start].translate(_PASSWORD_BYTES) == b"a":
+            at = stop
+            continue
+        if stop - found <= 64:
+            kinds = raw[start + found : start + stop].translate(_KIND_BYTES)
+            if b"U" in kinds and b"L" in kinds and b"D" in kinds and b"S" in kinds:
+                yield start + found
+        at = stop
+
+
+_CODE = re.compile(
+    r"&&|\|\||[!=]=|\*\*|->|\+\+|a-z|A-Z|0-9"  # operators, a regex's ranges
+    r"|\?[\w.-]+=|#L\d|\.[a-z]{1,4}(?:[?#]|\Z)"  # a query, a line's anchor, a file's name
+    r"|\A(?:0x[0-9a-fA-F]|[#?@$%*])|\*\Z|#[a-z]+\Z|%[0-9A-F]{2}(?!.*[!#$^&*~?@])"
+)
+"""What in a run of password characters says it is code, a link, a file or an encoding."""
+_PLACEHOLDER_END = re.compile(r"\[REDACTED:[a-z0-9-]+:[0-9]+\]\Z")
+_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_CHUNKS = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|[A-Z]")
+
+
+def _made_up_password(text: str, start: int, end: int) -> Verdict | None:
+    """A run of password characters that is a password: mixed as one made up at random (the
+    words of a name run longer), and no code, address or hash."""
+    while end > start and text[end - 1] in "._-":
+        end -= 1  # a sentence's full stop
+    run = text[start:end]
+    cut = _PLACEHOLDER_END.search(text, max(0, start - 64), start)
+    if cut or text.startswith("[REDACTED:", end):
+        return None  # a run cut by a mask: a part of a longer one, found (or not) as it was
+    if len(run) < 10 or _CODE.search(run):
+        return None
+    kinds = run.encode("ascii", "replace").translate(_KIND_BYTES)
+    if not (b"U" in kinds and b"L" in kinds and b"D" in kinds and b"S" in kinds):
+        return None
+    if _ADDRESS.fullmatch(run) or _ordinary_before(text, start):
+        return None
+    chunks = [len(c) for c in _CHUNKS.findall(run)]
+    if not chunks or max(chunks) >= 6 or sum(chunks) >= randomness.MEAN_CHUNK * len(chunks):
+        return None
+    return start, end, "password"
+
+
 # Names whose values are random and no secret: ids, hashes, digests, cursors, public keys, a
 # JSON Web Key's public members.
 _ORDINARY_NAME = re.compile(
     r"(?:^|[^a-z])(?:id|ids|after|before|[a-z]*(?:id|uuid|guid|ulid|ksuid|nanoid|hash|digest|checksum|sha\d*|"
     r"md5|etag|integrity|cursor|marker|(?:page|next|continuation|pagination|sync|resume)token|"
-    r"nonce|commit|revision|rev|version|fingerprint|address|cid|public(?:key)?|pubkey)|"
-    r"kid|x|y|n|e|x5t|x5c)$"
+    r"nonce|commit|revision|rev|version|fingerprint|address|cid|public(?:key)?|pubkey|peer|"
+    r"challenge|timestamp|azp|aud|clientdatajson|authenticatordata|attestationobject|"
+    r"(?:skip|delta|changes?)token|(?:cache|restore|primary|foreign|sort|partition|"
+    r"idempotency|object|lookup|row|dedup|i18n|translation)key|list)|"
+    r"kid|x|y|n|e|b|bh|x5t|x5t#s|x5c)$"
 )
 _BEFORE_VALUE = re.compile(  # an assignment, or a name and a space (ksuid …)
     r"""([A-Za-z_][\w.-]{0,64})(?:\\?["'`]?\]?[ \t]*(?:=>|:=|[:=])[ \t]*\\?["'`]?|[ \t]+)\Z"""
 )
 # A digest's name (sha512-…, h1:…), a data URL, or a crypt hash's fields ($2b$12$…).
 _HASH_BEFORE = re.compile(  # and a document's id in its link (docs.google.com/…/d/…)
-    r"(?:sha(?:1|224|256|384|512)[-:]|md5[-:]|h1:|;base64,|\$|/d/|/folders/)\Z", re.IGNORECASE
+    r"(?:sha(?:1|224|256|384|512)[-:]|md5[-:]|h1:|;base64,|\$|/d/|/folders/|\|1\|"
+    r"|\|1\|[A-Za-z0-9+/=]{28}\||/macros/s/|(?<![\w.])pk\.|pub(?:lic)?[ _-]?key\W{1,4})\Z",
+    re.IGNORECASE,  # a hashed host in known_hosts (|1|salt|hash), a public key, Mapbox's pk.
 )
-_ID_PREFIX = re.compile(
-    r"(?<![A-Za-z0-9])(?:msg|toolu|srvtoolu|tool|call|req|chatcmpl|resp|rs|fc|run|thread|asst|"
-    r"step|file|batch|vs|org|proj|cus|pi|ch|in|sub|price|prod|evt|pm|seti|txn|acct|src|card|"
-    r"cs|po|tr|ii|il|msgbatch|cmpl)(?:_\d\d)?[_-]\Z"
+_IDS = (
+    r"(?:msg|toolu|srvtoolu|tool|call|req|chatcmpl|resp|rs|fc|run|thread|asst|step|file|batch|vs|"
+    r"org|proj|user|cus|pi|ch|in|sub|ba|re|du|price|prod|evt|pm|seti|txn|acct|src|card|cs|po|tr|ii|il|"
+    r"msgbatch|cmpl|icfg)(?:_\d\d)?[_-]"
 )
+_ID_PREFIX = re.compile(rf"(?<![A-Za-z0-9]){_IDS}\Z")
 """The ids of model providers' objects (chatcmpl-…, toolu_…, call_00_…) and of Stripe's
 (cus_…), right before the random part: searched for in the run from its start to there."""
+_ID_OR_DIGEST = re.compile(rf"{_IDS}|(?i:sha(?:1|224|256|384|512)|md5|nonce)-")
+"""How a run that is an id or a digest starts (``pi_3Jhj…``, ``sha512-uFzb…``)."""
 
 
 def _ordinary_name(name: str) -> bool:
@@ -1331,10 +1408,10 @@ def _random_token(text: str, start: int, end: int) -> Verdict | None:
     if (data is not None and randomness.is_data(data)) or _ordinary_before(text, start):
         return None  # a digest's or an image's base64, whole; the value of an id
     part = randomness.random_part(run)
-    if part is None or _ID_PREFIX.search(text, start, start + part[0]):
+    if part is None or _ID_PREFIX.search(text, start, start + part[0]) or _ID_OR_DIGEST.match(run):
         return None
     at, to = start + part[0], start + part[1]
-    if _HASH_BEFORE.search(text, max(0, at - 16), at) or _in_public_armor(text, at):
+    if _HASH_BEFORE.search(text, max(0, at - 48), at) or _in_public_armor(text, at):
         return None
     if randomness.private_key(text[at:to]):
         return at, to, "private-key"
@@ -1348,9 +1425,12 @@ def _ordinary_before(text: str, start: int) -> bool:
     """Whether what is before a value says it is a hash, an id, a public value: a digest's mark
     (sha512-…, h1:…) or a crypt hash's fields, a name that says so (``"request_id": …``,
     ``ksuid …``), or such words just before, with no word of a secret among them."""
-    if _HASH_BEFORE.search(text, max(0, start - 16), start) or _PUBLIC_PREFIX.match(text, start):
+    if _HASH_BEFORE.search(text, max(0, start - 48), start) or _PUBLIC_PREFIX.match(text, start):
         return True
-    before = text[max(0, start - 48) : start]
+    sealed = text.rfind("ENC[", max(0, start - 1024), start)
+    if sealed >= 0 and "]" not in text[sealed:start]:
+        return True  # sops' encrypted value: its data, iv and tag
+    before = text[max(0, start - 96) : start]
     named = _BEFORE_VALUE.search(before)
     if named and _ordinary_name(named.group(1)):
         return True
@@ -1364,7 +1444,7 @@ _ORDINARY_WORDS = re.compile(
 )
 _SECRET_WORDS = re.compile(r"secret|token|key|pass|pwd|auth|credential|private|bearer|api")
 _PUBLIC_PREFIX = re.compile(
-    r"(?:pk_(?:live|test)|phc|sb_publishable|pk-lf|rk_live_pub|dpl|prj|team)_|pk-lf-"
+    r"(?:pk_(?:live|test)|phc|sb_publishable|pk-lf|rk_live_pub|dpl|prj|team)_|pk-lf-|pk\.eyJ"
 )
 """Keys published on purpose (Stripe's and Clerk's publishable, PostHog's project key) and
 the ids of a deploy's objects (Vercel's dpl_, prj_, team_)."""
@@ -1407,6 +1487,12 @@ _RANDOM = (
         RUN,
         rf"(?<![{_TOKEN_CHARS}])[{_TOKEN_CHARS}]{{24,4096}}(?![{_TOKEN_CHARS}])={{0,2}}",
         check=_random_token,
+    ),
+    Rule(
+        "password",
+        PASSWORD_RUN,
+        rf"(?<![{_PASSWORD_CHARS}])[{_PASSWORD_CHARS}]{{8,64}}(?![{_PASSWORD_CHARS}])",
+        check=_made_up_password,
     ),
 )
 
@@ -1459,7 +1545,7 @@ _FINDERS = _finders()
 # For each anchor: [(pass, bit)] of the passes that use it.
 _USERS = {
     name: [(n, p.bit[name]) for n, p in enumerate(_PASSES) if name in p.bit]
-    for name in [*_ANCHORS, PREFIX, RUN]
+    for name in [*_ANCHORS, PREFIX, RUN, PASSWORD_RUN]
 }
 _PREFIXES = re.compile(
     rf"\b(?:{'|'.join(r.prefix for p in _PASSES for r in p.rules if r.prefix)})\Z".encode()
@@ -1719,6 +1805,10 @@ def _find(
         if stop is not None and at >= stop:
             break
         add(at, _USERS[RUN])
+    for at in _password_runs(raw, start, end):
+        if stop is not None and at >= stop:
+            break
+        add(at, _USERS[PASSWORD_RUN])
 
 
 # How near a joined line break an anchor may start, or be looked for, and see it: the reach of
