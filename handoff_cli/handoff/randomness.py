@@ -87,7 +87,7 @@ def looks_random(token: str) -> bool:
     if _mean_chunk(body) >= MEAN_CHUNK:
         return False  # words: a name in code, a sentence run together
     if _ANY_HEX.fullmatch(body):
-        return False  # hex in both cases: an address with its checksum (EIP-55)
+        return False  # an address with its checksum in the case of its hex digits (EIP-55)
     if _HEX.fullmatch(_PART_WORD.sub("", _SEPARATOR.sub("", body))):
         return False  # a hash or a UUID with a name glued on: 2d99…e8dConfirmEditPage
     parts = _SEPARATOR.split(body)
@@ -102,7 +102,7 @@ def looks_random(token: str) -> bool:
 
 _SEPARATOR = re.compile(r"[-_/]")
 _HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
-_ANY_HEX = re.compile(r"(?:0x)?[0-9a-fA-F]+")
+_ANY_HEX = re.compile(r"0x[0-9a-fA-F]+")
 
 
 def _mixed(part: str) -> bool:

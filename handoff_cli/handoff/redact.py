@@ -226,6 +226,8 @@ def _key(kind: str, prefix: str, body: str, anchor: str = PREFIX) -> Rule:
 
 
 _UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+_UUID4 = "[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
+"""A random UUID, as a key is one: not one that holds a time (v1, v6, v7, ids in order)."""
 _BASE64_LINE = r"[A-Za-z0-9+/=]"
 _NEWLINE = r"(?:[ \t\r\n]|\\+[rn])+"  # also as \n inside JSON, or \\n inside JSON inside JSON
 _PEM_HEADER = r"[A-Z][A-Za-z-]+: [^\r\n\\]*"  # Proc-Type:, DEK-Info:, Version:, Comment:
@@ -507,11 +509,11 @@ _NOT_A_SECRET = (
 )
 # For the names of tokens, secrets and keys, which also name pagination cursors, request ids and
 # cache keys: the value holds a digit, and is no identifier (NextPageToken, S3AccessPoint,
-# FirewallPoliciesV2) and no UUID (an idempotency token).
+# FirewallPoliciesV2), not a hex string in capitals.
 _KEY_LIKE = (
     rf"(?={_CHAR}{{0,256}}?\d)(?![^\s\"'`\\()\[\]{{}}<>]{{0,256}}?[(\[{{<])"  # not a call
-    rf"(?!(?:[A-Z]{{1,4}}[a-z]{{2,256}}|[A-Z]{{1,4}}(?=\d|{_END})|\d{{1,256}}){{1,256}}{_END})"
-    rf"(?!{_UUID}{_END})"
+    rf"(?!(?=[A-Za-z0-9]{{0,256}}?[A-Z][a-z]{{2}})"
+    rf"(?:[A-Z]{{1,4}}[a-z]{{2,256}}|[A-Z]{{1,4}}(?=\d|{_END})|\d{{1,256}}){{1,256}}{_END})"
 )
 _WORDS = rf"(?![a-z][a-z0-9]{{0,256}}(?:[-_][a-z0-9]{{1,256}}){{1,256}}{_END})"  # us-east-1
 # In code, a snake_case or CONSTANT_CASE value is a variable (key=s3_object_key), unless a part
@@ -614,7 +616,7 @@ def _in_query(kind: str, anchor: str, name: str, min_length: int, key_like: bool
 def _after_flag(kind: str, anchor: str, name: str, min_length: int, **value: bool) -> Rule:
     """``--name value`` (``--password``, ``--api-key``, ``--with-token``, ``-ApiKey``)."""
     pattern = rf"(?<=-)(?:{name}){_NAME_END}[ \t]+(?:{_QUOTE})?{_value(min_length, **value)}"
-    return Rule(kind, anchor, pattern)
+    return Rule(kind, anchor, pattern, check=_unless_ordinary(kind))
 
 
 def _after(words: Iterable[str], separators: str = "_-.") -> str:
@@ -744,6 +746,15 @@ _LINK_WORDS = (
     r"trigger|integration|keys?|k|t|s"
 )
 """The path words that say the next part of a link is its token."""
+_HOOK_WORDS = r"webhooks?|hooks?|trigger|incoming|bot|deploy"
+"""The words of a hook's link, whose token may be a UUID."""
+_SEGMENTS = r"[^\s/?#\"'<>]{1,256}(?:/[^\s/?#\"'<>]{0,256}){0,12}?"
+"""A link's host and the parts of its path up to a word."""
+_MIXED = (
+    r"(?=[A-Za-z0-9]{0,256}?[A-Z])(?=[A-Za-z0-9]{0,256}?[a-z])(?=[A-Za-z0-9]{0,256}?\d)"
+    r"[A-Za-z0-9]{20,256}"
+)
+"""Letters of both cases and digits, as a random part of a link is."""
 
 _CREDENTIAL_NAMES = (
     ("password", "pass", _PASSWORD),
@@ -892,6 +903,21 @@ _NAMES = (
         r"[A-Za-z0-9_-]{16,256})"
         r"(?![A-Za-z0-9_.-])",
     ),
+    Rule(  # a hook's link: a UUID, hex or a random part, perhaps a few parts after the word
+        "token",
+        "://",
+        rf"://(?:{_SEGMENTS}/(?:[A-Za-z]{{1,16}}[_-])?(?i:{_HOOK_WORDS})"
+        rf"|(?:[\w-]{{1,64}}\.){{0,3}}(?i:{_HOOK_WORDS})\.[^\s/?#\"'<>]{{1,256}})"
+        rf"(?:/[^\s/?#\"'<>]{{1,64}}){{0,3}}?/(?P<secret>{_UUID}|[0-9a-f]{{24,128}}|{_MIXED})"
+        r"(?![A-Za-z0-9_.-])",
+    ),
+    Rule(  # a reset, sign-in or private link: hex or a random part, a few parts after the word
+        "token",
+        "://",
+        rf"://{_SEGMENTS}/(?:[A-Za-z]{{1,16}}[_-])?(?i:{_LINK_WORDS}|ical|feeds?)"
+        rf"(?:/[^\s/?#\"'<>]{{1,64}}){{0,3}}?/(?:private-)?(?P<secret>[0-9a-f]{{32,128}}|{_MIXED})"
+        r"(?![A-Za-z0-9_.-])",
+    ),
     Rule(
         "url-signature",  # Azure SAS, presigned S3 and GCS URLs
         "://",
@@ -986,20 +1012,18 @@ _NAMES = (
         r"rabbitmqctl[ \t]+(?:add_user|change_password|authenticate_user)[ \t]+\S{1,64}[ \t]+"
         rf"(?:{_QUOTE})?{_value(3, code=False)}",
     ),
-    Rule(  # netlify env:set API_KEY …, a command's uppercase name and its value
-        "secret",
-        "key",
-        rf"(?<![\w-])[A-Z][A-Z0-9]*_KEY[ \t]+(?:{_QUOTE})?{_value(8, key_like=True)}",
-    ),
-    Rule(
-        "token",
-        "token",
-        rf"(?<![\w-])[A-Z][A-Z0-9]*_TOKEN[ \t]+(?:{_QUOTE})?{_value(8, key_like=True)}",
-    ),
-    Rule(
-        "secret",
-        "secret",
-        rf"(?<![\w-])[A-Z][A-Z0-9]*_SECRET[ \t]+(?:{_QUOTE})?{_value(8, key_like=True)}",
+    *(  # netlify env:set API_KEY …, a command's uppercase name and its value
+        Rule(
+            kind,
+            anchor,
+            rf"(?<=[A-Z0-9]_){word}[ \t]+(?:{_QUOTE})?{_value(8, key_like=True)}",
+            check=_unless_ordinary(kind),
+        )
+        for kind, anchor, word in (
+            ("secret", "key", "KEY"),
+            ("token", "token", "TOKEN"),
+            ("secret", "secret", "SECRET"),
+        )
     ),
     Rule(  # PayPal's (Braintree's) access token
         "token",
@@ -1273,6 +1297,16 @@ _CLASS_BYTES = (
 )
 _LONG_RUN = b"a" * randomness.MIN_LENGTH
 _HEX_DER = re.compile(rb"30(?:8[12][0-9a-fA-F]{2,4}|[0-7][0-9a-fA-F])0201(?:00|01|03)")
+# A key whose prefix (a service's short name) is not known here: a few small letters, then
+# hex, a UUID, or small letters and digits as long as a key's (bkat_225d…, xaat-85627dac-…).
+_PREFIXED = (
+    r"(?!(?i:sha\d*|md5|crc\d*|blake\d*|hash|chunk|commit|build|file|blob|tree|index|main|app|"
+    r"vendor|node|run|job|task|pod|img|image|layer|cache|tmp|temp|test|pack|obj|ref|v\d+)[_-])"
+    rf"[a-z][a-z0-9]{{1,7}}(?:-{_UUID4}|[_-](?:[0-9a-f]{{32,64}}|(?=[a-z]{{0,64}}\d)[a-z0-9]{{40,64}}))"
+    r"(?![A-Za-z0-9_-])"
+)
+_PREFIXED_BYTES = re.compile(_PREFIXED.encode())
+_PREFIXED_KEY = re.compile(_PREFIXED)
 
 
 def _runs(raw: bytes, start: int, end: int) -> Iterator[int]:
@@ -1286,8 +1320,10 @@ def _runs(raw: bytes, start: int, end: int) -> Iterator[int]:
             at = stop  # a run that began before the window: found from its own start
             continue
         kinds = raw[start + found : start + stop].translate(_CLASS_BYTES)
-        if (b"U" in kinds and b"L" in kinds and b"D" in kinds) or _HEX_DER.match(
-            raw, start + found
+        if (
+            (b"U" in kinds and b"L" in kinds and b"D" in kinds)
+            or _HEX_DER.match(raw, start + found)
+            or _PREFIXED_BYTES.match(raw, start + found)
         ):
             yield start + found
         at = stop
@@ -1339,12 +1375,12 @@ _CHUNKS = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|[A-Z]")
 def _made_up_password(text: str, start: int, end: int) -> Verdict | None:
     """A run of password characters that is a password: mixed as one made up at random (the
     words of a name run longer), and no code, address or hash."""
-    while end > start and text[end - 1] in "._-":
-        end -= 1  # a sentence's full stop
-    run = text[start:end]
     cut = _PLACEHOLDER_END.search(text, max(0, start - 64), start)
     if cut or text.startswith("[REDACTED:", end):
         return None  # a run cut by a mask: a part of a longer one, found (or not) as it was
+    while end > start and text[end - 1] in "._-":
+        end -= 1  # a sentence's full stop
+    run = text[start:end]
     if len(run) < 10 or _CODE.search(run):
         return None
     kinds = run.encode("ascii", "replace").translate(_KIND_BYTES)
@@ -1362,11 +1398,11 @@ def _made_up_password(text: str, start: int, end: int) -> Verdict | None:
 # JSON Web Key's public members.
 _ORDINARY_NAME = re.compile(
     r"(?:^|[^a-z])(?:id|ids|after|before|[a-z]*(?:id|uuid|guid|ulid|ksuid|nanoid|hash|digest|checksum|sha\d*|"
-    r"md5|etag|integrity|cursor|marker|(?:page|next|continuation|pagination|sync|resume)token|"
+    r"md5|etag|integrity|cursor|marker|(?:page|next|continuation|pagination|sync|resume|request)token|"
     r"nonce|commit|revision|rev|version|fingerprint|address|cid|public(?:key)?|pubkey|peer|"
     r"challenge|timestamp|azp|aud|clientdatajson|authenticatordata|attestationobject|"
     r"(?:skip|delta|changes?)token|(?:cache|restore|primary|foreign|sort|partition|"
-    r"idempotency|object|lookup|row|dedup|i18n|translation)key|list)|"
+    r"idempotency|object|lookup|row|dedup|i18n|translation)key|idempotency(?:token)?|sitekey|gpgkey|list)|"
     r"kid|x|y|n|e|b|bh|x5t|x5t#s|x5c)$"
 )
 _BEFORE_VALUE = re.compile(  # an assignment, or a name and a space (ksuid …)
@@ -1404,6 +1440,8 @@ def _random_token(text: str, start: int, end: int) -> Verdict | None:
     run = text[start:end]
     if randomness.private_key(run) or _jwk_private(text, start, end):
         return start, end, "private-key"
+    if _PREFIXED_KEY.match(run) and not (_ID_OR_DIGEST.match(run) or _ordinary_before(text, start)):
+        return start, end, "api-key"
     data = randomness.decoded(run)
     if (data is not None and randomness.is_data(data)) or _ordinary_before(text, start):
         return None  # a digest's or an image's base64, whole; the value of an id
@@ -1488,6 +1526,9 @@ _RANDOM = (
         rf"(?<![{_TOKEN_CHARS}])[{_TOKEN_CHARS}]{{24,4096}}(?![{_TOKEN_CHARS}])={{0,2}}",
         check=_random_token,
     ),
+)
+# Pass 5, apart from pass 4 (a run of both may start at one place): passwords made up at random.
+_MADE_UP = (
     Rule(
         "password",
         PASSWORD_RUN,
@@ -1496,8 +1537,8 @@ _RANDOM = (
     ),
 )
 
-_PASSES = (_Pass(_SHAPES), _Pass(_NAMES), _Pass(_ENCODED), _Pass(_RANDOM))
-_TOKENS = 3  # the pass of random tokens
+_PASSES = (_Pass(_SHAPES), _Pass(_NAMES), _Pass(_ENCODED), _Pass(_RANDOM), _Pass(_MADE_UP))
+_TOKENS = (3, 4)  # the passes of random tokens and passwords
 
 
 @dataclass(frozen=True)
@@ -1748,12 +1789,23 @@ Starts = list[dict[int, int]]
 """For each pass: where a match can start, with which anchors (bits)."""
 
 
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+def _ascii(text: str) -> bytes:
+    """``text`` as bytes, a character a byte (the same positions), a character that is not
+    ASCII as SUB: no character of a secret (a ``?`` would be one of a password)."""
+    if text.isascii():
+        return text.encode()
+    return _NON_ASCII.sub(lambda m: "\x1a" * len(m.group()), text).encode()
+
+
 def _scan(texts: list[str]) -> tuple[dict[int, Starts], dict[int, list[tuple[int, int]]]]:
     """For each text where a match can start, by index, its starts; and for each text where a
     token wraps, its line breaks. The texts are scanned as one, joined by NUL (which no anchor
     holds): a scan costs little a character, but much a call."""
     joined = texts[0] if len(texts) == 1 else "\0".join(texts)
-    raw = joined.encode("ascii", "replace")  # a character a byte: the same positions
+    raw = _ascii(joined)
     offsets = list(accumulate(map((1).__add__, map(len, texts)), initial=0))  # and a NUL each
     found: dict[int, Starts] = {}
 
@@ -1820,7 +1872,7 @@ _NEAR = 128
 def _starts_in_view(starts: Starts | None, view: _Unwrapped) -> Starts:
     """The starts of a text where its tokens wrap, in ``view`` (the text with those line breaks
     taken out): those of the text moved, but near a line break, where they are found again."""
-    raw = view.text.encode("ascii", "replace")
+    raw = _ascii(view.text)
     moved: Starts = [{} for _ in _PASSES]
     near = [(at - _NEAR, at + _NEAR) for at, _ in view.cuts]
     lows = [low for low, _ in near]
@@ -1909,7 +1961,8 @@ class Redactor:
                 view = _Unwrapped.of(text, wraps[i]) if i in wraps else _Unwrapped(text)
                 starts = _starts_in_view(found.get(i), view) if i in wraps else found[i]
                 if long[i] in named:
-                    starts[_TOKENS] = {}
+                    for n in _TOKENS:
+                        starts[n] = {}
                 out[long[i]] = self._mask(text, starts, view)
         return out
 
