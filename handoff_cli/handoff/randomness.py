@@ -91,7 +91,7 @@ def looks_random(token: str) -> bool:
     if _HEX.fullmatch(_PART_WORD.sub("", _SEPARATOR.sub("", body))):
         return False  # a hash or a UUID with a name glued on: 2d99…e8dConfirmEditPage
     parts = _SEPARATOR.split(body)
-    if len(parts) > 1 and not any(_mixed(part) for part in parts):
+    if len(parts) > 1 and not any(mixed(part) for part in parts):
         return False  # numbers, hex and short parts between dashes: a date, a UUID, a version
     letters = "".join(parts)
     switches = sum(_kind(a) != _kind(b) for a, b in pairwise(letters))
@@ -105,8 +105,9 @@ _HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
 _ANY_HEX = re.compile(r"0x[0-9a-fA-F]+")
 
 
-def _mixed(part: str) -> bool:
-    """A part of a token that mixes kinds of characters as a random one does."""
+def mixed(part: str) -> bool:
+    """A part of a token that mixes kinds of characters (capitals, small letters, digits) as a
+    random one does, in chunks shorter than words."""
     kinds = any(c.isupper() for c in part) + any(c.islower() for c in part)
     kinds += any(c.isdigit() for c in part)
     return (

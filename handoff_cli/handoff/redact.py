@@ -1028,7 +1028,7 @@ _NAMES = (
     Rule(  # PayPal's (Braintree's) access token
         "token",
         "token",
-        r"access_token\$(?:production|sandbox)\$[0-9a-z]{16}\$(?P<secret>[0-9a-f]{32})",
+        r"(?<=access_)token\$(?:production|sandbox)\$[0-9a-z]{16}\$(?P<secret>[0-9a-f]{32})",
     ),
     Rule(  # a password given in a phrase, with a digit or a symbol: password = "my 3 blue cats"
         "password",
@@ -1299,14 +1299,21 @@ _LONG_RUN = b"a" * randomness.MIN_LENGTH
 _HEX_DER = re.compile(rb"30(?:8[12][0-9a-fA-F]{2,4}|[0-7][0-9a-fA-F])0201(?:00|01|03)")
 # A key whose prefix (a service's short name) is not known here: a few small letters, then
 # hex, a UUID, or small letters and digits as long as a key's (bkat_225d…, xaat-85627dac-…).
-_PREFIXED = (
+_NOT_A_SERVICE = (
     r"(?!(?i:sha\d*|md5|crc\d*|blake\d*|hash|chunk|commit|build|file|blob|tree|index|main|app|"
     r"vendor|node|run|job|task|pod|img|image|layer|cache|tmp|temp|test|pack|obj|ref|v\d+)[_-])"
-    rf"[a-z][a-z0-9]{{1,7}}(?:-{_UUID4}|[_-](?:[0-9a-f]{{32,64}}|(?=[a-z]{{0,64}}\d)[a-z0-9]{{40,64}}))"
+)
+_PREFIXED = (
+    rf"{_NOT_A_SERVICE}[a-z][a-z0-9]{{1,7}}"
+    rf"(?:-{_UUID4}|[_-](?:[0-9a-f]{{32,64}}|(?=[a-z]{{0,64}}\d)[a-z0-9]{{40,64}}))"
     r"(?![A-Za-z0-9_-])"
 )
 _PREFIXED_BYTES = re.compile(_PREFIXED.encode())
-_PREFIXED_KEY = re.compile(_PREFIXED)
+_PREFIXED_KEY = re.compile(
+    rf"{_PREFIXED}|{_NOT_A_SERVICE}[a-z][a-z0-9]{{1,3}}[_-](?P<mixed>[A-Za-z0-9]{{20,64}})\Z"
+)
+"""Also a random part of letters of both cases and digits after a prefix too short to be a
+word (``ak-qb5IDqPQGp90QKqe9Qr6l4``, not ``backup_mV8286Zc…``)."""
 
 
 def _runs(raw: bytes, start: int, end: int) -> Iterator[int]:
@@ -1394,6 +1401,83 @@ def _made_up_password(text: str, start: int, end: int) -> Verdict | None:
     return start, end, "password"
 
 
+# A value assigned to a name that holds a word of a key's anywhere (``db.pass.word``,
+# ``WEBHOOK_HMAC``, ``otpauthSecret``), unless it says the value is an id, a hash or a public
+# value: hex of 32 digits or more, or letters of both cases and digits mixed as at random
+# (``siP53mtRyXyELIv``), too short for a random token alone.
+NAMED_RUN = "named-run"
+_ALNUM_BYTES = bytes(0x61 if chr(i).isascii() and chr(i).isalnum() else 0x20 for i in range(256))
+_HEX_BYTES = bytes(0x68 if chr(i) in "0123456789abcdefABCDEF" else 0x20 for i in range(256))
+_SHORTEST_NAMED = 12
+
+
+def _named_runs(raw: bytes, start: int, end: int) -> Iterator[int]:
+    """Where runs of letters and digits start in ``raw[start:end]`` that are hex of 32 digits
+    or more, or hold a capital, a small letter and a digit in 12 to 64 characters."""
+    mapped = raw[start:end].translate(_ALNUM_BYTES)
+    at = 0
+    while (found := mapped.find(_SHORT_RUN, at)) >= 0:
+        stop = mapped.find(b" ", found)
+        stop = len(mapped) if stop < 0 else stop
+        if found == 0 and start > 0 and raw[start - 1 : start].translate(_ALNUM_BYTES) == b"a":
+            at = stop
+            continue
+        size, run = stop - found, raw[start + found : start + stop]
+        if (size >= 32 and b" " not in run.translate(_HEX_BYTES)) or (
+            _SHORTEST_NAMED <= size <= 64
+            and b"U" in (kinds := run.translate(_CLASS_BYTES))
+            and b"L" in kinds
+            and b"D" in kinds
+        ):
+            yield start + found
+        at = stop
+
+
+_ASSIGNED = re.compile(  # a name, and an assignment: no name and a space (the hash is …)
+    r"""([A-Za-z_][\w.-]{0,64})\\?["'`]?\]?[ \t]*(?:=>|:=|[:=])[ \t]*\\?["'`]?\Z"""
+)
+_OTHER_NAMES = re.compile(
+    r"(?:parent|head|base|tree|oid|blob|object|ref|reference|sha|sum|tx|block|root|span|trace|"
+    r"thumbprint|state|si)s?$"
+)
+"""The names of git's objects, digests, traces and states, besides those of ids and hashes."""
+_KEY_WORDS = re.compile(
+    r"secret|token|key|pass|pwd|pw$|auth|cred|private|priv|bearer|api|hmac|pepper|salt|seed|"
+    r"sign|cookie|sess|pin$|otp|mac$"
+)
+"""What a name holds for its value to be a key: hex under another is a digest, letters and
+digits an id."""
+_WORD_GOES_ON = frozenset("-_./+=%")
+_QUERY = frozenset("?&#;")
+
+
+def _named_value(text: str, start: int, end: int) -> Verdict | None:
+    """A value of letters and digits, whole, after a name of a key's that is not one of an id's,
+    a hash's or a public value's."""
+    if text[end : end + 1] in _WORD_GOES_ON or text[start - 1 : start] in _WORD_GOES_ON:
+        return None  # a part of a longer word: a path, a UUID, base64, a name
+    run = text[start:end]
+    hexadecimal = len(run) >= 32 and all(c in "0123456789abcdefABCDEF" for c in run)
+    kinds = run.encode().translate(_CLASS_BYTES)
+    mixed = b"U" in kinds and b"L" in kinds and b"D" in kinds and randomness.mixed(run)
+    if not hexadecimal and not (len(run) <= 64 and mixed):
+        return None
+    named = _ASSIGNED.search(text, max(0, start - 80), start)
+    if named is None or run.startswith("0x") or text[named.start() - 1 : named.start()] in _QUERY:
+        return None  # a hex number; a link's query, which names its keys
+    name = named.group(1)
+    lower = name.lower()
+    if not _KEY_WORDS.search(lower.replace("_", "").replace("-", "")):
+        return None
+    if _ordinary_name(name) or _PUBLIC_NAME.search(name) or _OTHER_NAMES.search(lower):
+        return None
+    if _PUBLIC_WORDS.search(lower) or _ordinary_before(text, start):
+        return None
+    if not hexadecimal and (randomness.base58check(run) or _printable(randomness.decoded(run))):
+        return None  # an address with its checksum; text in base64
+    return start, end, "secret"
+
+
 # Names whose values are random and no secret: ids, hashes, digests, cursors, public keys, a
 # JSON Web Key's public members.
 _ORDINARY_NAME = re.compile(
@@ -1440,7 +1524,12 @@ def _random_token(text: str, start: int, end: int) -> Verdict | None:
     run = text[start:end]
     if randomness.private_key(run) or _jwk_private(text, start, end):
         return start, end, "private-key"
-    if _PREFIXED_KEY.match(run) and not (_ID_OR_DIGEST.match(run) or _ordinary_before(text, start)):
+    prefixed = _PREFIXED_KEY.match(run)
+    if (
+        prefixed
+        and (prefixed.group("mixed") is None or randomness.mixed(prefixed.group("mixed")))
+        and not (_ID_OR_DIGEST.match(run) or _ordinary_before(text, start))
+    ):
         return start, end, "api-key"
     data = randomness.decoded(run)
     if (data is not None and randomness.is_data(data)) or _ordinary_before(text, start):
@@ -1511,7 +1600,9 @@ def _in_public_armor(text: str, at: int) -> bool:
     return "PRIVATE" not in text[begin : text.find("-----", begin + 11, begin + 80)]
 
 
-def _printable(data: bytes) -> bool:
+def _printable(data: bytes | None) -> bool:
+    if data is None:
+        return False
     try:
         text = data.decode()
     except UnicodeDecodeError:
@@ -1527,6 +1618,15 @@ _RANDOM = (
         check=_random_token,
     ),
 )
+# Pass 6: values of letters and digits assigned to a name.
+_NAMED_VALUES = (
+    Rule(
+        "secret",
+        NAMED_RUN,
+        r"(?<![A-Za-z0-9])[A-Za-z0-9]{12,4096}(?![A-Za-z0-9])",
+        check=_named_value,
+    ),
+)
 # Pass 5, apart from pass 4 (a run of both may start at one place): passwords made up at random.
 _MADE_UP = (
     Rule(
@@ -1537,8 +1637,15 @@ _MADE_UP = (
     ),
 )
 
-_PASSES = (_Pass(_SHAPES), _Pass(_NAMES), _Pass(_ENCODED), _Pass(_RANDOM), _Pass(_MADE_UP))
-_TOKENS = (3, 4)  # the passes of random tokens and passwords
+_PASSES = (
+    _Pass(_SHAPES),
+    _Pass(_NAMES),
+    _Pass(_ENCODED),
+    _Pass(_RANDOM),
+    _Pass(_MADE_UP),
+    _Pass(_NAMED_VALUES),
+)
+_TOKENS = (3, 4, 5)  # the passes of random tokens, passwords and values by their characters
 
 
 @dataclass(frozen=True)
@@ -1586,7 +1693,7 @@ _FINDERS = _finders()
 # For each anchor: [(pass, bit)] of the passes that use it.
 _USERS = {
     name: [(n, p.bit[name]) for n, p in enumerate(_PASSES) if name in p.bit]
-    for name in [*_ANCHORS, PREFIX, RUN, PASSWORD_RUN]
+    for name in [*_ANCHORS, PREFIX, RUN, PASSWORD_RUN, NAMED_RUN]
 }
 _PREFIXES = re.compile(
     rf"\b(?:{'|'.join(r.prefix for p in _PASSES for r in p.rules if r.prefix)})\Z".encode()
@@ -1861,6 +1968,10 @@ def _find(
         if stop is not None and at >= stop:
             break
         add(at, _USERS[PASSWORD_RUN])
+    for at in _named_runs(raw, start, end):
+        if stop is not None and at >= stop:
+            break
+        add(at, _USERS[NAMED_RUN])
 
 
 # How near a joined line break an anchor may start, or be looked for, and see it: the reach of
