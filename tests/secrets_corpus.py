@@ -119,3 +119,38 @@ def score(mask: Callable[[str], str]) -> Score:
         if out != text:
             result.changed.append((text, out))
     return result
+
+
+DEV2 = CORPUS / "dev2"
+
+
+@dataclass
+class DevScore:
+    """How a redactor does on the second development set (``dev2``, written without the masker
+    in view): secrets left, and ordinary records changed."""
+
+    secrets: int = 0
+    missed: list[tuple[str, int, str]] = field(default_factory=list)
+    """(class, line, secret) of each secret still in the output."""
+    records: int = 0
+    changed: list[int] = field(default_factory=list)
+    """The lines of the ordinary records that came out changed."""
+
+    @property
+    def recall(self) -> float:
+        return 1 - len(self.missed) / self.secrets
+
+
+def dev_score(mask: Callable[[str], str]) -> DevScore:
+    result = DevScore()
+    for kind, text, line in _records(DEV2 / "positives.txt"):
+        out = mask(MARK.sub(r"\1", text))
+        for secret in MARK.findall(text):
+            result.secrets += 1
+            if secret in out:
+                result.missed.append((kind, line, secret))
+    for _, text, line in _records(DEV2 / "ordinary.txt"):
+        result.records += 1
+        if mask(text) != text:
+            result.changed.append(line)
+    return result

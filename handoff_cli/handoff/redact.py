@@ -198,7 +198,7 @@ _ANCHORS: dict[str, tuple[bool, bytes, bytes]] = {
     "-u": (False, b"-", rb"""(?:u|-user|-proxy-user)(?=[ \t=]+["']?[^\s:"']+:)"""),
     "-U%": (False, b"-", rb"""(?:U|-user)(?=[ \t=]+\\?["']?[^\s%"']{1,64}%)"""),  # smbclient
     "-u -p": (False, b"-", rb"(?<=[ \t]-)[uU](?=[ \t]*[^\s-]\S{0,63}[ \t]+-[pP][^\s-])"),
-    "-flag": (False, b"-", rb"(?<=[ \t]-)[pPwkaNAX](?=[ \t]+[^\s-]|[^\s=-])"),
+    "-flag": (False, b"-", rb"(?<=[ \t]-)[pPwkaNAXc](?=[ \t]+[^\s-]|[^\s=-])"),
     "-b": (False, b"-", rb"""b(?=[ \t]+\\?["']?[\w.%-]{1,64}=)"""),  # curl -b 'name=value'
     "redis-cli": (False, b"-", rb"cli(?<=()redis-cli)"),
     "-us": (False, b"-", rb"us(?<=()[0-9a-f]{32}-us)[0-9]"),  # Mailchimp
@@ -558,7 +558,7 @@ def _value(
     if code:
         checks += (
             r"(?=[A-Za-z_.]{0,256}[^A-Za-z_.\s\"'`\\,;&|<>(){}\[\]])"  # a digit or a symbol
-            rf"(?![A-Za-z_]\w{{0,256}}\.[A-Za-z_]"  # not process.env.KEY
+            rf"(?![A-Za-z_]\w{{0,256}}\.[A-Za-z_](?!{_CHAR}{{0,256}}?\d)"  # not process.env.KEY
             rf"|[A-Za-z]{{1,256}}(?:-[A-Za-z]{{1,256}}){{1,256}}{_END}){_VARIABLE}"
         )
     bare = rf"(?<![\"'`]){checks}{_BARE_CHAR}{{{min_length},256}}(?!{_BARE_CHAR}|[(\[])"
@@ -786,6 +786,7 @@ _FLAG_PROGRAMS = {
     },
     "N": {"ssh-keygen"},
     "A": {"snmpwalk", "snmpget", "snmpset", "snmpbulkwalk", "snmpbulkget", "snmptrap"},
+    "c": {"snmpwalk", "snmpget", "snmpset", "snmpbulkwalk", "snmpbulkget", "snmptrap"},
     "X": {"snmpwalk", "snmpget", "snmpset", "snmpbulkwalk", "snmpbulkget", "snmptrap"},
     "p": {
         "7z", "7za", "7zz", "7zr", "rar", "unrar", "mongo", "mongosh", "mongodump",
@@ -806,10 +807,12 @@ _ATTACHED = {"7z", "7za", "7zz", "7zr", "rar", "unrar"}
 _COMMAND_MARKS = ("\n", ";", "|", "&", "\\n", "$(", "`")
 """Where a command starts: after a line, a separator, a pipe, a substitution."""
 _PROGRAM = re.compile(
-    r"[ \t]*(?:(?:sudo|env|time|exec|nohup|command|[A-Z_]\w*=\S*)[ \t]+)*(?:\S*/)?([\w.+-]+)"
+    r"[ \t]*(?:(?:PS[^>\n]{0,64}>|[$#%>])[ \t]+)?"
+    r"(?:(?:sudo|env|time|exec|nohup|command|[A-Z_]\w*=\S*)[ \t]+)*(?:\S*[/\\])?([\w.+-]+)"
 )
-"""A command's program: its first word, after sudo, env and variables, without its folder."""
-_FLAG_BEFORE = re.compile(r"(?<![\w-])-([pPwkaNAX])[ \t]*(?:\\?[\"'`])?\Z")
+"""A command's program: its first word, after a prompt, sudo, env and variables, without its
+folder."""
+_FLAG_BEFORE = re.compile(r"(?<![\w-])-([pPwkaNAXc])[ \t]*(?:\\?[\"'`])?\Z")
 
 
 def _flag_of_program(text: str, start: int, end: int) -> Verdict | None:
@@ -997,7 +1000,7 @@ _NAMES = (
     Rule(  # zip -P …, 7z -p…, ldapsearch -w …, openssl -k …: the flags that take a password
         "password",
         "-flag",
-        rf"-[pPwkaNAX](?:[ \t]+|(?=[^\s-]))(?:{_QUOTE})?{_value(3, code=False)}",
+        rf"-[pPwkaNAXc](?:[ \t]+|(?=[^\s-]))(?:{_QUOTE})?{_value(3, code=False)}",
         check=_flag_of_program,
     ),
     Rule(
@@ -1370,7 +1373,7 @@ def _password_runs(raw: bytes, start: int, end: int) -> Iterator[int]:
 
 _CODE = re.compile(
     r"&&|\|\||[!=]=|\*\*|->|\+\+|a-z|A-Z|0-9"  # operators, a regex's ranges
-    r"|\?[\w.-]+=|#L\d|\.[a-z]{1,4}(?:[?#]|\Z)"  # a query, a line's anchor, a file's name
+    r"|\?[\w.-]+=|#L\d|\.[a-z]{1,4}(?:\?\w|#[\w-]+\Z|\Z)"  # a query, an anchor, a file
     r"|\A(?:0x[0-9a-fA-F]|[#?@$%*])|\*\Z|#[a-z]+\Z|%[0-9A-F]{2}(?!.*[!#$^&*~?@])"
 )
 """What in a run of password characters says it is code, a link, a file or an encoding."""
@@ -1396,8 +1399,11 @@ def _made_up_password(text: str, start: int, end: int) -> Verdict | None:
     if _ADDRESS.fullmatch(run) or _ordinary_before(text, start):
         return None
     chunks = [len(c) for c in _CHUNKS.findall(run)]
-    if not chunks or max(chunks) >= 6 or sum(chunks) >= randomness.MEAN_CHUNK * len(chunks):
+    if not chunks or max(chunks) >= 6:
         return None
+    symbols = sum(c in _SYMBOLS for c in run)
+    if symbols < 2 and sum(chunks) >= randomness.MEAN_CHUNK * len(chunks):
+        return None  # small words with a symbol in a name, not two symbols among letters
     return start, end, "password"
 
 
