@@ -527,6 +527,8 @@ _VARIABLE = (
     rf"(?:{_RANDOM_PART}|(?![a-z_][a-z0-9]{{0,256}}_[a-z0-9_]{{0,256}}{_END}"
     rf"|[A-Z][A-Z0-9]{{0,256}}(?:_[A-Z0-9]{{1,256}}){{1,256}}{_END}))"
 )
+# Eight letters and digits with a capital, a small letter and a digit among them: a random part.
+_MIXED_8 = r"(?=[A-Za-z0-9]{0,7}[a-z])(?=[A-Za-z0-9]{0,7}[A-Z])(?=[A-Za-z0-9]{0,7}\d)[A-Za-z0-9]{8}"
 # A bare value may hold & (Tr0ub4dor&3), but not where a query goes on (&page=2) or a command
 # does (&&, & at the end).
 _BARE_CHAR = rf"(?:{_CHAR}|(?<!&)&(?![&\s])(?![\w.-]{{0,64}}=))"
@@ -558,8 +560,8 @@ def _value(
     if code:
         checks += (
             r"(?=[A-Za-z_.]{0,256}[^A-Za-z_.\s\"'`\\,;&|<>(){}\[\]])"  # a digit or a symbol
-            rf"(?![A-Za-z_]\w{{0,256}}\.[A-Za-z_](?!{_CHAR}{{0,256}}?\d)"  # not process.env.KEY
-            rf"|[A-Za-z]{{1,256}}(?:-[A-Za-z]{{1,256}}){{1,256}}{_END}){_VARIABLE}"
+            rf"(?![a-z_][a-z0-9_]{{0,256}}\.[A-Za-z_](?!{_CHAR}{{0,256}}?{_MIXED_8}))"  # a.b.KEY
+            rf"(?![A-Za-z]{{1,256}}(?:-[A-Za-z]{{1,256}}){{1,256}}{_END}){_VARIABLE}"
         )
     bare = rf"(?<![\"'`]){checks}{_BARE_CHAR}{{{min_length},256}}(?!{_BARE_CHAR}|[(\[])"
     if yaml:
@@ -1019,7 +1021,7 @@ _NAMES = (
         Rule(
             kind,
             anchor,
-            rf"(?<=[A-Z0-9]_){word}[ \t]+(?:{_QUOTE})?{_value(8, key_like=True)}",
+            rf"(?<=[A-Z0-9]_){word}[ \t]+(?:{_QUOTE})?{_value(8, key_like=True, loose=True)}",
             check=_unless_ordinary(kind),
         )
         for kind, anchor, word in (
@@ -1372,11 +1374,20 @@ def _password_runs(raw: bytes, start: int, end: int) -> Iterator[int]:
 
 
 _CODE = re.compile(
-    r"&&|\|\||[!=]=|\*\*|->|\+\+|a-z|A-Z|0-9"  # operators, a regex's ranges
-    r"|\?[\w.-]+=|#L\d|\.[a-z]{1,4}(?:\?\w|#[\w-]+\Z|\Z)"  # a query, an anchor, a file
-    r"|\A(?:0x[0-9a-fA-F]|[#?@$%*])|\*\Z|#[a-z]+\Z|%[0-9A-F]{2}(?!.*[!#$^&*~?@])"
+    # Operators and a regex's ranges and repeats; a start that is no character of a token.
+    r"&&|\|\||[!=]=|=!|\?\?|\*\*|->|\+\+|\.\.|\.\*|a-z|A-Z|0-9|\A[^A-Za-z0-9]"
+    # A query, an anchor, a file's name, grep's file-line-, a Markdown heading, an entity.
+    r"|\?[\w.-]+=|&[A-Za-z_]\w*=|#L\d|\.[a-z]{1,4}(?:\?\w|#[\w-]+\Z|\Z)|##"
+    r"|\.(?:css|js|ts|html?|json|md|py|lua|txt|docx?|xlsx?|pdf|png|jpe?g|svg|log)(?![a-z])"
+    r"|\.[a-z]{1,4}[-:]\d+[-:]|&(?:quot|amp|lt|gt|#\d)|#[a-z]+\Z"
+    # A name assigned (labelType=…), a snake_case word, a version's range (V1~V4).
+    r"|\A[a-z_]{4,}\w*=|\A[a-z]{2,}[A-Z][a-z]\w*=|[A-Za-z0-9]_[a-z]{3,}(?![A-Za-z0-9])|\d~[A-Za-z]?\d"
+    # Arithmetic: a power, a decimal number; a format's field; percent-encoding alone.
+    r"|[A-Za-z0-9)]\^\d+(?=[-+*/)=]|\Z)|\d\.\d|[a-z]{2}\*\d|%(?:[-0-9]*l[dxu]|[sd]|\.\d+f)(?![A-Za-z0-9])"
+    r"|\*\Z|%[0-9A-F]{2}(?!.*[!#$^&*~?@])"
 )
-"""What in a run of password characters says it is code, a link, a file or an encoding."""
+"""What in a run of password characters says it is code, math, a link, a file or markup."""
+_REPEATED = re.compile(r"([!#$%^&*~?@])\1\1")
 _PLACEHOLDER_END = re.compile(r"\[REDACTED:[a-z0-9-]+:[0-9]+\]\Z")
 _ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _CHUNKS = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|[A-Z]")
@@ -1390,8 +1401,12 @@ def _made_up_password(text: str, start: int, end: int) -> Verdict | None:
         return None  # a run cut by a mask: a part of a longer one, found (or not) as it was
     while end > start and text[end - 1] in "._-":
         end -= 1  # a sentence's full stop
+    if text[start - 1 : start] == "\\" and text[start] in "nrt":
+        start += 1  # the letter of an escape: \n$session
+    while start < end and text[start] in "-=+._":
+        start += 1  # a flag's dash: -hpSECRET
     run = text[start:end]
-    if len(run) < 10 or _CODE.search(run):
+    if len(run) < 10 or _CODE.search(run) or _REPEATED.search(run):
         return None
     kinds = run.encode("ascii", "replace").translate(_KIND_BYTES)
     if not (b"U" in kinds and b"L" in kinds and b"D" in kinds and b"S" in kinds):
@@ -1402,6 +1417,8 @@ def _made_up_password(text: str, start: int, end: int) -> Verdict | None:
     if not chunks or max(chunks) >= 6:
         return None
     symbols = sum(c in _SYMBOLS for c in run)
+    if symbols * 3 > len(run):
+        return None  # more symbols than a password has: text that lost its letters (a???a??)
     if symbols < 2 and sum(chunks) >= randomness.MEAN_CHUNK * len(chunks):
         return None  # small words with a symbol in a name, not two symbols among letters
     return start, end, "password"
@@ -1448,11 +1465,14 @@ _OTHER_NAMES = re.compile(
 )
 """The names of git's objects, digests, traces and states, besides those of ids and hashes."""
 _KEY_WORDS = re.compile(
-    r"secret|token|key|pass|pwd|pw$|auth|cred|private|priv|bearer|api|hmac|pepper|salt|seed|"
-    r"sign|cookie|sess|pin$|otp|mac$"
+    r"\A(?:secret|token|key|pass\w*|pwd|pw|auth\w*|cred\w*|private|priv|bearer|api|hmac|"
+    r"pepper|salt|seed|signing|pin|otp|mac)\Z"
 )
 """What a name holds for its value to be a key: hex under another is a digest, letters and
 digits an id."""
+_WORDS_OF = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+")
+"""The words of a name: ``WEBHOOK_HMAC``, ``otpauth``, ``Secret``."""
+_CAPITALIZED = re.compile(r"[A-Z][a-z]{2,}")
 _WORD_GOES_ON = frozenset("-_./+=%")
 _QUERY = frozenset("?&#;")
 
@@ -1473,7 +1493,7 @@ def _named_value(text: str, start: int, end: int) -> Verdict | None:
         return None  # a hex number; a link's query, which names its keys
     name = named.group(1)
     lower = name.lower()
-    if not _KEY_WORDS.search(lower.replace("_", "").replace("-", "")):
+    if not any(_KEY_WORDS.match(word.lower()) for word in _WORDS_OF.findall(name)):
         return None
     if _ordinary_name(name) or _PUBLIC_NAME.search(name) or _OTHER_NAMES.search(lower):
         return None
@@ -1481,6 +1501,8 @@ def _named_value(text: str, start: int, end: int) -> Verdict | None:
         return None
     if not hexadecimal and (randomness.base58check(run) or _printable(randomness.decoded(run))):
         return None  # an address with its checksum; text in base64
+    if not hexadecimal and len(_CAPITALIZED.findall(run)) >= 2:
+        return None  # a name in camelCase: hKdfSha256Size
     return start, end, "secret"
 
 
