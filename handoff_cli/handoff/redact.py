@@ -188,7 +188,8 @@ _ANCHORS: dict[str, tuple[bool, bytes, bytes]] = {
         False,
         b"A",
         rb"(?:KIA|SIA|BIA|CCA|3T[A-Z0-9]|Iza|TATT|TCTT|TBB|KCp|BSK|QVN|KID|3-"
-        rb"|AAA[A-Za-z0-9_-]{7}:APA91b|A{20}|(?<=()LTA)I|(?<=()EZA)K|(?<=()EA)A[MCA]"
+        rb"|AAA[A-Za-z0-9_-]{7}:APA91b|A{20}|(?<=()LTA)I|(?<=()EZA)K|(?<=()EA)A[MCA]|tz[ar]\|IwE"
+        rb"|C[0-9a-f]{32}\\?[\"'][ \t]*,"
         rb"|(?<=()[0-9]{10}:A)A|(?<=()[0-9]{9}:A)A|(?<=()[0-9]{8}:A)A)",
     ),
     "SK": (False, b"K", rb"(?<=()SK)[0-9a-fA-F]"),
@@ -331,7 +332,7 @@ _SHAPES = (
     _key("sentry-token", "sntry[su]_", "[A-Za-z0-9+/=_-]{40,}"),
     _key("grafana-token", "glsa_", "[A-Za-z0-9]{32}_[a-f0-9]{8}"),
     _key("grafana-token", "glc_", "[A-Za-z0-9+/]{32,}={0,2}"),
-    _key("figma-token", "figd_", "[A-Za-z0-9_-]{32,}"),
+    _key("figma-token", "fig[dpuohr]_", "[A-Za-z0-9_=-]{32,}"),
     _key("contentful-token", "CFPAT-", "[A-Za-z0-9_-]{43}"),
     _key("readme-key", "rdme_", "[a-z0-9]{70}"),
     _key("typeform-token", "tfp_", "[A-Za-z0-9_.=-]{50,}"),
@@ -350,7 +351,7 @@ _SHAPES = (
     _key("google-api-key", "AIza", "[A-Za-z0-9_-]{35}", "A"),
     _key("google-oauth", "GOCSPX-", "[A-Za-z0-9_-]{24,}"),
     _key("google-oauth", r"ya29\.", "[A-Za-z0-9_-]{20,}"),
-    _key("alibaba-access-key", "LTAI", "[A-Za-z0-9]{20}(?![A-Za-z0-9])", "A"),
+    _key("alibaba-access-key", "LTAI", "[A-Za-z0-9]{17,21}(?![A-Za-z0-9])", "A"),
     _key("tencent-secret-id", "AKID", "[A-Za-z0-9]{32}(?![A-Za-z0-9])", "A"),
     _key("yandex-key", "AQVN", r"[A-Za-z0-9_-]{35,38}(?![\w-])", "A"),
     _key("yandex-key", r"t1\.", r"[A-Za-z0-9_-]{20,}={0,2}\.[A-Za-z0-9_-]{86}={0,2}"),
@@ -370,7 +371,8 @@ _SHAPES = (
     _key("supabase-token", "sbp_", "[a-f0-9]{40}"),
     _key("supabase-token", "sb_secret_", "[A-Za-z0-9_-]{24,}"),
     _key("age-key", "AGE-SECRET-KEY-", "1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
-    _key("newrelic-key", "NR(?:AK|II|JS|RA)-", "[A-Za-z0-9]{20,}"),
+    _key("newrelic-key", "NR(?:AK|II|IQ|JS|RA)-", "[A-Za-z0-9_-]{20,}"),
+    _key("newrelic-key", "NRBR-", "[0-9a-f]{19}"),
     _key("heroku-token", "HRKU-", "[A-Za-z0-9_-]{40,}"),
     _key("netlify-token", "nfp_", "[A-Za-z0-9]{36,}"),
     _key("render-key", "rnd_", "[A-Za-z0-9]{28,}"),
@@ -399,7 +401,29 @@ _SHAPES = (
     _key("plaid-token", "access-(?:sandbox|development|production)-", _UUID),
     # Payments, messaging, email.
     _key("stripe-key", "[sr]k_(?:live|test|prod)_", "[A-Za-z0-9]{16,}"),
+    _key("stripe-client-secret", "pi_", "[A-Za-z0-9]{24}_secret_[A-Za-z0-9]{25}"),
     _key("stripe-webhook-secret", "whsec_", "[A-Za-z0-9]{24,}"),
+    # More services' prefixes (facts from the public rule sets of gitleaks and trufflehog).
+    _key("cloudflare-token", "cf[uak]t?_", "[A-Za-z0-9]{40}[0-9a-f]{8}"),
+    _key("fly-token", "fm(?:1[ar]|2)_", "[A-Za-z0-9+/=,_-]{100,}"),
+    _key("aws-bedrock-key", "bedrock-api-key-", "YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%]{40,}"),
+    _key("aws-appsync-key", "da2-", "[a-z0-9]{26}"),
+    _key("sonar-token", "sqco_", "[A-Za-z0-9]{59}"),
+    _key("bitbucket-token", "BBDC-", "[A-Za-z0-9+/@_-]{40,50}"),
+    _key("zoho-token", r"1000\.", "[0-9a-f]{32}\\.[0-9a-f]{32}"),
+    _key("fullstory-key", r"na1\.", "[A-Za-z0-9+/]{100}"),
+    _key("apify-token", "apify_api_", "[A-Za-z0-9-]{36}"),
+    _key("ramp-secret", "ramp_sec_", "[A-Za-z0-9]{48}"),
+    _key("robinhood-key", "rh-api-", "[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"),
+    _key("teamwork-token", r"tkn\.v1_", "[A-Za-z0-9]{71}="),
+    _key("voiceflow-key", r"VF\.(?:(?:DM|WS)\.)?", "[0-9a-f]{24}\\.[A-Za-z0-9]{16}"),
+    _key("infisical-token", r"st\.", rf"{_UUID}\.[0-9a-f]{{32}}\.[0-9a-f]{{32}}"),
+    _key("amazon-lwa-token", r"Atz[ar]\|", "IwE[A-Za-z0-9_-]{50,}", "A"),
+    Rule(  # Twilio's auth token, given after its account's id: Client("AC…", "…")
+        "twilio-token",
+        "A",
+        r"AC[0-9a-f]{32}\\?[\"'][ \t]*,[ \t]*\\?[\"'](?P<secret>[0-9a-f]{32})(?![0-9a-f])",
+    ),
     _key("dropbox-token", r"sl\.(?:[A-Za-z]\.)?", "[A-Za-z0-9_-]{120,}"),
     _key("square-token", "sq0(?:atp|csp)-", "[A-Za-z0-9_-]{22,}"),
     _key("square-token", "EAAA", "[A-Za-z0-9_-]{60}", "A"),
@@ -408,7 +432,7 @@ _SHAPES = (
     _key("shippo-token", "shippo_(?:live|test)_", "[a-fA-F0-9]{40}"),
     _key("duffel-token", "duffel_(?:test|live)_", "[A-Za-z0-9_=-]{43}"),
     _key("easypost-key", "EZAK", "[A-Za-z0-9]{54}", "A"),
-    _key("flutterwave-key", "FLWSECK(?:_TEST)?-", "[a-hA-H0-9]{32}-X"),
+    _key("flutterwave-key", "FLWSECK(?:_TEST)?-", "[a-zA-Z0-9]{32}-X"),
     _key("slack-token", r"(?:xoxe\.)?xox[abposrecd]-", "[A-Za-z0-9%-]{10,}"),
     _key("slack-token", "xapp-", r"\d-[A-Za-z0-9-]{10,}"),
     _key("sendgrid-key", r"SG\.", r"[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"),
@@ -435,7 +459,7 @@ _SHAPES = (
         r"(?![\w-])",
     ),
     # Tokens anyone can read: JSON Web Tokens (a header and a payload, both JSON).
-    _key("jwt", "eyJ", r"[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", "J"),
+    _key("jwt", "eyJ", r"[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.(?:[A-Za-z0-9_-]{8,})?", "J"),
     # Webhook and bot URLs: the path is the secret.
     Rule(
         "slack-webhook",
@@ -1309,8 +1333,9 @@ _NOT_A_SERVICE = (
     r"vendor|node|run|job|task|pod|img|image|layer|cache|tmp|temp|test|pack|obj|ref|v\d+)[_-])"
 )
 _PREFIXED = (
-    rf"{_NOT_A_SERVICE}[a-z][a-z0-9]{{1,7}}"
+    rf"(?:{_NOT_A_SERVICE}[a-z][a-z0-9]{{1,7}}"
     rf"(?:-{_UUID4}|[_-](?:[0-9a-f]{{32,64}}|(?=[a-z]{{0,64}}\d)[a-z0-9]{{40,64}}))"
+    r"|[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8})"  # and Mailgun's signing key
     r"(?![A-Za-z0-9_-])"
 )
 _PREFIXED_BYTES = re.compile(_PREFIXED.encode())
