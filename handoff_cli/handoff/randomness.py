@@ -191,8 +191,9 @@ characters avoids 0, O, I, l, +, / and _ once in 70)."""
 _PRIVATE_EXTENDED = {
     bytes.fromhex(v)
     for v in ("0488ade4", "04358394", "049d7878", "04b2430c", "045f18bc", "044a4e28", "0295b005")
-} | {bytes.fromhex("02aa7a99")}
-"""The version bytes of BIP-32 private keys: xprv, tprv, yprv, zprv, vprv, uprv, Yprv, Zprv."""
+} | {bytes.fromhex(v) for v in ("02aa7a99", "0d0f3a07", "2bf64e07", "11a2e0c9", "1051eebd")}
+"""The version bytes of BIP-32 private keys (xprv, tprv, yprv, zprv, vprv, uprv, Yprv, Zprv)
+and the prefixes of Tezos' secret keys (edsk, spsk, p2sk)."""
 
 
 def base58check(token: str) -> bytes | None:
@@ -211,12 +212,30 @@ def base58check(token: str) -> bytes | None:
 
 
 def is_private_base58(token: str) -> bool:
-    """A Bitcoin-family private key in Wallet Import Format, or a BIP-32 extended private key."""
+    """A private key in Wallet Import Format (a version byte, 32 bytes and perhaps 01: of any
+    coin, an address has 20 bytes), a BIP-32 extended private key, a Tezos secret key."""
     payload = base58check(token)
     return payload is not None and (
-        (payload[:1] in (b"\x80", b"\xef") and len(payload) in (33, 34))
+        len(payload) == 33
+        or (len(payload) == 34 and payload[-1] == 1)
         or payload[:4] in _PRIVATE_EXTENDED
     )
+
+
+def stellar_secret(token: str) -> bool:
+    """A Stellar secret seed: version byte 18 << 3, 32 bytes, and its CRC-16 (XModem)."""
+    try:
+        raw = base64.b32decode(token + "=" * (-len(token) % 8))
+    except binascii.Error:
+        return False
+    if len(raw) != 35 or raw[0] != 0x90:
+        return False
+    crc = 0
+    for byte in raw[:33]:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021 if crc & 0x8000 else crc << 1) & 0xFFFF
+    return raw[33:] == crc.to_bytes(2, "little")
 
 
 def _der_length(data: bytes) -> int | None:

@@ -1333,17 +1333,20 @@ _NOT_A_SERVICE = (
     r"vendor|node|run|job|task|pod|img|image|layer|cache|tmp|temp|test|pack|obj|ref|v\d+)[_-])"
 )
 _PREFIXED = (
-    rf"(?:{_NOT_A_SERVICE}[a-z][a-z0-9]{{1,7}}"
-    rf"(?:-{_UUID4}|[_-](?:[0-9a-f]{{32,64}}|(?=[a-z]{{0,64}}\d)[a-z0-9]{{40,64}}))"
-    r"|[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8})"  # and Mailgun's signing key
+    rf"(?<![A-Za-z0-9_-])(?:{_NOT_A_SERVICE}[a-z][a-z0-9]{{1,7}}"
+    rf"(?:-{_UUID4}|[_-](?:[0-9a-f]{{32,64}}|(?![a-z]{{5}})(?=[a-z]{{0,64}}\d)[a-z0-9]{{40,64}}))"
+    r"|[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}"  # and Mailgun's signing key
+    r"|(?P<seed>nsec1[02-9ac-hj-np-z]{58}|S[A-Z2-7]{55}))"  # Nostr's and Stellar's secret keys
     r"(?![A-Za-z0-9_-])"
 )
-_PREFIXED_BYTES = re.compile(_PREFIXED.encode())
+_PREFIXED_BYTES = re.compile(_PREFIXED.replace("?P<seed>", "").encode())
 _PREFIXED_KEY = re.compile(
-    rf"{_PREFIXED}|{_NOT_A_SERVICE}[a-z][a-z0-9]{{1,3}}[_-](?P<mixed>[A-Za-z0-9]{{20,64}})\Z"
+    rf"{_PREFIXED}|(?<![A-Za-z0-9_-]){_NOT_A_SERVICE}[a-z][a-z0-9]{{1,3}}[_-]"
+    r"(?P<mixed>[A-Za-z0-9]{20,64})(?![A-Za-z0-9_-])"
 )
 """Also a random part of letters of both cases and digits after a prefix too short to be a
-word (``ak-qb5IDqPQGp90QKqe9Qr6l4``, not ``backup_mV8286Zc…``)."""
+word (``ak-qb5IDqPQGp90QKqe9Qr6l4``, not ``backup_mV8286Zc…``). Found in a run at the start of
+any of its parts (a path's)."""
 
 
 def _runs(raw: bytes, start: int, end: int) -> Iterator[int]:
@@ -1360,7 +1363,7 @@ def _runs(raw: bytes, start: int, end: int) -> Iterator[int]:
         if (
             (b"U" in kinds and b"L" in kinds and b"D" in kinds)
             or _HEX_DER.match(raw, start + found)
-            or _PREFIXED_BYTES.match(raw, start + found)
+            or _PREFIXED_BYTES.search(raw, start + found, start + stop)
         ):
             yield start + found
         at = stop
@@ -1577,13 +1580,8 @@ def _random_token(text: str, start: int, end: int) -> Verdict | None:
     run = text[start:end]
     if randomness.private_key(run) or _jwk_private(text, start, end):
         return start, end, "private-key"
-    prefixed = _PREFIXED_KEY.match(run)
-    if (
-        prefixed
-        and (prefixed.group("mixed") is None or randomness.mixed(prefixed.group("mixed")))
-        and not (_ID_OR_DIGEST.match(run) or _ordinary_before(text, start))
-    ):
-        return start, end, "api-key"
+    if prefixed := _prefixed_key(text, start, end):
+        return prefixed
     data = randomness.decoded(run)
     if (data is not None and randomness.is_data(data)) or _ordinary_before(text, start):
         return None  # a digest's or an image's base64, whole; the value of an id
@@ -1599,6 +1597,23 @@ def _random_token(text: str, start: int, end: int) -> Verdict | None:
     if data is not None and _printable(data):
         return (at, to, "base64-secret") if _holds_credential(text[at:to]) else None  # text
     return at, to, "token"
+
+
+def _prefixed_key(text: str, start: int, end: int) -> Verdict | None:
+    """A key with a prefix not known here, or a secret key of Nostr or Stellar, as a part of
+    ``text[start:end]`` (a run of token characters)."""
+    for found in _PREFIXED_KEY.finditer(text, start, end):
+        at, to = found.span()
+        if seed := found.group("seed"):
+            if seed.startswith("nsec1") or randomness.stellar_secret(seed):
+                return at, to, "private-key"
+        elif (
+            (found.group("mixed") is None or randomness.mixed(found.group("mixed")))
+            and not _ID_OR_DIGEST.match(text, at)
+            and not _ordinary_before(text, at)
+        ):
+            return at, to, "api-key"
+    return None
 
 
 def _ordinary_before(text: str, start: int) -> bool:
