@@ -178,11 +178,11 @@ def test_the_corpus_every_secret_masked_and_no_trap_touched() -> None:
 
 def test_the_second_development_set_keeps_its_scores() -> None:
     """``tests/fixtures/secrets/dev2`` (905 secrets in 334 records, 96 ordinary records, written
-    by another hand): recall and false positives no worse than they were measured."""
+    by another hand): recall and false positives no worse than they were measured (92.7%, 5 records)."""
     score = secrets_corpus.dev_score(lambda text: Redactor().text(text))
     assert score.secrets == 905 and score.records == 96
-    assert score.recall >= 0.91, score.missed
-    assert len(score.changed) <= 7, score.changed
+    assert score.recall >= 0.925, score.missed
+    assert len(score.changed) <= 5, score.changed
 
 
 # Where a key known by its shape may be: alone, in prose, shell, YAML, JSON tool arguments (with

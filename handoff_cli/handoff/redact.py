@@ -610,7 +610,8 @@ def _after_name(kind: str, anchor: str, name: str, min_length: int, **value: boo
 
 def _unless_ordinary(kind: str) -> Callable[[str, int, int], Verdict | None]:
     """A check that a value's whole name is a secret's: not a cursor's (nextPageToken), an
-    id's, a public one's (NEXT_PUBLIC_POSTHOG_KEY, publishable_key)."""
+    id's, a public one's (NEXT_PUBLIC_POSTHOG_KEY, publishable_key), a cache's key (``cache:
+    hit key=…``)."""
 
     def check(text: str, start: int, end: int) -> Verdict | None:
         named = _BEFORE_VALUE.search(text, max(0, start - 80), start)
@@ -618,6 +619,10 @@ def _unless_ordinary(kind: str) -> Callable[[str, int, int], Verdict | None]:
             return None
         if _PUBLIC_PREFIX.match(text, start):
             return None
+        if named and named.group(1).lower() == "key":
+            line = text[max(text.rfind("\n", 0, start) + 1, start - 120) : start].lower()
+            if "cache" in line:
+                return None
         return start, end, kind
 
     return check
@@ -1560,6 +1565,7 @@ _IDS = (
     r"msgbatch|cmpl|icfg)(?:_\d\d)?[_-]"
 )
 _ID_PREFIX = re.compile(rf"(?<![A-Za-z0-9]){_IDS}\Z")
+_AN_ID = re.compile(_IDS.encode())
 """The ids of model providers' objects (chatcmpl-…, toolu_…, call_00_…) and of Stripe's
 (cus_…), right before the random part: searched for in the run from its start to there."""
 _ID_OR_DIGEST = re.compile(rf"{_IDS}|(?i:sha(?:1|224|256|384|512)|md5|nonce)-")
@@ -1894,7 +1900,9 @@ def _hard_wrap(raw: bytes, start: int, end: int, as_a_shape: bool = False) -> bo
         return False
     if not _ALNUM.search(raw, first, start) or not _ALNUM.search(raw, end, after):
         return False  # a ruler (// =====), a comment
-    # Not when the next line starts a key of its own (a list of keys, one a line).
+    # Not when the next line starts a key or an id of its own (a list of them, one a line).
+    if _AN_ID.match(raw, end):
+        return False
     return not shapes.match(raw[end : end + 512].decode("ascii", "replace"))
 
 
