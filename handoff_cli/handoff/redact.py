@@ -138,7 +138,11 @@ _ANCHORS: dict[str, tuple[bool, bytes, bytes]] = {
     "cookie": (True, b"k", rb"ie(?<=()cookie)"),
     "identified": (True, b"d", rb"entified(?<=()identified)"),
     "mysql": (True, b"m", rb"(?:ysql|ariadb)"),
-    "pass": (True, b"p", rb"ass(?:word|wd|phrase|code)?(?:" + _THEN_ASSIGN + rb"|(?=[ \t>]))"),
+    "pass": (
+        True,
+        b"p",
+        rb"ass(?:word|wd|phrase|code|wort|e)?(?:" + _THEN_ASSIGN + rb"|(?=[ \t>]))",
+    ),
     "pwd": (True, b"p", rb"wd" + _THEN_ASSIGN),
     "pin": (True, b"p", rb"in(?<![a-z]pin)(?![a-z])"),
     "phrase": (
@@ -797,6 +801,23 @@ _CREDENTIAL_NAMES = (
 """Names of credentials, with the anchor each is found by: for the rules of configuration
 files that name a value apart from it."""
 
+INTL = "intl"
+"""The anchor of a password's name in a script other than Latin: found in the text itself."""
+_INTL_PASSWORD = (
+    "密码|密碼|口令|パスワード|暗証番号|비밀번호|암호|пароль|Пароль|ПАРОЛЬ|contraseña|Contraseña|"
+    "hasło|Hasło|şifre|Şifre|jelszó|Jelszó|lösenord|Lösenord|mật khẩu|Mật khẩu|"
+    "كلمة المرور|كلمة السر|סיסמה|पासवर्ड|รหัสผ่าน"
+)
+_INTL_NAME = re.compile(_INTL_PASSWORD)
+_INTL_IS = r"[:\uff1a=是为為はが은는]|es|é|est|ist|jest|to|er|là|هي|है"
+"""What says a name's value follows: a colon, or a word for "is"."""
+_SAID_VALUE = (
+    r"(?:[「『“\"'`])?"
+    rf"(?P<secret>{_NOT_A_SECRET}(?=[!#-&(-_a-~]{{0,64}}?[0-9!#$%^&*~?@+=_.-])"
+    r"[!#-&(-_a-~]{6,64}?)(?=[」』”\"'`]|[\s。\uff0c、\uff1b;)\uff09]|[,.](?:\s|\Z)|\Z)"
+)
+"""A password that prose gives: ASCII, with a digit or a symbol, up to a quote or a stop."""
+
 _MESSAGE_WORDS = (
     "password|passwd|passphrase|required|invalid|must|enter|please|characters|incorrect|wrong|"
     "your|field|confirm|match|reset|forgot|length|least|empty|missing|change|new|old|current|"
@@ -1137,6 +1158,15 @@ _NAMES = (
         "pass",
         rf"(?:(?<=-passin )|(?<=-passout ))pass:{_value(4, code=False)}",
     ),
+    # Passwords named in other languages: in prose, or assigned.
+    Rule(
+        "password",
+        "pass",
+        r"(?:(?<=(?i:mot de ))passe|(?<=(?i:mot_de_))passe|(?i:passwort))"
+        r"(?:[ \t]+\S{1,64}?){0,3}?(?:[ \t]*[:=][ \t]*|[ \t]+(?i:est|ist|lautet|:)[ \t]+)"
+        rf"{_SAID_VALUE}",
+    ),
+    Rule("password", INTL, rf"(?:{_INTL_PASSWORD})(?:[ \t]*(?:{_INTL_IS}))*[ \t]*{_SAID_VALUE}"),
     # Recovery phrases.
     Rule(
         "mnemonic",
@@ -1767,7 +1797,7 @@ _FINDERS = _finders()
 # For each anchor: [(pass, bit)] of the passes that use it.
 _USERS = {
     name: [(n, p.bit[name]) for n, p in enumerate(_PASSES) if name in p.bit]
-    for name in [*_ANCHORS, PREFIX, RUN, PASSWORD_RUN, NAMED_RUN]
+    for name in [*_ANCHORS, PREFIX, RUN, PASSWORD_RUN, NAMED_RUN, INTL]
 }
 _PREFIXES = re.compile(
     rf"\b(?:{'|'.join(r.prefix for p in _PASSES for r in p.rules if r.prefix)})\Z".encode()
@@ -2000,6 +2030,9 @@ def _scan(texts: list[str]) -> tuple[dict[int, Starts], dict[int, list[tuple[int
             starts[n][at] = starts[n].get(at, 0) | bit
 
     _find(raw, raw.lower(), add)
+    if not joined.isascii():
+        for name in _INTL_NAME.finditer(joined):
+            add(name.start(), _USERS[INTL])
     wraps: dict[int, list[tuple[int, int]]] = {}
     for start, end in _breaks(raw):
         i = bisect_right(offsets, start) - 1
