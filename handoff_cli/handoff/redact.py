@@ -143,7 +143,7 @@ _ANCHORS: dict[str, tuple[bool, bytes, bytes]] = {
         b"p",
         rb"ass(?:word|wd|phrase|code|wort|e)?(?:" + _THEN_ASSIGN + rb"|(?=[ \t>]))",
     ),
-    "pwd": (True, b"p", rb"wd" + _THEN_ASSIGN),
+    "pwd": (True, b"p", rb"(?:wd|w(?<=_pw))" + _THEN_ASSIGN),
     "pin": (True, b"p", rb"in(?<![a-z]pin)(?![a-z])"),
     "phrase": (
         True,
@@ -199,8 +199,15 @@ _ANCHORS: dict[str, tuple[bool, bytes, bytes]] = {
     "SK": (False, b"K", rb"(?<=()SK)[0-9a-fA-F]"),
     # JSON in base64 (JWTs, and encoded configs), an AWS session token, a key block in base64.
     "J": (False, b"J", rb"(?:(?<=()eyJ)|(?<=()IQoJ)|(?<=()LS0tLS1CRUdJ)|(?<=()ewogICJ))"),
+    "Fwo": (False, b"F", rb"woGZXIvYXdz"),
+    "signature": (True, b"g", rb"nature(?<=()signature)(?==)"),
+    "response": (True, b"p", rb"onse(?<=()response)(?==)"),
     "-----BEGIN": (False, b"-", rb"----BEGIN "),
-    "-u": (False, b"-", rb"""(?:u|-user|-proxy-user)(?=[ \t=]+["']?[^\s:"']+:)"""),
+    "-u": (
+        False,
+        b"-",
+        rb"""(?:u|-user|-proxy-user|-?auth|-(?:dest-|src-)?creds)(?=[ \t=]+["']?[^\s:"']+:)""",
+    ),
     "-U%": (False, b"-", rb"""(?:U|-user)(?=[ \t=]+\\?["']?[^\s%"']{1,64}%)"""),  # smbclient
     "-u -p": (False, b"-", rb"(?<=[ \t]-)[uU](?=[ \t]*[^\s-]\S{0,63}[ \t]+-[pP][^\s-])"),
     "-flag": (False, b"-", rb"(?<=[ \t]-)[pPwkaNAXc](?=[ \t]+[^\s-]|[^\s=-])"),
@@ -352,6 +359,7 @@ _SHAPES = (
     # Cloud and infrastructure.
     _key("aws-access-key", "A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA", r"[A-Z2-7]{16}\b", "A"),
     _key("aws-session-token", "IQoJb3JpZ2luX2Vj", "[A-Za-z0-9+/]{100,}={0,2}", "J"),
+    _key("aws-session-token", "FwoGZXIvYXdz", "[A-Za-z0-9+/]{100,}={0,2}", "Fwo"),
     _key("google-api-key", "AIza", "[A-Za-z0-9_-]{35}", "A"),
     _key("google-oauth", "GOCSPX-", "[A-Za-z0-9_-]{24,}"),
     _key("google-oauth", r"ya29\.", "[A-Za-z0-9_-]{20,}"),
@@ -743,6 +751,14 @@ def _after_a_flag(text: str, start: int, end: int) -> Verdict | None:
     return (start, end, "password") if _FLAG_WORD.search(text, max(0, start - 80), start) else None
 
 
+def _in_authorization(text: str, start: int, end: int) -> Verdict | None:
+    """A value on the line of an Authorization header (or OAuth's parameters)."""
+    line = text[max(text.rfind("\n", 0, start) + 1, start - 2048) : start].lower()
+    if "authorization" in line or "oauth_" in line:
+        return start, end, "signature"
+    return None
+
+
 def _xml_value(kind: str, anchor: str, name: str) -> Rule:
     """``<add key="DbPassword" value="…"/>``, ``<property name="db.password" value="…"/>``."""
     return Rule(
@@ -829,7 +845,8 @@ _MESSAGE_WORDS = (
 _STDIN_PASSWORD = (
     rf"(?:{_QUOTE})?(?P<secret>{_NOT_A_SECRET}[^\s\"'`\\|]{{3,256}})(?:{_QUOTE})?[ \t]*\|[ \t]*"
     r"(?=[^\n|;&]{0,256}?(?:--password-stdin|--pass(?:word)?-stdin|--with-token|"
-    r"\bsudo(?:[ \t]+-[A-Za-z]+)*[ \t]+-[A-Za-z]*S|\bpasswd\b[^\n|;&]{0,64}--stdin|\bchpasswd\b))"
+    r"\bsudo(?:[ \t]+-[A-Za-z]+)*[ \t]+-[A-Za-z]*S|\bpasswd\b[^\n|;&]{0,64}--stdin|\bchpasswd\b|"
+    r"\bcryptsetup\b|--passphrase-fd[ \t=]+0|-pass(?:in)?[ \t]+stdin))"
 )
 _FLAG_PROGRAMS = {
     "P": {
@@ -983,6 +1000,13 @@ _NAMES = (
     _in_query("password", "pass", _PASSWORD, 6),
     _after_name("password", "pass", _PASSWORD, 6, yaml=True),
     _after_name("password", "pwd", _PWD, 6),
+    _after_name("password", "pwd", "(?<=_)(?:PW|pw)", 6),  # ES_ELASTIC_PW=…
+    Rule(  # wpa_passphrase SSID …
+        "password",
+        "pass",
+        r"(?<=wpa_)passphrase[ \t]+(?:\\?\"[^\"\n]{1,64}\\?\"|\S{1,64})[ \t]+"
+        rf"(?:{_QUOTE})?{_value(8, code=False)}",
+    ),
     _after_flag("password", "pass", _PASSWORD, 6),
     Rule("password", "pass", rf"(?<!\S)(?i:password|passwd)[ \t]+(?:{_QUOTE})?{_value(6)}"),
     Rule(
@@ -1009,10 +1033,20 @@ _NAMES = (
         "login",
         rf"login\b[^\n\\|;&\[]{{0,256}}?[ \t]-p[ \t]+(?:{_QUOTE})?{_value(4, code=False)}",
     ),
-    Rule(  # curl -u user:password, --user user:password
+    *(  # an Authorization header's signature: AWS4's, OAuth 1's, HTTP Digest's response
+        Rule(
+            "signature",
+            anchor,
+            rf"(?i:{anchor})=\\?\"?(?P<secret>[A-Za-z0-9+/=%_-]{{16,512}})(?![A-Za-z0-9+/=%_-])",
+            check=_in_authorization,
+        )
+        for anchor in ("signature", "response")
+    ),
+    Rule(  # curl -u user:password, --user user:password, -auth user:token, --creds user:…
         "password",
         "-u",
-        rf"-(?:u|-user|-proxy-user)[ \t=]+(?:{_QUOTE})?[^\s:\"'`\[]{{1,256}}:"
+        rf"-(?:u|-user|-proxy-user|-?auth|-(?:dest-|src-)?creds)[ \t=]+(?:{_QUOTE})?"
+        rf"[^\s:\"'`\[]{{1,256}}:"
         rf"{_value(4, code=False)}",
     ),
     Rule("password", "pass", rf"(?<=require)pass[ \t]+{_value(4, code=False)}"),  # redis.conf
