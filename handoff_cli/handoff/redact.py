@@ -144,7 +144,11 @@ _ANCHORS: dict[str, tuple[bool, bytes, bytes]] = {
         rb"ass(?:word|wd|phrase|code|wort|e)?(?:" + _THEN_ASSIGN + rb"|(?=[ \t>]))",
     ),
     "pwd": (True, b"p", rb"(?:wd|w(?<=_pw))" + _THEN_ASSIGN),
-    "pin": (True, b"p", rb"in(?<![a-z]pin)(?![a-z])"),
+    "pin": (
+        True,
+        b"p",
+        rb"in(?:(?<![a-z]pin)(?![a-z])|(?<=[a-z0-9_-]pin)(?=\\?[\"']?[ \t]*[:=]))",
+    ),
     "phrase": (
         True,
         b"p",
@@ -186,6 +190,11 @@ _ANCHORS: dict[str, tuple[bool, bytes, bytes]] = {
     "0x": (True, b"x", rb"(?<=()0x)[0-9a-f]{64}(?![0-9a-f])"),
     "[": (False, b"[", rb"(?=[ \t\r\n]*\d{1,3}[ \t\r\n]*,[ \t\r\n]*\d{1,3}[ \t\r\n]*,)"),
     "dsn": (True, b":", rb"""(?=[^\s:@/"'`]{3,128}@(?:tcp|unix|udp)\()"""),  # Go's MySQL DSN
+    "pgpass": (  # host:port:database:user:password
+        True,
+        b":",
+        rb"(?<=[\w.*-]:)(?=(?:\d{1,5}|\*):(?![0-9])[\w.*$-]{1,64}:[\w.*$@-]{1,64}:[^\s:]{3})",
+    ),
     # AWS, Google, Atlassian, JFrog, Bedrock, Yandex, Tencent, 1Password, Firebase, Twitter; and
     # by the A inside them: Alibaba, EasyPost, Facebook and Square, Telegram's bot tokens.
     "A": (
@@ -751,6 +760,16 @@ def _after_a_flag(text: str, start: int, end: int) -> Verdict | None:
     return (start, end, "password") if _FLAG_WORD.search(text, max(0, start - 80), start) else None
 
 
+_HOST_LINE = re.compile(r"(?:\A|\n|\\n)[ \t]*[A-Za-z0-9*][\w.*-]{0,252}:\Z")
+
+
+def _pgpass_line(text: str, start: int, end: int) -> Verdict | None:
+    """A line of ``.pgpass``: a host (a name or ``*``, from the line's start) before the port."""
+    port = text.rfind(":", 0, text.rfind(":", 0, text.rfind(":", 0, start - 1)))
+    line = _HOST_LINE.search(text, max(0, port - 256), port + 1)
+    return (start, end, "password") if line else None
+
+
 def _in_authorization(text: str, start: int, end: int) -> Verdict | None:
     """A value on the line of an Authorization header (or OAuth's parameters)."""
     line = text[max(text.rfind("\n", 0, start) + 1, start - 2048) : start].lower()
@@ -1022,6 +1041,11 @@ _NAMES = (
         rf"(?:{_after(_PIN_OWNERS, ' ')}(?i:pin)|PIN|(?i:pin)(?={_QUOTE}?[ \t]*[:=]|{_PROSE_IS}))"
         rf"(?:[ _-]?(?i:code|number))?{_PIN_VALUE}",
     ),
+    Rule(  # unlockPin: …, admin_pin = …
+        "pin",
+        "pin",
+        rf"(?:(?<=[a-z0-9])Pin|(?<=[_-])(?i:pin))(?={_QUOTE}?[ \t]*[:=]){_PIN_VALUE}",
+    ),
     Rule("password", "pass", rf"(?<=ssh)pass[ \t]+-p[ \t]*(?:{_QUOTE})?{_value(4, code=False)}"),
     Rule(
         "password",
@@ -1176,6 +1200,14 @@ _NAMES = (
     ),
     Rule("token", "token", rf"(?<=-)token[ \t]*<<<-?[ \t]*(?:{_QUOTE})?{_value(8, code=False)}"),
     _after_name("password", "psk", r"(?<![A-Za-z])(?i:psk)", 8),  # wpa_supplicant
+    _after_name("secret", "cookie", r"(?<=[_.-])(?i:cookie)", 12, key_like=True),  # ERLANG_COOKIE
+    Rule(  # ~/.pgpass: host:port:database:user:password, a line each
+        "password",
+        "pgpass",
+        r"(?<=[\w.*-]):(?:\d{1,5}|\*):(?![0-9])[\w.*$-]{1,64}:[\w.*$@-]{1,64}:"
+        r"(?P<secret>[^\s:\"'`\\]{3,128})(?=[ \t]*(?:\r?\n|\\[rn]|\Z))",
+        check=_pgpass_line,
+    ),
     Rule(  # sqlplus user/…@host
         "password",
         "sqlplus",
