@@ -81,13 +81,15 @@ def looks_random(token: str) -> bool:
     body = token.rstrip("=")
     if not MIN_LENGTH <= len(body) <= MAX_LENGTH:
         return False
+    if _ANY_HEX.fullmatch(body):
+        return False  # a number, an address with its checksum in its case (EIP-55)
+    if _BASE36.fullmatch(body):
+        return _random_base36(body)
     upper, lower = sum(c.isupper() for c in body), sum(c.islower() for c in body)
     if min(upper, lower) < len(body) * 0.15 or not any(c.isdigit() for c in body):
         return False  # hex, digits, one case, a word or two on a hash: hashes and ids
     if _mean_chunk(body) >= MEAN_CHUNK:
         return False  # words: a name in code, a sentence run together
-    if _ANY_HEX.fullmatch(body):
-        return False  # an address with its checksum in the case of its hex digits (EIP-55)
     if _HEX.fullmatch(_PART_WORD.sub("", _SEPARATOR.sub("", body))):
         return False  # a hash or a UUID with a name glued on: 2d99…e8dConfirmEditPage
     parts = _SEPARATOR.split(body)
@@ -103,6 +105,41 @@ def looks_random(token: str) -> bool:
 _SEPARATOR = re.compile(r"[-_/]")
 _HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
 _ANY_HEX = re.compile(r"0x[0-9a-fA-F]+")
+
+
+_BASE36 = re.compile(r"[a-z0-9]+")
+_LETTERS = re.compile(r"[a-z]+")
+_GLUED_HEX = re.compile(r"[a-z]{0,16}\d{0,8}[0-9a-f]{24,}")
+_BECH32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+
+
+def _random_base36(body: str) -> bool:
+    """Small letters and digits drawn at random: 32 or more, not hex, a digit in every seven
+    characters or more (base36 has one in 3.6, base32 one in 5.3), no word of seven letters, and
+    no address with its checksum (bech32)."""
+    if len(body) < 32 or _GLUED_HEX.fullmatch(body):
+        return False  # hex, or a word glued to a hash (a grep's line, a file's name)
+    digits = sum(c.isdigit() for c in body)
+    if not len(body) / 7 <= digits <= len(body) * 0.6:
+        return False
+    if max(map(len, _LETTERS.findall(body)), default=0) >= 7:
+        return False
+    return not bech32(body)
+
+
+def bech32(text: str) -> bool:
+    """Whether ``text`` is bech32 or bech32m (a human part, 1, data with its checksum)."""
+    human, one, data = text.rpartition("1")
+    if not one or not human or len(data) < 6 or any(c not in _BECH32 for c in data):
+        return False
+    check = 1
+    values = [ord(c) >> 5 for c in human] + [0] + [ord(c) & 31 for c in human]
+    for value in values + [_BECH32.index(c) for c in data]:
+        top = check >> 25
+        check = (check & 0x1FFFFFF) << 5 ^ value
+        for i, generator in enumerate((0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)):
+            check ^= generator if top >> i & 1 else 0
+    return check in (1, 0x2BC830A3)
 
 
 def mixed(part: str) -> bool:

@@ -1443,7 +1443,7 @@ _PREFIXED = (
 _PREFIXED_BYTES = re.compile(_PREFIXED.replace("?P<seed>", "").encode())
 _PREFIXED_KEY = re.compile(
     rf"{_PREFIXED}|(?<![A-Za-z0-9_-]){_NOT_A_SERVICE}[a-z][a-z0-9]{{1,3}}[_-]"
-    r"(?P<mixed>[A-Za-z0-9]{20,64})(?![A-Za-z0-9_-])"
+    r"(?P<mixed>(?=[a-z0-9]{0,63}[A-Z])[A-Za-z0-9]{20,64})(?![A-Za-z0-9_-])"
 )
 """Also a random part of letters of both cases and digits after a prefix too short to be a
 word (``ak-qb5IDqPQGp90QKqe9Qr6l4``, not ``backup_mV8286Zc…``). Found in a run at the start of
@@ -1462,7 +1462,7 @@ def _runs(raw: bytes, start: int, end: int) -> Iterator[int]:
             continue
         kinds = raw[start + found : start + stop].translate(_CLASS_BYTES)
         if (
-            (b"U" in kinds and b"L" in kinds and b"D" in kinds)
+            (b"L" in kinds and b"D" in kinds and (b"U" in kinds or stop - found >= 32))
             or _HEX_DER.match(raw, start + found)
             or _PREFIXED_BYTES.search(raw, start + found, start + stop)
         ):
