@@ -26,7 +26,7 @@ from .conftest import CONTEXT_FIXTURES, Entries, quick_and_stress, tool_call, wr
 SECRETS = {
     "openai-key": "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z",
     "anthropic-key": "sk-ant-api03-Zy9xWv8uTs7rQp6oNm5lKj4iHg3fEd2c",
-    "aws-access-key": "AKIAIOSFODNN7EXAMPLE",
+    "aws-access-key": "AKIAQ3EGRTW5ZJ2X7KPD",
     "github-token": "ghp_" + "a1B2c3D4e5" * 4,
     "slack-token": "xoxb-2048123456-abcdefGHIJ",
     "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9",

@@ -213,9 +213,10 @@ def _structured(token: str) -> bool:
     data = decoded(token)
     if data is not None and is_data(data):
         return True
-    payload = base58check(token)
-    if payload is not None:
-        return payload[:1] not in (b"\x80", b"\xef") and payload[:4] not in _PRIVATE_EXTENDED
+    if base58check(token) is not None:
+        return not is_private_base58(token)
+    if ss58(token) or ripple_address(token):
+        return True  # a Polkadot or Substrate address, an XRP Ledger address
     # A Solana address (32 bytes) or signature (64), an IPFS content id (Qm…).
     return len(token) in _BASE58_PUBLIC and all(c in _BASE58_DIGITS for c in token)
 
@@ -233,15 +234,47 @@ _PRIVATE_EXTENDED = {
 and the prefixes of Tezos' secret keys (edsk, spsk, p2sk)."""
 
 
-def base58check(token: str) -> bytes | None:
-    """The payload of a Base58Check string (its version byte first), if its checksum holds."""
-    if not 25 <= len(token) <= 120 or any(c not in _BASE58_DIGITS for c in token):
+def _base58(token: str, digits: dict[str, int] = _BASE58_DIGITS) -> bytes | None:
+    """The bytes a base58 string of 25 to 120 characters stands for (in Bitcoin's alphabet, or
+    in ``digits``)."""
+    if not 25 <= len(token) <= 120 or any(c not in digits for c in token):
         return None
     number = 0
     for char in token:
-        number = number * 58 + _BASE58_DIGITS[char]
+        number = number * 58 + digits[char]
     raw = number.to_bytes((number.bit_length() + 7) // 8, "big")
-    raw = b"\x00" * (len(token) - len(token.lstrip("1"))) + raw
+    zero = next(iter(digits))
+    return b"\x00" * (len(token) - len(token.lstrip(zero))) + raw
+
+
+_RIPPLE = "rpshnaf39wBUDNEGHJKLM4PQRST7VWXYZ2bcdeCg65jkm8oFqi1tuvAxyz"
+_RIPPLE_DIGITS = {c: i for i, c in enumerate(_RIPPLE)}
+
+
+def ripple_address(token: str) -> bool:
+    """Whether ``token`` is an XRP Ledger address: r, 20 bytes and a double SHA-256 checksum in
+    Ripple's alphabet."""
+    raw = _base58(token, _RIPPLE_DIGITS) if token.startswith("r") else None
+    if raw is None or len(raw) != 25:
+        return False
+    return hashlib.sha256(hashlib.sha256(raw[:-4]).digest()).digest()[:4] == raw[-4:]
+
+
+def ss58(token: str) -> bool:
+    """Whether ``token`` is an SS58 address (Polkadot's): a prefix, 32 bytes, and two bytes of
+    BLAKE2b over "SS58PRE" and them."""
+    raw = _base58(token)
+    if raw is None or len(raw) not in (35, 36):
+        return False
+    payload, checksum = raw[:-2], raw[-2:]
+    return hashlib.blake2b(b"SS58PRE" + payload).digest()[:2] == checksum
+
+
+def base58check(token: str) -> bytes | None:
+    """The payload of a Base58Check string (its version byte first), if its checksum holds."""
+    raw = _base58(token)
+    if raw is None:
+        return None
     payload, checksum = raw[:-4], raw[-4:]
     if hashlib.sha256(hashlib.sha256(payload).digest()).digest()[:4] != checksum:
         return None

@@ -240,7 +240,7 @@ def _key(kind: str, prefix: str, body: str, anchor: str = PREFIX) -> Rule:
     or masking it would make the rest a word of its own), not a placeholder (``ghp_xxxx…``)."""
     after = _AFTER_PREFIX if anchor == PREFIX else ""
     pattern = (
-        rf"\b(?:{prefix}){after}(?![\w.-]{{0,99}}?(?:xxxx|XXXX|(?i:your|here)[_-]))(?:{body})"
+        rf"\b(?:{prefix}){after}(?![\w.-]{{0,99}}?(?:xxxx|XXXX|EXAMPLE|(?i:your|here)[_-]))(?:{body})"
         r"(?![A-Za-z0-9])"
     )
     return Rule(kind, anchor, pattern, prefix if anchor == PREFIX else "")
@@ -543,6 +543,8 @@ _PLACEHOLDER_WORDS = (
 )
 _NOT_A_SECRET = (
     r"(?![$%{<>=!*\[?/-]|~/|\.\.?/|\w+://"  # $REF, %(x)s, {{ x }}, <key>, !vault, ***, paths, URLs
+    # A store's reference (vault:secret/data/app#password), a template's call (@Html.Token()).
+    r"|[a-z][a-z0-9+-]{1,16}:[a-z][\w.-]{0,64}/|@[A-Za-z_][\w.]{0,64}\("
     # (and not the rest of an operator: => :=)
     rf"|{_CHAR}{{0,256}}?(?:\$[({{]|\.\.\.|…|\*\*\*|(?i:xxxx|your[_-]|[_-]here{_END}))"
     # A value that is a placeholder (your-password-here, YOUR_API_KEY, changeme), not one that
@@ -931,7 +933,8 @@ _NAMES = (
         "aws-secret-key",  # aws_secret_access_key, AWS_SECRET_KEY, SecretAccessKey
         "key",
         rf"{_after(['aws_secret', 'awssecret', 'secret_access', 'secretaccess'], '_')}(?i:key)"
-        rf"{_NAME_END}(?:{_ASSIGN}|[ \t]+)(?P<secret>(?![A-Za-z0-9/+=]{{0,36}}(?i:xxxx))"
+        rf"{_NAME_END}(?:{_ASSIGN}|[ \t]+)"
+        r"(?P<secret>(?![A-Za-z0-9/+=]{0,36}(?:(?i:xxxx)|EXAMPLE))"
         r"[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
     ),
     Rule(
@@ -1200,7 +1203,7 @@ _NAMES = (
     ),
     Rule("token", "token", rf"(?<=-)token[ \t]*<<<-?[ \t]*(?:{_QUOTE})?{_value(8, code=False)}"),
     _after_name("password", "psk", r"(?<![A-Za-z])(?i:psk)", 8),  # wpa_supplicant
-    _after_name("secret", "cookie", r"(?<=[_.-])(?i:cookie)", 12, key_like=True),  # ERLANG_COOKIE
+    _after_name("secret", "cookie", r"(?<=[_.])(?i:cookie)", 12, key_like=True),  # ERLANG_COOKIE
     Rule(  # ~/.pgpass: host:port:database:user:password, a line each
         "password",
         "pgpass",
@@ -1643,11 +1646,11 @@ _ORDINARY_NAME = re.compile(
     r"nonce|commit|revision|rev|version|fingerprint|address|cid|public(?:key)?|pubkey|peer|"
     r"challenge|timestamp|azp|aud|clientdatajson|authenticatordata|attestationobject|"
     r"(?:skip|delta|changes?)token|(?:cache|restore|primary|foreign|sort|partition|"
-    r"idempotency|object|lookup|row|dedup|i18n|translation)key|idempotency(?:token)?|sitekey|gpgkey|list)|"
+    r"idempotency|object|lookup|row|dedup|i18n|translation)key|idempotency(?:token)?|sitekey|gpgkey|verification|state|list)|"
     r"kid|x|y|n|e|b|bh|x5t|x5t#s|x5c)$"
 )
 _BEFORE_VALUE = re.compile(  # an assignment, or a name and a space (ksuid …)
-    r"""([A-Za-z_][\w.-]{0,64})(?:\\?["'`]?\]?[ \t]*(?:=>|:=|[:=])[ \t]*\\?["'`]?|[ \t]+)\Z"""
+    r"""([A-Za-z_][\w./-]{0,64})(?:\\?["'`]?\]?[ \t]*(?:=>|:=|[:=])[ \t]*\\?["'`]?|[ \t]+)\Z"""
 )
 # A digest's name (sha512-…, h1:…), a data URL, or a crypt hash's fields ($2b$12$…).
 _HASH_BEFORE = re.compile(  # and a document's id in its link (docs.google.com/…/d/…)
@@ -1670,9 +1673,9 @@ _ID_OR_DIGEST = re.compile(rf"{_IDS}|(?i:sha(?:1|224|256|384|512)|md5|nonce)-")
 
 def _ordinary_name(name: str) -> bool:
     """Whether a key or a variable named ``name`` holds ids, hashes or public keys (a number
-    after the name aside: x-amz-id-2)."""
-    plain = name.lower().replace("_", "").replace("-", "").replace(".", "").rstrip("0123456789")
-    return _ORDINARY_NAME.search(plain) is not None
+    after the name aside: x-amz-id-2; any part of an annotation's: checksum/secret)."""
+    parts = name.lower().replace("_", "").replace("-", "").replace(".", "").split("/")
+    return any(_ORDINARY_NAME.search(part.rstrip("0123456789")) for part in parts)
 
 
 def _random_token(text: str, start: int, end: int) -> Verdict | None:
@@ -1732,16 +1735,19 @@ def _ordinary_before(text: str, start: int) -> bool:
     if named and _ordinary_name(named.group(1)):
         return True
     said = before[before.rfind("\n") + 1 :].lower()
+    if not said.strip():  # a line of its own: what the command before printed (shasum, dgst)
+        said = before[before.rfind("\n", 0, max(0, len(before) - len(said) - 1)) + 1 :].lower()
     return _ORDINARY_WORDS.search(said) is not None and _SECRET_WORDS.search(said) is None
 
 
 _ORDINARY_WORDS = re.compile(
-    r"digest|hash|checksum|sha\d|md5|fingerprint|etag|integrity|commit|cursor|nonce|"
+    r"digest|dgst|hash|checksum|sha\d|md5|fingerprint|etag|integrity|commit|cursor|nonce|"
     r"signature|address|\bid\b|uuid|ksuid|ulid|request.?id|trace|version|revision"
 )
 _SECRET_WORDS = re.compile(r"secret|token|key|pass|pwd|auth|credential|private|bearer|api")
 _PUBLIC_PREFIX = re.compile(
-    r"(?:pk_(?:live|test)|phc|sb_publishable|pk-lf|rk_live_pub|dpl|prj|team)_|pk-lf-|pk\.eyJ"
+    r"(?:pk_(?:live|test)|phc|sb_publishable|pk-lf|rk_live_pub|dpl|prj|team|rzp_(?:live|test))_"
+    r"|pk-lf-|pk\.eyJ"
 )
 """Keys published on purpose (Stripe's and Clerk's publishable, PostHog's project key) and
 the ids of a deploy's objects (Vercel's dpl_, prj_, team_)."""
@@ -1996,8 +2002,9 @@ def _hard_wrap(raw: bytes, start: int, end: int, as_a_shape: bool = False) -> bo
         return False
     if not _ALNUM.search(raw, first, start) or not _ALNUM.search(raw, end, after):
         return False  # a ruler (// =====), a comment
-    # Not when the next line starts a key or an id of its own (a list of them, one a line).
-    if _AN_ID.match(raw, end):
+    # Not when the next line starts a key or an id of its own (a list of them, one a line), or a
+    # table's row (a short word, then a column's spaces).
+    if _AN_ID.match(raw, end) or (after - end < 12 and raw[after : after + 2] in (b"  ", b"\t")):
         return False
     return not shapes.match(raw[end : end + 512].decode("ascii", "replace"))
 
