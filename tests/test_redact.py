@@ -511,7 +511,8 @@ def _texts() -> list[str]:
         "token secret password passwd pwd pass key api_key apiKey Key KEY auth Authorization "
         "Bearer Basic mysql sshpass -p --password --token :// @ sk- sk_live_ ghp_ hf_ SG. dp.pt. "
         'AKIA AIza eyJ dapi SK -----BEGIN -----END PRIVATE KEY = : => := \' " \\" ` ] [ ( ) { } '
-        "$ ${ < > ... xxxx \n \\n , ; & ? é 🙂 密码是 пароль: パスワードは「 mot_de_passe= Passwort"
+        "$ ${ < > ... xxxx \n \\n , ; & ? é 🙂 密码是 пароль: パスワードは「 mot_de_passe="
+        "Passwort senha_db= wachtwoord: clave es"
     ).split()
     alphabet = "abcXYZ019_-./:=@+ \n\"'\\"
     texts = []

@@ -838,6 +838,13 @@ _CREDENTIAL_NAMES = (
 """Names of credentials, with the anchor each is found by: for the rules of configuration
 files that name a value apart from it."""
 
+LANG = "lang"
+"""The anchor of a password's name in another language written in Latin letters."""
+_LANG_PASSWORD = (
+    "senha|clave|chiave|wachtwoord|heslo|salasana|parola|contrase|kennwort|passord|losenord|"
+    "adgangskode|sifre|haslo|jelszo|geslo|lozinka|parool"
+)
+_LANG_NAMES = re.compile(_LANG_PASSWORD.encode())
 INTL = "intl"
 """The anchor of a password's name in a script other than Latin: found in the text itself."""
 _INTL_PASSWORD = (
@@ -850,8 +857,8 @@ _INTL_IS = r"[:\uff1a=是为為はが은는]|es|é|est|ist|jest|to|er|là|هي|�
 """What says a name's value follows: a colon, or a word for "is"."""
 _SAID_VALUE = (
     r"(?:[「『“\"'`])?"
-    rf"(?P<secret>{_NOT_A_SECRET}(?=[!#-&(-_a-~]{{0,64}}?[0-9!#$%^&*~?@+=_.-])"
-    r"[!#-&(-_a-~]{6,64}?)(?=[」』”\"'`]|[\s。\uff0c、\uff1b;)\uff09]|[,.](?:\s|\Z)|\Z)"
+    rf"(?P<secret>{_NOT_A_SECRET}(?=[!#-&(-9;-\[\]-_a-~]{{0,64}}?[0-9!#$%^&*~?@+=_.-])"
+    r"[!#-&(-9;-\[\]-_a-~]{6,64}?)(?=[」』”\"'`]|[\s。\uff0c、\uff1b;)\uff09]|[,.](?:\s|\Z)|\Z)"
 )
 """A password that prose gives: ASCII, with a digit or a symbol, up to a quote or a stop."""
 
@@ -1236,6 +1243,12 @@ _NAMES = (
         rf"{_SAID_VALUE}",
     ),
     Rule("password", INTL, rf"(?:{_INTL_PASSWORD})(?:[ \t]*(?:{_INTL_IS}))*[ \t]*{_SAID_VALUE}"),
+    Rule(  # senha_banco=…, chiave_segreta = "…", wachtwoord: …, la clave es …
+        "password",
+        LANG,
+        rf"(?i:{_LANG_PASSWORD})[\w-]{{0,24}}(?:[ \t]+\S{{1,64}}?){{0,3}}?"
+        rf"(?:{_ASSIGN}|[ \t]+(?:{_INTL_IS}|is)[ \t]+){_SAID_VALUE}",
+    ),
     # Recovery phrases.
     Rule(
         "mnemonic",
@@ -1509,7 +1522,7 @@ _CODE = re.compile(
     # Operators and a regex's ranges and repeats; a start that is no character of a token.
     r"&&|\|\||[!=]=|=!|\?\?|\*\*|->|\+\+|\.\.|\.\*|a-z|A-Z|0-9|\A[^A-Za-z0-9]"
     # A query, an anchor, a file's name, grep's file-line-, a Markdown heading, an entity.
-    r"|\?[\w.-]+=|&[A-Za-z_]\w*=|#L\d|\.[a-z]{1,4}(?:\?\w|#[\w-]+\Z|\Z)|##"
+    r"|\?[\w.-]+=|&[A-Za-z_]\w+=|#L\d|\.[a-z]{1,4}(?:\?\w|#[\w-]+\Z|\Z)|##"
     r"|\.(?:css|js|ts|html?|json|md|py|lua|txt|docx?|xlsx?|pdf|png|jpe?g|svg|log)(?![a-z])"
     r"|\.[a-z]{1,4}[-:]\d+[-:]|&(?:quot|amp|lt|gt|#\d)|#[a-z]+\Z"
     # A name assigned (labelType=…), a snake_case word, a version's range (V1~V4).
@@ -1591,6 +1604,12 @@ def _named_runs(raw: bytes, start: int, end: int) -> Iterator[int]:
 _ASSIGNED = re.compile(  # a name, and an assignment: no name and a space (the hash is …)
     r"""([A-Za-z_][\w.-]{0,64})\\?["'`]?\]?[ \t]*(?:=>|:=|[:=])[ \t]*\\?["'`]?\Z"""
 )
+_LISTED = re.compile(  # a list's next item: KEYS=a,b,…
+    r"""([A-Za-z_][\w.-]{0,64})[ \t]*[:=][ \t]*\\?["']?(?:[^\s,"']{8,256},[ \t]*){1,8}\Z"""
+)
+_FLAGGED = re.compile(  # a command's flag: -p, --password, /rp (Windows)
+    r"""(?:(?<=\s)|\A)(?:--?|/)([A-Za-z][\w-]{0,30})[ \t]+\\?["']?\Z"""
+)
 _OTHER_NAMES = re.compile(
     r"(?:parent|head|base|tree|oid|blob|object|ref|reference|sha|sum|tx|block|root|span|trace|"
     r"thumbprint|state|si)s?$"
@@ -1620,13 +1639,20 @@ def _named_value(text: str, start: int, end: int) -> Verdict | None:
     mixed = b"U" in kinds and b"L" in kinds and b"D" in kinds and randomness.mixed(run)
     if not hexadecimal and not (len(run) <= 64 and mixed):
         return None
-    named = _ASSIGNED.search(text, max(0, start - 80), start)
-    if named is None or run.startswith("0x") or text[named.start() - 1 : named.start()] in _QUERY:
-        return None  # a hex number; a link's query, which names its keys
+    named = _ASSIGNED.search(text, max(0, start - 80), start) or _LISTED.search(
+        text, max(0, start - 512), start
+    )
+    flag = None if named else _FLAGGED.search(text, max(0, start - 40), start)
+    if flag and mixed:
+        named = flag  # a flag's value that is random letters and digits, whatever the flag
+    elif named is None or text[named.start() - 1 : named.start()] in _QUERY:
+        return None  # a link's query names its keys
+    elif not any(_KEY_WORDS.match(word.lower()) for word in _WORDS_OF.findall(named.group(1))):
+        return None
+    if run.startswith("0x"):
+        return None  # a hex number
     name = named.group(1)
     lower = name.lower()
-    if not any(_KEY_WORDS.match(word.lower()) for word in _WORDS_OF.findall(name)):
-        return None
     if _ordinary_name(name) or _PUBLIC_NAME.search(name) or _OTHER_NAMES.search(lower):
         return None
     if _PUBLIC_WORDS.search(lower) or _ordinary_before(text, start):
@@ -1869,7 +1895,7 @@ _FINDERS = _finders()
 # For each anchor: [(pass, bit)] of the passes that use it.
 _USERS = {
     name: [(n, p.bit[name]) for n, p in enumerate(_PASSES) if name in p.bit]
-    for name in [*_ANCHORS, PREFIX, RUN, PASSWORD_RUN, NAMED_RUN, INTL]
+    for name in [*_ANCHORS, PREFIX, RUN, PASSWORD_RUN, NAMED_RUN, INTL, LANG]
 }
 _PREFIXES = re.compile(
     rf"\b(?:{'|'.join(r.prefix for p in _PASSES for r in p.rules if r.prefix)})\Z".encode()
@@ -2150,6 +2176,10 @@ def _find(
         if stop is not None and at >= stop:
             break
         add(at, _USERS[PASSWORD_RUN])
+    for name in _LANG_NAMES.finditer(lower, start, end):
+        if stop is not None and name.start() >= stop:
+            break
+        add(name.start(), _USERS[LANG])
     for at in _named_runs(raw, start, end):
         if stop is not None and at >= stop:
             break
@@ -2271,7 +2301,7 @@ class Redactor:
         passes run again on what they made until they find nothing more (a value too long to be
         one, say, is one once a base64 key in it is masked): so masking again finds nothing."""
         if view is None:
-            view = _Unwrapped.of(text, _breaks(text.encode("ascii", "replace")))
+            view = _Unwrapped.of(text, _breaks(_ascii(text)))
         found: list[_Found] = []  # apart, in order, where they are in view.text
         seen, marks = view.text, list[tuple[int, int, _Found]]()
         read: list[_Found] = []  # what ``seen`` has as placeholders
