@@ -86,7 +86,8 @@ _SUFFIX_BYTES = rb"(?:[_.-]?(?:" + _SUFFIXES.encode() + rb"))*"
 _THEN_ASSIGN = (
     rb"(?="
     + _SUFFIX_BYTES
-    + rb"""(?:(?:\\?["'`]\]?)?[ \t]*[:=]|\\?["'`][ \t]*,|\\?["'][ \t]+value=|\\?["'][ \t]*\{|>))"""
+    + rb"""(?:(?:\\?["'`]\]?)?[ \t]*[:=]|\\?["'`][ \t]*,|\\?["'][ \t]+(?:\w+:)?value="""
+    + rb"""|\\?["'][ \t]*\{|>|[ \t]+[\w:-]+=\\?["'][^"'<>\n]{0,64}\\?["'][^<>\n]{0,128}>))"""
 )
 _THEN_ASSIGN_OR_CALL = rb"""(?=(?:\\?["'`]\]?)?[ \t]*[:=(])"""
 _THEN_IS = rb"(?=[ \t]+(?:is|was)[ \t])"
@@ -528,7 +529,7 @@ _PUBLIC_NAME = re.compile(r"(?i:public|publishable|sentry)")  # Sentry's DSN key
 _SUFFIX = rf"(?:[_.-]?(?i:{_SUFFIXES}))*"
 _ASSIGN = (  # also ENV['KEY'] = '…', a type (token: &str = …), YAML's block (password: |, …)
     rf"(?:{_QUOTE}\]?)?[ \t]*(?:=>|:=|:[ \t]*[\w&<>\[\]., ]{{1,40}}?[ \t]*=(?!=)|[:=])[ \t]*"
-    rf"(?:{_QUOTE}|[|>][-+]?[ \t]*(?:\r?\n|\\[rn]){{1,2}}[ \t]+)?"
+    rf"(?:(?:@|N|[bru]{{1,2}})?{_QUOTE}|[|>][-+]?[ \t]*(?:\r?\n|\\[rn]){{1,2}}[ \t]+)?"
 )
 _CHAR = r"""[^\s"'`\\,;&|<>(){}\[\]]"""  # of a bare value, which stops at a delimiter
 _END = rf"(?!{_CHAR})"  # the end of a value, bare or quoted
@@ -785,7 +786,7 @@ def _xml_value(kind: str, anchor: str, name: str) -> Rule:
     return Rule(
         kind,
         anchor,
-        rf"(?:{name}){_QUOTE}[ \t]+value={_QUOTE}"
+        rf"(?:{name}){_QUOTE}[ \t]+(?:\w+:)?value={_QUOTE}"
         rf"(?P<secret>{_NOT_A_SECRET}[^\"'`\\\n]{{3,256}})(?={_QUOTE})",
     )
 
@@ -797,7 +798,8 @@ def _xml_element(kind: str, anchor: str, name: str) -> Rule:
     return Rule(
         kind,
         anchor,
-        rf"(?:{name})>(?P<secret>{_NOT_A_SECRET}{checks}[^<\s]{{4,256}})</",
+        rf"(?:{name})(?:[ \t]+[\w:-]+={_QUOTE}[^\"'<>\n]{{0,64}}{_QUOTE}){{0,4}}>"
+        rf"(?P<secret>{_NOT_A_SECRET}{checks}[^<\s]{{4,256}})</",
     )
 
 
@@ -1210,6 +1212,10 @@ _NAMES = (
     ),
     Rule("token", "token", rf"(?<=-)token[ \t]*<<<-?[ \t]*(?:{_QUOTE})?{_value(8, code=False)}"),
     _after_name("password", "psk", r"(?<![A-Za-z])(?i:psk)", 8),  # wpa_supplicant
+    *(  # WordPress: define('AUTH_KEY', '…'), salts of any characters
+        Rule("secret", anchor, rf"(?<=_){word}'[ \t]*,[ \t]*'(?P<secret>[^'\n]{{16,128}})'")
+        for anchor, word in (("key", "KEY"), ("salt", "SALT"))
+    ),
     _after_name("secret", "cookie", r"(?<=[_.])(?i:cookie)", 12, key_like=True),  # ERLANG_COOKIE
     Rule(  # ~/.pgpass: host:port:database:user:password, a line each
         "password",
@@ -1453,6 +1459,7 @@ _PREFIXED = (
     rf"(?<![A-Za-z0-9_-])(?:{_NOT_A_SERVICE}[a-z][a-z0-9]{{1,7}}"
     rf"(?:-{_UUID4}|[_-](?:[0-9a-f]{{32,64}}|(?![a-z]{{5}})(?=[a-z]{{0,64}}\d)[a-z0-9]{{40,64}}))"
     r"|[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}"  # and Mailgun's signing key
+    r"|(?=(?:[A-Z-]{0,28}\d){4})(?=(?:[0-9-]{0,28}[A-Z]){4})[A-Z0-9]{5}(?:-[A-Z0-9]{5}){4}"
     r"|(?P<seed>nsec1[02-9ac-hj-np-z]{58}|S[A-Z2-7]{55}))"  # Nostr's and Stellar's secret keys
     r"(?![A-Za-z0-9_-])"
 )
@@ -1562,7 +1569,7 @@ def _made_up_password(text: str, start: int, end: int) -> Verdict | None:
     if not chunks or max(chunks) >= 6:
         return None
     symbols = sum(c in _SYMBOLS for c in run)
-    if symbols * 3 > len(run):
+    if symbols * 2 > len(run):
         return None  # more symbols than a password has: text that lost its letters (a???a??)
     if symbols < 2 and sum(chunks) >= randomness.MEAN_CHUNK * len(chunks):
         return None  # small words with a symbol in a name, not two symbols among letters
@@ -1602,7 +1609,8 @@ def _named_runs(raw: bytes, start: int, end: int) -> Iterator[int]:
 
 
 _ASSIGNED = re.compile(  # a name, and an assignment: no name and a space (the hash is …)
-    r"""([A-Za-z_][\w.-]{0,64})\\?["'`]?\]?[ \t]*(?:=>|:=|[:=])[ \t]*\\?["'`]?\Z"""
+    r"""([A-Za-z_][\w.-]{0,64})\\?["'`]?\]?[ \t]*(?:=>|:=|[:=])[ \t]*"""
+    r"""(?:[\w.\[\]]{1,24}\([ \t]*)?(?:@|N|[bru]{1,2})?\\?["'`]?\Z"""
 )
 _LISTED = re.compile(  # a list's next item: KEYS=a,b,…
     r"""([A-Za-z_][\w.-]{0,64})[ \t]*[:=][ \t]*\\?["']?(?:[^\s,"']{8,256},[ \t]*){1,8}\Z"""
@@ -1616,8 +1624,8 @@ _OTHER_NAMES = re.compile(
 )
 """The names of git's objects, digests, traces and states, besides those of ids and hashes."""
 _KEY_WORDS = re.compile(
-    r"\A(?:secret|token|key|pass\w*|pwd|pw|auth\w*|cred\w*|private|priv|bearer|api|hmac|"
-    r"pepper|salt|seed|signing|pin|otp|mac)\Z"
+    r"\A(?:secret|token|keys?|pass\w*|pwd|pw|pat|auth\w*|cred\w*|private|priv|bearer|api|hmac|"
+    r"pepper|salt|seed|signing|pin|otp|mac|login)\Z"
 )
 """What a name holds for its value to be a key: hex under another is a digest, letters and
 digits an id."""
