@@ -2184,10 +2184,10 @@ def _find(
         if stop is not None and at >= stop:
             break
         add(at, _USERS[PASSWORD_RUN])
-    for name in _LANG_NAMES.finditer(lower, start, end):
-        if stop is not None and name.start() >= stop:
+    for word in _LANG_NAMES.finditer(lower, start, end):
+        if stop is not None and word.start() >= stop:
             break
-        add(name.start(), _USERS[LANG])
+        add(word.start(), _USERS[LANG])
     for at in _named_runs(raw, start, end):
         if stop is not None and at >= stop:
             break
