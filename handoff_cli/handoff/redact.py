@@ -632,6 +632,10 @@ def _after_name(kind: str, anchor: str, name: str, min_length: int, **value: boo
     return Rule(kind, anchor, pattern, check=_unless_ordinary(kind))
 
 
+_CIPHER_PARTS = re.compile(r"""["']?(?:iv|nonce|tag|ciphertext)\\?["']?[ \t]*[:=]""")
+_PUBLIC_LINK = re.compile(r"(?:badge\.svg|/delta)\?[^\s]*\Z")
+
+
 def _unless_ordinary(kind: str) -> Callable[[str, int, int], Verdict | None]:
     """A check that a value's whole name is a secret's: not a cursor's (nextPageToken), an
     id's, a public one's (NEXT_PUBLIC_POSTHOG_KEY, publishable_key), a cache's key (``cache:
@@ -643,10 +647,13 @@ def _unless_ordinary(kind: str) -> Callable[[str, int, int], Verdict | None]:
             return None
         if _PUBLIC_PREFIX.match(text, start):
             return None
-        if named and named.group(1).lower() == "key":
-            line = text[max(text.rfind("\n", 0, start) + 1, start - 120) : start].lower()
-            if "cache" in line:
-                return None
+        line = text[max(text.rfind("\n", 0, start) + 1, start - 240) : start].lower()
+        if named and named.group(1).lower() == "key" and "cache" in line:
+            return None
+        if named and "salt" in named.group(1).lower() and _CIPHER_PARTS.search(line):
+            return None  # a cipher's parameters, published with its text: iv, tag, salt
+        if _PUBLIC_LINK.search(line):
+            return None  # a badge's token, a sync's cursor
         return start, end, kind
 
     return check
@@ -1002,7 +1009,7 @@ _NAMES = (
         "token",
         "://",
         r"://[^\s/?#\"'<>]{1,256}(?:/[^\s/?#\"'<>]{0,256}){0,12}?/"
-        rf"(?i:{_LINK_WORDS})/(?P<secret>(?!{_UUID}(?![\w-]))(?=[A-Za-z0-9_-]{{0,256}}?\d)"
+        rf"(?<!/macros/)(?i:{_LINK_WORDS})/(?P<secret>(?!{_UUID}(?![\w-]))(?=[A-Za-z0-9_-]{{0,256}}?\d)"
         r"[A-Za-z0-9_-]{16,256})"
         r"(?![A-Za-z0-9_.-])",
     ),
@@ -1684,7 +1691,7 @@ _ORDINARY_NAME = re.compile(
     r"kid|x|y|n|e|b|bh|x5t|x5t#s|x5c)$"
 )
 _BEFORE_VALUE = re.compile(  # an assignment, or a name and a space (ksuid …)
-    r"""([A-Za-z_][\w./-]{0,64})(?:\\?["'`]?\]?[ \t]*(?:=>|:=|[:=])[ \t]*\\?["'`]?|[ \t]+)\Z"""
+    r"""([A-Za-z_][\w./#-]{0,64})(?:\\?["'`]?\]?[ \t]*(?:=>|:=|[:=])[ \t]*\\?["'`]?|[ \t]+)\Z"""
 )
 # A digest's name (sha512-…, h1:…), a data URL, or a crypt hash's fields ($2b$12$…).
 _HASH_BEFORE = re.compile(  # and a document's id in its link (docs.google.com/…/d/…)
@@ -1780,7 +1787,7 @@ _ORDINARY_WORDS = re.compile(
 )
 _SECRET_WORDS = re.compile(r"secret|token|key|pass|pwd|auth|credential|private|bearer|api")
 _PUBLIC_PREFIX = re.compile(
-    r"(?:pk_(?:live|test)|phc|sb_publishable|pk-lf|rk_live_pub|dpl|prj|team|rzp_(?:live|test))_"
+    r"(?:pk_(?:live|test)|phc|sb_publishable|pk-lf|rk_live_pub|dpl|prj|team|rzp_(?:live|test))_|client-"
     r"|pk-lf-|pk\.eyJ"
 )
 """Keys published on purpose (Stripe's and Clerk's publishable, PostHog's project key) and
