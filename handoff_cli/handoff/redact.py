@@ -642,15 +642,15 @@ def _unless_ordinary(kind: str) -> Callable[[str, int, int], Verdict | None]:
     hit key=…``)."""
 
     def check(text: str, start: int, end: int) -> Verdict | None:
-        named = _BEFORE_VALUE.search(text, max(0, start - 80), start)
-        if named and (_ordinary_name(named.group(1)) or _PUBLIC_NAME.search(named.group(1))):
+        named = _name_before(text, start)
+        if named and (_ordinary_name(named) or _PUBLIC_NAME.search(named)):
             return None
         if _PUBLIC_PREFIX.match(text, start):
             return None
         line = text[max(text.rfind("\n", 0, start) + 1, start - 240) : start].lower()
-        if named and named.group(1).lower() == "key" and "cache" in line:
+        if named and named.lower() == "key" and "cache" in line:
             return None
-        if named and "salt" in named.group(1).lower() and _CIPHER_PARTS.search(line):
+        if named and "salt" in named.lower() and _CIPHER_PARTS.search(line):
             return None  # a cipher's parameters, published with its text: iv, tag, salt
         if _PUBLIC_LINK.search(line):
             return None  # a badge's token, a sync's cursor
@@ -847,13 +847,6 @@ _CREDENTIAL_NAMES = (
 """Names of credentials, with the anchor each is found by: for the rules of configuration
 files that name a value apart from it."""
 
-LANG = "lang"
-"""The anchor of a password's name in another language written in Latin letters."""
-_LANG_PASSWORD = (
-    "senha|clave|chiave|wachtwoord|heslo|salasana|parola|contrase|kennwort|passord|losenord|"
-    "adgangskode|sifre|haslo|jelszo|geslo|lozinka|parool"
-)
-_LANG_NAMES = re.compile(_LANG_PASSWORD.encode())
 INTL = "intl"
 """The anchor of a password's name in a script other than Latin: found in the text itself."""
 _INTL_PASSWORD = (
@@ -1256,12 +1249,6 @@ _NAMES = (
         rf"{_SAID_VALUE}",
     ),
     Rule("password", INTL, rf"(?:{_INTL_PASSWORD})(?:[ \t]*(?:{_INTL_IS}))*[ \t]*{_SAID_VALUE}"),
-    Rule(  # senha_banco=…, chiave_segreta = "…", wachtwoord: …, la clave es …
-        "password",
-        LANG,
-        rf"(?i:{_LANG_PASSWORD})[\w-]{{0,24}}(?:[ \t]+\S{{1,64}}?){{0,3}}?"
-        rf"(?:{_ASSIGN}|[ \t]+(?:{_INTL_IS}|is)[ \t]+){_SAID_VALUE}",
-    ),
     # Recovery phrases.
     Rule(
         "mnemonic",
@@ -1455,6 +1442,9 @@ _CLASS_BYTES = (
     + b" " * 128
 )
 _LONG_RUN = b"a" * randomness.MIN_LENGTH
+_BEYOND_HEX = bytes(0x67 if "g" <= chr(i) <= "z" else 0x20 for i in range(256))
+_BASE36 = re.compile(rb"(?<![a-z0-9])[a-z0-9]{32}")
+"""Small letters that hex has not: of small letters and digits, random but no digest."""
 _HEX_DER = re.compile(rb"30(?:8[12][0-9a-fA-F]{2,4}|[0-7][0-9a-fA-F])0201(?:00|01|03)")
 # A key whose prefix (a service's short name) is not known here: a few small letters, then
 # hex, a UUID, or small letters and digits as long as a key's (bkat_225d…, xaat-85627dac-…).
@@ -1490,9 +1480,11 @@ def _runs(raw: bytes, start: int, end: int) -> Iterator[int]:
         if found == 0 and start > 0 and raw[start - 1 : start].translate(_TOKEN_BYTES) == b"a":
             at = stop  # a run that began before the window: found from its own start
             continue
-        kinds = raw[start + found : start + stop].translate(_CLASS_BYTES)
+        run = raw[start + found : start + stop]
+        kinds = run.translate(_CLASS_BYTES)
         if (
-            (b"L" in kinds and b"D" in kinds and (b"U" in kinds or stop - found >= 32))
+            (b"U" in kinds and b"L" in kinds and b"D" in kinds)
+            or (stop - found >= 32 and b"g" in run.translate(_BEYOND_HEX) and _BASE36.search(run))
             or _HEX_DER.match(raw, start + found)
             or _PREFIXED_BYTES.search(raw, start + found, start + stop)
         ):
@@ -1511,25 +1503,30 @@ _PASSWORD_BYTES = bytes(
     0x61 if re.fullmatch(f"[{_PASSWORD_CHARS}]", chr(i)) else 0x20 for i in range(256)
 )
 _KIND_BYTES = bytes(0x53 if chr(i) in _SYMBOLS else b for i, b in enumerate(_CLASS_BYTES))
+_RUN_KINDS = bytes(
+    kind if kind != 0x20 else 0x77 if ours == 0x61 else 0x20
+    for kind, ours in zip(_KIND_BYTES, _PASSWORD_BYTES, strict=True)
+)
+"""A password character's kind (U, L, D, S, or w for . _ + = -), a space for any other."""
 _SHORT_RUN = b"a" * 8
 
 
 def _password_runs(raw: bytes, start: int, end: int) -> Iterator[int]:
     """Where runs of password characters start in ``raw[start:end]`` that hold a capital, a
     small letter, a digit and a symbol."""
-    mapped = raw[start:end].translate(_PASSWORD_BYTES)
+    kinds = raw[start:end].translate(_RUN_KINDS)
     at = 0
-    while (found := mapped.find(_SHORT_RUN, at)) >= 0:
-        stop = mapped.find(b" ", found)
-        stop = len(mapped) if stop < 0 else stop
-        if found == 0 and start > 0 and raw[start - 1 : start].translate(_PASSWORD_BYTES) == b"a":
-            at = stop
-            continue
-        if stop - found <= 64:
-            kinds = raw[start + found : start + stop].translate(_KIND_BYTES)
-            if b"U" in kinds and b"L" in kinds and b"D" in kinds and b"S" in kinds:
-                yield start + found
+    while (symbol := kinds.find(b"S", at)) >= 0:  # from a symbol, rarer than a run's start
+        found = kinds.rfind(b" ", 0, symbol) + 1
+        stop = kinds.find(b" ", symbol)
+        stop = len(kinds) if stop < 0 else stop
         at = stop
+        if found == 0 and start > 0 and raw[start - 1 : start].translate(_PASSWORD_BYTES) == b"a":
+            continue  # a run that began before the window: found from its own start
+        if 8 <= stop - found <= 64:
+            run = kinds[found:stop]
+            if b"U" in run and b"L" in run and b"D" in run:
+                yield start + found
 
 
 _CODE = re.compile(
@@ -1590,29 +1587,32 @@ def _made_up_password(text: str, start: int, end: int) -> Verdict | None:
 NAMED_RUN = "named-run"
 _ALNUM_BYTES = bytes(0x61 if chr(i).isascii() and chr(i).isalnum() else 0x20 for i in range(256))
 _HEX_BYTES = bytes(0x68 if chr(i) in "0123456789abcdefABCDEF" else 0x20 for i in range(256))
-_SHORTEST_NAMED = 12
+_NAMED_RUN = b"a" * 12
 
 
 def _named_runs(raw: bytes, start: int, end: int) -> Iterator[int]:
     """Where runs of letters and digits start in ``raw[start:end]`` that are hex of 32 digits
     or more, or hold a capital, a small letter and a digit in 12 to 64 characters."""
+    kinds = raw[start:end].translate(_CLASS_BYTES)
     mapped = raw[start:end].translate(_ALNUM_BYTES)
     at = 0
-    while (found := mapped.find(_SHORT_RUN, at)) >= 0:
+    while (found := mapped.find(_NAMED_RUN, at)) >= 0:
         stop = mapped.find(b" ", found)
         stop = len(mapped) if stop < 0 else stop
-        if found == 0 and start > 0 and raw[start - 1 : start].translate(_ALNUM_BYTES) == b"a":
-            at = stop
-            continue
-        size, run = stop - found, raw[start + found : start + stop]
-        if (size >= 32 and b" " not in run.translate(_HEX_BYTES)) or (
-            _SHORTEST_NAMED <= size <= 64
-            and b"U" in (kinds := run.translate(_CLASS_BYTES))
-            and b"L" in kinds
-            and b"D" in kinds
-        ):
-            yield start + found
         at = stop
+        if found == 0 and start > 0 and raw[start - 1 : start].translate(_ALNUM_BYTES) == b"a":
+            continue
+        size, run = stop - found, kinds[found:stop]
+        if b"D" not in run or not (
+            (size >= 32 and b" " not in raw[start + found : start + stop].translate(_HEX_BYTES))
+            or (size <= 64 and b"U" in run and b"L" in run)
+        ):
+            continue
+        before = raw[max(0, start + found - 48) : start + found]
+        word = before.rstrip(b" \t\"'`\\")
+        word = word[max(word.rfind(b" "), word.rfind(b"\t")) + 1 :]
+        if b"=" in before or b":" in before or b"," in before or word.startswith((b"-", b"/")):
+            yield start + found  # after an assignment, a list's comma, a flag
 
 
 _ASSIGNED = re.compile(  # a name, and an assignment: no name and a space (the hash is …)
@@ -1690,9 +1690,25 @@ _ORDINARY_NAME = re.compile(
     r"idempotency|object|lookup|row|dedup|i18n|translation)key|idempotency(?:token)?|sitekey|gpgkey|verification|state|list)|"
     r"kid|x|y|n|e|b|bh|x5t|x5t#s|x5c)$"
 )
-_BEFORE_VALUE = re.compile(  # an assignment, or a name and a space (ksuid …)
-    r"""([A-Za-z_][\w./#-]{0,64})(?:\\?["'`]?\]?[ \t]*(?:=>|:=|[:=])[ \t]*\\?["'`]?|[ \t]+)\Z"""
+_ASSIGNMENT_BEFORE = re.compile(  # an assignment, or a space (ksuid …)
+    r"""\\?["'`]?\]?[ \t]*(?:=>|:=|[:=])[ \t]*\\?["'`]?\Z|[ \t]+\Z"""
 )
+_NAME_BACKWARDS = re.compile(r"[\w./#-]{0,64}")
+_NOT_A_NAME_START = "0123456789./#-"
+
+
+def _name_before(text: str, start: int, reach: int = 80) -> str | None:
+    """The name a value at ``start`` is given to (``"request_id": …``, ``KEY=…``, ``ksuid …``),
+    read backwards from the assignment: a regex searched up to an end is slow."""
+    assignment = _ASSIGNMENT_BEFORE.search(text, max(0, start - 24), start)
+    if assignment is None:
+        return None
+    at = assignment.start()
+    back = _NAME_BACKWARDS.match(text[max(0, at - min(reach, 65)) : at][::-1])
+    name = back.group()[::-1].lstrip(_NOT_A_NAME_START) if back else ""
+    return name or None
+
+
 # A digest's name (sha512-…, h1:…), a data URL, or a crypt hash's fields ($2b$12$…).
 _HASH_BEFORE = re.compile(  # and a document's id in its link (docs.google.com/…/d/…)
     r"(?:sha(?:1|224|256|384|512)[-:]|md5[-:]|h1:|;base64,|\$|/d/|/folders/|\|1\|"
@@ -1719,11 +1735,16 @@ def _ordinary_name(name: str) -> bool:
     return any(_ORDINARY_NAME.search(part.rstrip("0123456789")) for part in parts)
 
 
+_ONE_CASE_HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
+
+
 def _random_token(text: str, start: int, end: int) -> Verdict | None:
     """Where in ``text[start:end]`` (a run of token characters) a private key or a random token
     is, unless what is before it says it is a hash or an id, or it is text in base64 that holds
     no credential."""
     run = text[start:end]
+    if _ONE_CASE_HEX.fullmatch(run) and not _HEX_DER.match(run.encode()):
+        return None  # a digest, an id: hex is never random here (a key in hex is known by name)
     if randomness.private_key(run) or _jwk_private(text, start, end):
         return start, end, "private-key"
     if prefixed := _prefixed_key(text, start, end):
@@ -1766,15 +1787,22 @@ def _ordinary_before(text: str, start: int) -> bool:
     """Whether what is before a value says it is a hash, an id, a public value: a digest's mark
     (sha512-…, h1:…) or a crypt hash's fields, a name that says so (``"request_id": …``,
     ``ksuid …``), or such words just before, with no word of a secret among them."""
-    if _HASH_BEFORE.search(text, max(0, start - 48), start) or _PUBLIC_PREFIX.match(text, start):
+    if _PUBLIC_PREFIX.match(text, start):
         return True
+    mark = text[start - 1 : start]
+    if (
+        mark
+        and not (mark.isalnum() or mark == "_")
+        and _HASH_BEFORE.search(text, max(0, start - 48), start)
+    ):
+        return True  # (each of the marks ends with a symbol)
     sealed = text.rfind("ENC[", max(0, start - 1024), start)
     if sealed >= 0 and "]" not in text[sealed:start]:
         return True  # sops' encrypted value: its data, iv and tag
-    before = text[max(0, start - 96) : start]
-    named = _BEFORE_VALUE.search(before)
-    if named and _ordinary_name(named.group(1)):
+    named = _name_before(text, start)
+    if named and _ordinary_name(named):
         return True
+    before = text[max(0, start - 96) : start]
     said = before[before.rfind("\n") + 1 :].lower()
     if not said.strip():  # a line of its own: what the command before printed (shasum, dgst)
         said = before[before.rfind("\n", 0, max(0, len(before) - len(said) - 1)) + 1 :].lower()
@@ -1800,10 +1828,10 @@ _JWK_PRIVATE = frozenset({"d", "p", "q", "dp", "dq", "qi", "k"})
 
 def _jwk_private(text: str, start: int, end: int) -> bool:
     """Whether ``text[start:end]`` is a private member's value in a JSON Web Key."""
-    named = _BEFORE_VALUE.search(text, max(0, start - 16), start)
+    named = _name_before(text, start, 16)
     return (
         named is not None
-        and named.group(1) in _JWK_PRIVATE
+        and named in _JWK_PRIVATE
         and '"kty' in text[max(0, start - 4096) : end + 4096]
     )
 
@@ -1910,7 +1938,7 @@ _FINDERS = _finders()
 # For each anchor: [(pass, bit)] of the passes that use it.
 _USERS = {
     name: [(n, p.bit[name]) for n, p in enumerate(_PASSES) if name in p.bit]
-    for name in [*_ANCHORS, PREFIX, RUN, PASSWORD_RUN, NAMED_RUN, INTL, LANG]
+    for name in [*_ANCHORS, PREFIX, RUN, PASSWORD_RUN, NAMED_RUN, INTL]
 }
 _PREFIXES = re.compile(
     rf"\b(?:{'|'.join(r.prefix for p in _PASSES for r in p.rules if r.prefix)})\Z".encode()
@@ -2116,7 +2144,7 @@ Starts = list[dict[int, int]]
 """For each pass: where a match can start, with which anchors (bits)."""
 
 
-_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
 def _ascii(text: str) -> bytes:
@@ -2124,7 +2152,7 @@ def _ascii(text: str) -> bytes:
     ASCII as SUB: no character of a secret (a ``?`` would be one of a password)."""
     if text.isascii():
         return text.encode()
-    return _NON_ASCII.sub(lambda m: "\x1a" * len(m.group()), text).encode()
+    return _NON_ASCII.sub("\x1a", text).encode()
 
 
 def _scan(texts: list[str]) -> tuple[dict[int, Starts], dict[int, list[tuple[int, int]]]]:
@@ -2191,10 +2219,6 @@ def _find(
         if stop is not None and at >= stop:
             break
         add(at, _USERS[PASSWORD_RUN])
-    for word in _LANG_NAMES.finditer(lower, start, end):
-        if stop is not None and word.start() >= stop:
-            break
-        add(word.start(), _USERS[LANG])
     for at in _named_runs(raw, start, end):
         if stop is not None and at >= stop:
             break
