@@ -2182,6 +2182,9 @@ def _scan(texts: list[str]) -> tuple[dict[int, Starts], dict[int, list[tuple[int
     return found, wraps
 
 
+_RUN_SCANS = ((_runs, RUN), (_password_runs, PASSWORD_RUN), (_named_runs, NAMED_RUN))
+
+
 def _find(
     raw: bytes,
     lower: bytes,
@@ -2211,18 +2214,11 @@ def _find(
                         at = anchor.start(group)
                         break
                 add(at, _USERS[name])
-    for at in _runs(raw, start, end):
-        if stop is not None and at >= stop:
-            break
-        add(at, _USERS[RUN])
-    for at in _password_runs(raw, start, end):
-        if stop is not None and at >= stop:
-            break
-        add(at, _USERS[PASSWORD_RUN])
-    for at in _named_runs(raw, start, end):
-        if stop is not None and at >= stop:
-            break
-        add(at, _USERS[NAMED_RUN])
+    for runs, name in _RUN_SCANS:  # the anchors found by their characters' kinds
+        for at in runs(raw, start, end):
+            if stop is not None and at >= stop:
+                break
+            add(at, _USERS[name])
 
 
 # How near a joined line break an anchor may start, or be looked for, and see it: the reach of
