@@ -547,7 +547,7 @@ _NOT_A_SECRET = (
     # A store's reference (vault:secret/data/app#password), a template's call (@Html.Token()).
     r"|[a-z][a-z0-9+-]{1,16}:[a-z][\w.-]{0,64}/|@[A-Za-z_][\w.]{0,64}\("
     # (and not the rest of an operator: => :=)
-    rf"|{_CHAR}{{0,256}}?(?:\$[({{]|\.\.\.|…|\*\*\*|(?i:xxxx|your[_-]|[_-]here{_END}))"
+    rf"|{_CHAR}{{0,256}}?(?:\$[({{]|\.\.\.|…|\*\*\*|EXAMPLE|(?i:xxxx|your[_-]|[_-]here{_END}))"
     # A value that is a placeholder (your-password-here, YOUR_API_KEY, changeme), not one that
     # holds a word among its digits and symbols (Password123!, Secret2024db).
     rf"|(?=[A-Za-z_.-]{{1,256}}{_END})[A-Za-z_.-]{{0,256}}?(?i:{_PLACEHOLDER_WORDS})"
@@ -1017,7 +1017,7 @@ _NAMES = (
     Rule(  # a reset, sign-in or private link: hex or a random part, a few parts after the word
         "token",
         "://",
-        rf"://{_SEGMENTS}/(?:[A-Za-z]{{1,16}}[_-])?(?i:{_LINK_WORDS}|ical|feeds?)"
+        rf"://{_SEGMENTS}/(?<!/macros/)(?:[A-Za-z]{{1,16}}[_-])?(?i:{_LINK_WORDS}|ical|feeds?)"
         rf"(?:/[^\s/?#\"'<>]{{1,64}}){{0,3}}?/(?:private-)?(?P<secret>[0-9a-f]{{32,128}}|{_MIXED})"
         r"(?![A-Za-z0-9_.-])",
     ),
@@ -1687,7 +1687,7 @@ _ORDINARY_NAME = re.compile(
     r"nonce|commit|revision|rev|version|fingerprint|address|cid|public(?:key)?|pubkey|peer|"
     r"challenge|timestamp|azp|aud|clientdatajson|authenticatordata|attestationobject|"
     r"(?:skip|delta|changes?)token|(?:cache|restore|primary|foreign|sort|partition|"
-    r"idempotency|object|lookup|row|dedup|i18n|translation)key|idempotency(?:token)?|sitekey|gpgkey|verification|state|list)|"
+    r"idempotency|object|lookup|row|dedup|i18n|translation)key|idempotency(?:token)?|sitekey|writekey|gpgkey|verification|state|list)|"
     r"kid|x|y|n|e|b|bh|x5t|x5t#s|x5c)$"
 )
 _ASSIGNMENT_BEFORE = re.compile(  # an assignment, or a space (ksuid …)
@@ -1803,6 +1803,8 @@ def _ordinary_before(text: str, start: int) -> bool:
     if named and _ordinary_name(named):
         return True
     before = text[max(0, start - 96) : start]
+    if _PUBLIC_LINK.search(before):
+        return True  # a badge's token, a sync's cursor
     said = before[before.rfind("\n") + 1 :].lower()
     if not said.strip():  # a line of its own: what the command before printed (shasum, dgst)
         said = before[before.rfind("\n", 0, max(0, len(before) - len(said) - 1)) + 1 :].lower()
