@@ -180,7 +180,7 @@ def test_the_corpus_every_secret_masked_and_no_trap_touched() -> None:
     ("folder", "secrets", "records", "recall", "changed"),
     [
         (secrets_corpus.DEV2, 905, 96, 0.945, 2),
-        (secrets_corpus.DEV3, 922, 101, 0.875, 1),
+        (secrets_corpus.DEV3, 922, 101, 0.875, 0),
     ],
     ids=["dev2", "dev3"],
 )
@@ -189,7 +189,7 @@ def test_the_development_sets_keep_their_scores(
 ) -> None:
     """``tests/fixtures/secrets/dev2`` and ``dev3`` (written by other hands without the masker
     in view): recall and ordinary records changed no worse than they were measured (dev2 94.7%
-    and 2, dev3 87.6% and 1)."""
+    and 2, dev3 87.6% and 0)."""
     score = secrets_corpus.dev_score(lambda text: Redactor().text(text), folder)
     assert score.secrets == secrets and score.records == records
     assert score.recall >= recall, score.missed

@@ -2039,7 +2039,7 @@ _LINE_BREAKS = (_line_breaks(b"\n", b"\r", rb"\\"), _line_breaks(rb"\\n", rb"\\r
 _WRAP = 5  # the marker groups: 1 and 2 a continuation, 3 or 4 a hard wrap; 5 a token goes on
 _RUN = re.compile(_TOKEN + rb"*")
 _LEFT_RUN = re.compile(_LEFT + rb"*")  # run on the bytes before a break, reversed
-_PLAIN_WORD = re.compile(rb"[A-Za-z][a-z]*")
+_PLAIN_WORD = re.compile(rb"[A-Za-z][a-z]*|[a-z]{2,}[0-9]{1,3}")  # a word, base64, sha256
 _ALNUM = re.compile(rb"[A-Za-z0-9]")
 _NOT_SPACE = re.compile(rb"[^\s\\\"'`]*")
 
