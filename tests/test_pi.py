@@ -26,9 +26,24 @@ def test_pi_folder_rules(tmp_path: Path) -> None:
     ours = {"PI_CODING_AGENT_DIR": str(agent)}
     assert sessions_folders(ours, HOME, tmp_path) == [agent / "sessions", Path("/srv/global")]
     (tmp_path / ".pi").mkdir()
-    (tmp_path / ".pi/settings.json").write_text(json.dumps({"sessionDir": "/srv/pi"}))
+    (tmp_path / ".pi/settings.json").write_text(json.dumps({"sessionDir": "pi-sessions"}))
     # The project's settings override the agent folder's, as pi merges them.
-    assert sessions_folders(ours, HOME, tmp_path) == [agent / "sessions", Path("/srv/pi")]
+    assert sessions_folders(ours, HOME, tmp_path) == [agent / "sessions", tmp_path / "pi-sessions"]
+
+
+def test_a_projects_settings_name_no_folder_outside_the_project(tmp_path: Path) -> None:
+    """A cloned repository's ``.pi/settings.json`` cannot point ``list`` and ``rotate`` at a
+    folder of its choosing (another agent's sessions, ``/etc``): outside the project, by a path
+    or by a link, its ``sessionDir`` is left, and the agent folder's counts."""
+    agent, project = tmp_path / "agent", tmp_path / "project"
+    agent.mkdir()
+    (agent / "settings.json").write_text(json.dumps({"sessionDir": "/srv/global"}))
+    (project / ".pi").mkdir(parents=True)
+    (project / "out").symlink_to(tmp_path)
+    ours = {"PI_CODING_AGENT_DIR": str(agent)}
+    for outside in ("/srv/pi", "~/.claude/projects", "../elsewhere", "out/x"):
+        (project / ".pi/settings.json").write_text(json.dumps({"sessionDir": outside}))
+        assert sessions_folders(ours, HOME, project) == [agent / "sessions", Path("/srv/global")]
 
 
 def test_a_projects_settings_are_read_only_from_a_regular_file_of_bounded_size(

@@ -2,8 +2,8 @@
 
 - Its sessions: ``~/.pi/agent/sessions``; ``PI_CODING_AGENT_DIR`` (``~`` expanded) replaces
   ``~/.pi/agent``; ``PI_CODING_AGENT_SESSION_DIR`` and the ``sessionDir`` of pi's settings
-  (the project's ``.pi/settings.json``, else the agent folder's ``settings.json``) name a flat
-  folder of their own (§2).
+  (the project's ``.pi/settings.json``, when it names a folder inside the project, else the
+  agent folder's ``settings.json``) name a flat folder of their own (§2).
 - What only pi writes: ``session_info``, ``context_edit`` and ``usage`` entries,
   ``model_change`` as ``provider`` and ``modelId``, a compaction's ``systemMessage``, system
   messages, and the ``provider``, ``modelId``, ``thinkingLevel`` or ``branchedFrom`` of older
@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -149,12 +150,22 @@ def sessions_folders(env: Mapping[str, str], home: Path, cwd: Path) -> list[Path
     agent = _expand_from(override, home) if override else home / ".pi" / "agent"
     folders = [agent / "sessions"]
     named = env.get("PI_CODING_AGENT_SESSION_DIR")
-    # The project's settings override the agent folder's, as pi merges them.
-    for settings in (cwd / ".pi" / "settings.json", agent / "settings.json"):
-        named = named or _setting(settings, "sessionDir")
+    # The project's settings override the agent folder's, as pi merges them; but a repository's
+    # file is whoever wrote it: it names no folder outside the project for us to read and write.
+    project = _setting(cwd / ".pi" / "settings.json", "sessionDir")
+    inside = cwd / _expand_from(project, home) if project else None
     if named:
         folders.append(_expand_from(named, home))
+    elif inside is not None and _inside(inside, cwd):
+        folders.append(inside)
+    elif user := _setting(agent / "settings.json", "sessionDir"):
+        folders.append(_expand_from(user, home))
     return folders
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` (its links followed) is ``folder`` or below it."""
+    return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder))
 
 
 def separated(path: str) -> str:
