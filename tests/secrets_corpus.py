@@ -123,11 +123,12 @@ def score(mask: Callable[[str], str]) -> Score:
 
 DEV2 = CORPUS / "dev2"
 DEV3 = CORPUS / "dev3"
+DEV4 = CORPUS / "dev4"
 
 
 @dataclass
 class DevScore:
-    """How a redactor does on a development set (``dev2``, ``dev3``, each written by another
+    """How a redactor does on a development set (``dev2`` to ``dev4``, each written by another
     hand without the masker in view): secrets left, and ordinary records changed."""
 
     secrets: int = 0

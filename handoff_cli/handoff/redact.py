@@ -525,7 +525,8 @@ _SHAPES = (
 # run of characters, unbounded ones would cost the square of its length.
 _QUOTE = r"""\\?["'`]"""  # \" inside JSON
 _NAME_END = r"(?![\w-])"
-_PUBLIC_NAME = re.compile(r"(?i:public|publishable|sentry)")  # Sentry's DSN key is public
+# Sentry's DSN key is public; so are a client SDK's keys.
+_PUBLIC_NAME = re.compile(r"(?i:public|publishable|sentry|client[_-]?key)")
 _SUFFIX = rf"(?:[_.-]?(?i:{_SUFFIXES}))*"
 _ASSIGN = (  # also ENV['KEY'] = '…', a type (token: &str = …), YAML's block (password: |, …)
     rf"(?:{_QUOTE}\]?)?[ \t]*(?:=>|:=|:[ \t]*[\w&<>\[\]., ]{{1,40}}?[ \t]*=(?!=)|[:=])[ \t]*"
@@ -547,12 +548,13 @@ _NOT_A_SECRET = (
     # A store's reference (vault:secret/data/app#password), a template's call (@Html.Token()).
     r"|[a-z][a-z0-9+-]{1,16}:[a-z][\w.-]{0,64}/|@[A-Za-z_][\w.]{0,64}\("
     # (and not the rest of an operator: => :=)
-    rf"|{_CHAR}{{0,256}}?(?:\$[({{]|\.\.\.|…|\*\*\*|EXAMPLE|(?i:xxxx|your[_-]|[_-]here{_END}))"
+    rf"|{_CHAR}{{0,256}}?(?:\$[({{]|\.\.\.|…|\*\*\*|EXAMPLE"
+    rf"|(?i:xxxx|your[_-]|[_-]here{_END}|not[_-]?real|[_-]fake|fake[_-]|placeholder))"
     # A value that is a placeholder (your-password-here, YOUR_API_KEY, changeme), not one that
     # holds a word among its digits and symbols (Password123!, Secret2024db).
     rf"|(?=[A-Za-z_.-]{{1,256}}{_END})[A-Za-z_.-]{{0,256}}?(?i:{_PLACEHOLDER_WORDS})"
     rf"|(?i:{_STOPWORDS}){_END}"
-    rf"|[xX*#•._-]{{1,256}}{_END}"
+    rf"|[xX*#•●\u2217._-]{{1,256}}{_END}"
     rf"|[0-9.]{{1,256}}(?:[eE][-+]?[0-9]+)?{_END})"  # 4096, 1.5e-06
 )
 # For the names of tokens, secrets and keys, which also name pagination cursors, request ids and
@@ -1616,7 +1618,7 @@ def _named_runs(raw: bytes, start: int, end: int) -> Iterator[int]:
 
 
 _ASSIGNED = re.compile(  # a name, and an assignment: no name and a space (the hash is …)
-    r"""([A-Za-z_][\w.-]{0,64})\\?["'`]?\]?[ \t]*(?:=>|:=|[:=])[ \t]*"""
+    r"""([^\W\d][\w.-]{0,64})\\?["'`]?\]?[ \t]*(?:=>|:=|[:=])[ \t]*"""
     r"""(?:[\w.\[\]]{1,24}\([ \t]*)?(?:@|N|[bru]{1,2})?\\?["'`]?\Z"""
 )
 _LISTED = re.compile(  # a list's next item: KEYS=a,b,…
@@ -1636,6 +1638,14 @@ _KEY_WORDS = re.compile(
 )
 """What a name holds for its value to be a key: hex under another is a digest, letters and
 digits an id."""
+_FOREIGN_KEY_WORDS = re.compile(
+    "passwort|kennwort|geheim|schl(?:ü|ue)ssel|passe|contrase(?:ñ|n)a|clave|chiave|segret|senha|"
+    "segredo|chave|wachtwoord|sleutel|has(?:ł|l)o|klucz|heslo|kl(?:í|i)(?:č|c)|(?:ş|s)ifre|anahtar|"
+    "gizli|parol|jelsz|kulcs|salasana|avain|l(?:ö|o)senord|nyckel|adgangskode|n(?:ø|o)gle|passord|"
+    "khau|khoa|sandi|kunci|rahasia|lozinka|klju|пароль|ключ|секрет|密码|密碼|密钥|密鑰|令牌|口令|"
+    "パスワード|鍵|비밀번호|암호|키|סיסמ|מפתח|كلمة|مفتاح|سر|पासवर्ड|कुंजी|รหัส|กุญแจ"
+)
+"""The words for a password, a key or a secret in other languages, in a name."""
 _WORDS_OF = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+")
 """The words of a name: ``WEBHOOK_HMAC``, ``otpauth``, ``Secret``."""
 _CAPITALIZED = re.compile(r"[A-Z][a-z]{2,}")
@@ -1662,10 +1672,14 @@ def _named_value(text: str, start: int, end: int) -> Verdict | None:
         named = flag  # a flag's value that is random letters and digits, whatever the flag
     elif named is None or text[named.start() - 1 : named.start()] in _QUERY:
         return None  # a link's query names its keys
-    elif not any(_KEY_WORDS.match(word.lower()) for word in _WORDS_OF.findall(named.group(1))):
+    elif not (
+        any(_KEY_WORDS.match(word.lower()) for word in _WORDS_OF.findall(named.group(1)))
+        or _FOREIGN_KEY_WORDS.search(named.group(1).lower())
+    ):
         return None
-    if run.startswith("0x"):
-        return None  # a hex number
+    opened = text.rfind("[REDACTED:", max(0, named.start() - 64), start)
+    if run.startswith("0x") or (opened >= 0 and text.find("]", opened) >= named.start()):
+        return None  # a hex number; a name a placeholder makes (…:1]easypost.Client(")
     name = named.group(1)
     lower = name.lower()
     if _ordinary_name(name) or _PUBLIC_NAME.search(name) or _OTHER_NAMES.search(lower):
@@ -1712,7 +1726,8 @@ def _name_before(text: str, start: int, reach: int = 80) -> str | None:
 # A digest's name (sha512-…, h1:…), a data URL, or a crypt hash's fields ($2b$12$…).
 _HASH_BEFORE = re.compile(  # and a document's id in its link (docs.google.com/…/d/…)
     r"(?:sha(?:1|224|256|384|512)[-:]|md5[-:]|h1:|;base64,|\$|/d/|/folders/|\|1\|"
-    r"|\|1\|[A-Za-z0-9+/=]{28}\||/macros/s/|(?<![\w.])pk\.|pub(?:lic)?[ _-]?key\W{1,4})\Z",
+    r"|\|1\|[A-Za-z0-9+/=]{28}\||/macros/s/|(?<![\w.])pk\.|pub(?:lic)?[ _-]?key\W{1,4}"
+    r"|secure:[ \t]*v1:[A-Za-z0-9+/=]{0,32}:|<master>\{)\Z",
     re.IGNORECASE,  # a hashed host in known_hosts (|1|salt|hash), a public key, Mapbox's pk.
 )
 _IDS = (
@@ -1724,7 +1739,9 @@ _ID_PREFIX = re.compile(rf"(?<![A-Za-z0-9]){_IDS}\Z")
 _AN_ID = re.compile(_IDS.encode())
 """The ids of model providers' objects (chatcmpl-…, toolu_…, call_00_…) and of Stripe's
 (cus_…), right before the random part: searched for in the run from its start to there."""
-_ID_OR_DIGEST = re.compile(rf"{_IDS}|(?i:sha(?:1|224|256|384|512)|md5|nonce)-")
+_ID_OR_DIGEST = re.compile(
+    rf"{_IDS}|(?i:sha(?:1|224|256|384|512)|md5|nonce)-|Q1(?=[A-Za-z0-9+/]{{27}}=)"  # Alpine's
+)
 """How a run that is an id or a digest starts (``pi_3Jhj…``, ``sha512-uFzb…``)."""
 
 
@@ -1813,7 +1830,7 @@ def _ordinary_before(text: str, start: int) -> bool:
 
 _ORDINARY_WORDS = re.compile(
     r"digest|dgst|hash|checksum|sha\d|md5|fingerprint|etag|integrity|commit|cursor|nonce|"
-    r"signature|address|\bid\b|uuid|ksuid|ulid|request.?id|trace|version|revision"
+    r"signature|address|\bid\b|uuid|ksuid|ulid|request.?id|trace|version|revision|dnskey|rrsig"
 )
 _SECRET_WORDS = re.compile(r"secret|token|key|pass|pwd|auth|credential|private|bearer|api")
 _PUBLIC_PREFIX = re.compile(
