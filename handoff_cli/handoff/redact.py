@@ -833,6 +833,11 @@ _HOOK_WORDS = r"webhooks?|hooks?|trigger|incoming|bot|deploy"
 """The words of a hook's link, whose token may be a UUID."""
 _SEGMENTS = r"[^\s/?#\"'<>]{1,256}(?:/[^\s/?#\"'<>]{0,256}){0,12}?"
 """A link's host and the parts of its path up to a word."""
+_MIXED_16 = (
+    r"(?=[A-Za-z0-9]{0,255}[A-Z])(?=[A-Za-z0-9]{0,255}[a-z])(?=[A-Za-z0-9]{0,255}\d)"
+    r"[A-Za-z0-9]{16,256}"
+)
+"""A user name as random as a key: 16 letters and digits of both cases or more."""
 _MIXED = (
     r"(?=[A-Za-z0-9]{0,256}?[A-Z])(?=[A-Za-z0-9]{0,256}?[a-z])(?=[A-Za-z0-9]{0,256}?\d)"
     r"[A-Za-z0-9]{20,256}"
@@ -998,7 +1003,8 @@ _NAMES = (
         "://",
         r"://(?![0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}@)"
         r"(?![0-9a-f]{32}@[\w.-]{0,64}sentry)"  # a Sentry DSN's public key
-        rf"(?P<secret>{_KEY_LIKE}(?=[\w-]{{0,256}}[A-Za-z])[A-Za-z0-9_-]{{32,256}})@(?=[\w.\[-])",
+        rf"(?P<secret>{_KEY_LIKE}(?=[\w-]{{0,256}}[A-Za-z])[A-Za-z0-9_-]{{32,256}}|{_MIXED_16})"
+        r"@(?=[\w.\[-])",
     ),
     Rule(  # a reset, sign-in, invite or hook link: the path part after what it is for (not an id)
         "token",
@@ -1013,7 +1019,8 @@ _NAMES = (
         "://",
         rf"://(?:{_SEGMENTS}/(?:[A-Za-z]{{1,16}}[_-])?(?i:{_HOOK_WORDS})"
         rf"|(?:[\w-]{{1,64}}\.){{0,3}}(?i:{_HOOK_WORDS})\.[^\s/?#\"'<>]{{1,256}})"
-        rf"(?:/[^\s/?#\"'<>]{{1,64}}){{0,3}}?/(?P<secret>{_UUID}|[0-9a-f]{{24,128}}|{_MIXED})"
+        rf"(?:/[^\s/?#\"'<>]{{1,64}}){{0,3}}?/(?P<secret>{_UUID}|[0-9a-f]{{24,128}}|{_MIXED}"
+        r"|(?=[a-z0-9]{0,63}\d)(?=(?:\d{0,63}[a-z]){8})[a-z0-9]{24,64})"  # or base36
         r"(?![A-Za-z0-9_.-])",
     ),
     Rule(  # a reset, sign-in or private link: hex or a random part, a few parts after the word
@@ -1027,7 +1034,7 @@ _NAMES = (
         "url-signature",  # Azure SAS, presigned S3 and GCS URLs
         "://",
         r"://[^\s\"'<>?#]{0,1024}\?[^\s\"'<>#]{0,2048}?(?<=[?&])"
-        r"(?i:sig|signature|x-amz-signature|x-goog-signature)=(?P<secret>[A-Za-z0-9%+/=]{16,1024})",
+        r"(?i:[\w-]{0,16}sig|[\w-]{0,16}signature)=(?P<secret>[A-Za-z0-9%+/=]{16,1024})",
     ),
     # Passwords: in a query, assignments, XML, command lines, .netrc, prose.
     _in_query("password", "pass", _PASSWORD, 6),
