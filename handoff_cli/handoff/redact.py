@@ -829,7 +829,7 @@ _LINK_WORDS = (
     r"trigger|integration|keys?|k|t|s"
 )
 """The path words that say the next part of a link is its token."""
-_HOOK_WORDS = r"webhooks?|hooks?|trigger|incoming|bot|deploy"
+_HOOK_WORDS = r"webhooks?|hooks?|trigger|incoming|bot|deploy|integrations?"
 """The words of a hook's link, whose token may be a UUID."""
 _SEGMENTS = r"[^\s/?#\"'<>]{1,256}(?:/[^\s/?#\"'<>]{0,256}){0,12}?"
 """A link's host and the parts of its path up to a word."""
