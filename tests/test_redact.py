@@ -181,7 +181,7 @@ def test_the_corpus_every_secret_masked_and_no_trap_touched() -> None:
     [
         (secrets_corpus.DEV2, 905, 96, 0.945, 2),
         (secrets_corpus.DEV3, 922, 101, 0.875, 0),
-        (secrets_corpus.DEV4, 604, 91, 0.815, 2),
+        (secrets_corpus.DEV4, 604, 91, 0.82, 2),
     ],
     ids=["dev2", "dev3", "dev4"],
 )
@@ -190,7 +190,7 @@ def test_the_development_sets_keep_their_scores(
 ) -> None:
     """``tests/fixtures/secrets/dev2``, ``dev3`` and ``dev4`` (written by other hands without the
     masker in view): recall and ordinary records changed no worse than they were measured
-    (dev2 94.7% and 2, dev3 87.7% and 0, dev4 82.0% and 2)."""
+    (dev2 94.7% and 2, dev3 87.7% and 0, dev4 82.5% and 2)."""
     score = secrets_corpus.dev_score(lambda text: Redactor().text(text), folder)
     assert score.secrets == secrets and score.records == records
     assert score.recall >= recall, score.missed

@@ -526,7 +526,7 @@ _SHAPES = (
 _QUOTE = r"""\\?["'`]"""  # \" inside JSON
 _NAME_END = r"(?![\w-])"
 # Sentry's DSN key is public; so are a client SDK's keys.
-_PUBLIC_NAME = re.compile(r"(?i:public|publishable|sentry|client[_-]?key)")
+_PUBLIC_NAME = re.compile(r"(?i:public|publishable|sentry[_-]?(?:dsn|key)|client[_-]?key)")
 _SUFFIX = rf"(?:[_.-]?(?i:{_SUFFIXES}))*"
 _ASSIGN = (  # also ENV['KEY'] = '…', a type (token: &str = …), YAML's block (password: |, …)
     rf"(?:{_QUOTE}\]?)?[ \t]*(?:=>|:=|:[ \t]*[\w&<>\[\]., ]{{1,40}}?[ \t]*=(?!=)|[:=])[ \t]*"
@@ -1048,7 +1048,11 @@ _NAMES = (
         rf"(?:{_QUOTE})?{_value(8, code=False)}",
     ),
     _after_flag("password", "pass", _PASSWORD, 6),
-    Rule("password", "pass", rf"(?<!\S)(?i:password|passwd)[ \t]+(?:{_QUOTE})?{_value(6)}"),
+    Rule(  # password …, and a router's password 0 … (clear) or 7 … (reversible)
+        "password",
+        "pass",
+        rf"(?<!\S)(?i:password|passwd)[ \t]+(?:[07][ \t]+)?(?:{_QUOTE})?{_value(6)}",
+    ),
     Rule(
         "password",
         "pass",
