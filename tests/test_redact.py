@@ -190,7 +190,7 @@ def test_the_development_sets_keep_their_scores(
 ) -> None:
     """``tests/fixtures/secrets/dev2``, ``dev3`` and ``dev4`` (written by other hands without the
     masker in view): recall and ordinary records changed no worse than they were measured
-    (dev2 94.7% and 2, dev3 87.7% and 0, dev4 82.5% and 2)."""
+    (dev2 94.7% and 2, dev3 87.7% and 0, dev4 82.6% and 2)."""
     score = secrets_corpus.dev_score(lambda text: Redactor().text(text), folder)
     assert score.secrets == secrets and score.records == records
     assert score.recall >= recall, score.missed
@@ -522,7 +522,7 @@ def _texts() -> list[str]:
         "token secret password passwd pwd pass key api_key apiKey Key KEY auth Authorization "
         "Bearer Basic mysql sshpass -p --password --token :// @ sk- sk_live_ ghp_ hf_ SG. dp.pt. "
         'AKIA AIza eyJ dapi SK -----BEGIN -----END PRIVATE KEY = : => := \' " \\" ` ] [ ( ) { } '
-        "$ ${ < > ... xxxx \n \\n , ; & ? é 🙂 密码是 пароль: パスワードは「 mot_de_passe="
+        "$ ${ < > ... xxxx \n \\n , ; & ? é 🙂 密码是 пароль: パスワードは「 mot_de_passe= DB_PW "
         "Passwort senha_db= wachtwoord: clave es"
     ).split()
     alphabet = "abcXYZ019_-./:=@+ \n\"'\\"

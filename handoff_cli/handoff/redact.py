@@ -144,7 +144,7 @@ _ANCHORS: dict[str, tuple[bool, bytes, bytes]] = {
         b"p",
         rb"ass(?:word|wd|phrase|code|wort|e)?(?:" + _THEN_ASSIGN + rb"|(?=[ \t>]))",
     ),
-    "pwd": (True, b"p", rb"(?:wd|w(?<=_pw))" + _THEN_ASSIGN),
+    "pwd": (True, b"p", rb"(?:wd|w(?<=_pw))(?:" + _THEN_ASSIGN + rb"|(?=[ \t]))"),
     "pin": (
         True,
         b"p",
@@ -1150,17 +1150,19 @@ _NAMES = (
         r"rabbitmqctl[ \t]+(?:add_user|change_password|authenticate_user)[ \t]+\S{1,64}[ \t]+"
         rf"(?:{_QUOTE})?{_value(3, code=False)}",
     ),
-    *(  # netlify env:set API_KEY …, a command's uppercase name and its value
+    *(  # netlify env:set API_KEY …, SetEnv DB_PASSWORD "…": an uppercase name and its value
         Rule(
             kind,
             anchor,
-            rf"(?<=[A-Z0-9]_){word}[ \t]+(?:{_QUOTE})?{_value(8, key_like=True, loose=True)}",
+            rf"(?<=[A-Z0-9]_){word}[ \t]+(?:{_QUOTE})?{value}",
             check=_unless_ordinary(kind),
         )
-        for kind, anchor, word in (
-            ("secret", "key", "KEY"),
-            ("token", "token", "TOKEN"),
-            ("secret", "secret", "SECRET"),
+        for kind, anchor, word, value in (
+            ("secret", "key", "KEY", _value(8, key_like=True, loose=True)),
+            ("token", "token", "TOKEN", _value(8, key_like=True, loose=True)),
+            ("secret", "secret", "SECRET", _value(8, key_like=True, loose=True)),
+            ("password", "pass", "(?:PASSWORD|PASS)", _value(6)),
+            ("password", "pwd", "(?:PWD|PW)", _value(6)),
         )
     ),
     Rule(  # PayPal's (Braintree's) access token
