@@ -1523,7 +1523,6 @@ _RUN_KINDS = bytes(
     for kind, ours in zip(_KIND_BYTES, _PASSWORD_BYTES, strict=True)
 )
 """A password character's kind (U, L, D, S, or w for . _ + = -), a space for any other."""
-_SHORT_RUN = b"a" * 8
 
 
 def _password_runs(raw: bytes, start: int, end: int) -> Iterator[int]:
