@@ -44,23 +44,11 @@ from tests.secrets_heldout import (  # noqa: E402
     score,
     secrets,
 )
+from tests.test_secret_places import PLACES as SESSION_PLACES  # noqa: E402
 
 MODEL = "openai/gpt-4o"
-PLACES = [
-    "user text",
-    "assistant text",
-    "thinking",
-    "tool-call arguments",
-    "tool result",
-    "custom message",
-    "branch summary",
-    "label",
-    "session name",
-    "compaction summary",
-    "file paths",
-    "the focus",
-    "model's answer",
-]
+PLACES = [*SESSION_PLACES, "compaction summary", "file paths", "the focus", "model's answer"]
+"""The places of the end-to-end test, and those only this set's texts can fill."""
 ANSWER_SIZE = 6000
 """The most characters of the set's texts one answer quotes."""
 SHAPED = ("prefix", "entropy", "private-key")
