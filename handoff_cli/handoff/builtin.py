@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from handoff_cli.handoff.check import finished_item
+from handoff_cli.handoff.claims import finished_item
 from handoff_cli.handoff.conversation import Conversation
 from handoff_cli.handoff.document import SECTIONS, Sections
 from handoff_cli.handoff.facts import Facts, sentences

@@ -1,17 +1,18 @@
-"""The quality gate: probes drawn from a branch's facts, and whether a document holds them.
+"""The quality gate: what a document holds of a branch's facts, and what it gets wrong.
 
-Deterministic, no model: each probe is one thing the branch shows (the original task, the
-latest request, a file changed, the open error, the last failing command, a rule the user
+Deterministic, no model. Each probe is one thing the branch shows (the original task, the
+latest request, the files changed, the open error, the last failing command, a rule the user
 stated, a decision an earlier summary recorded) with its answer; the document holds it when it
-holds the answer's key terms (half of them at least, in any order and anywhere: a paraphrase
-keeps its names and nouns), not its words verbatim. A request is judged without the rules it
-states (they are probes of their own), and a rule or a decision by its own terms too, those no
-other one shares (rules alike in their words are not held by one of them). Probes of what a
-document gets wrong are added only when it does: a fixed failure shown as open, finished work
-listed as pending, a file named that the session never touched. A score per dimension is the
-share of its probes held; the overall score is their mean, and a document that misses a
-required probe (the task, a file changed, the open error) scores at most ``REQUIRED_CAP``,
-under the default threshold, whatever else it holds.
+holds the answer's key terms (``terms``: half of them, in any order and anywhere; in another
+language than the answer's, half its identifiers), not its words verbatim. A request is judged
+without the rules it states (they are probes of their own), and a rule or a decision by its own
+terms too, those no other one shares. Then the document's claims (``claims``): a file said to be
+changed that was only read, finished work listed as to do, a failure said to be fixed that
+still fails, a command said to have run that never ran, a file named that the branch never
+names, a fixed failure shown as open. A score per dimension is the share of its probes held;
+the overall score is their mean; a document that misses a required probe (the task, the files
+changed, the open error) scores at most ``REQUIRED_CAP``, and one the branch contradicts at most
+``CONTRADICTED_CAP``: both under the default threshold, whatever else it holds.
 
 ``check_document`` is the library's entry; the pipeline checks every document it writes
 (``--min-score``), and ``handoff check`` any document a session holds, or one given
@@ -25,21 +26,17 @@ import os
 import re
 import stat
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from handoff_cli.agents import load_session
 from handoff_cli.errors import HandoffError, NoDocumentHeldError, NothingToCheckError
-from handoff_cli.handoff.document import (
-    SECTIONS,
-    Sections,
-    section_list,
-    sections_of,
-    without_files,
-)
+from handoff_cli.handoff.claims import Said, base, contradictions, items_of, named_files
+from handoff_cli.handoff.document import SECTIONS, section_list, without_files
 from handoff_cli.handoff.facts import Command, Facts, facts_of
+from handoff_cli.handoff.terms import HOLD_SHARE, MOST_TERMS, TERM_CHARS, Terms, key_terms
 from handoff_cli.sessions.session import Record, Session, parent_session
 from handoff_cli.sessions.tree import branch
 from handoff_cli.text import one_line, text_of
@@ -47,17 +44,13 @@ from handoff_cli.text import one_line, text_of
 DIMENSIONS = ("task", "artifacts", "state", "rules", "decisions", "errors")
 REQUIRED_CAP = 0.5
 """The most a document that misses a required probe scores: under ``options.DEFAULT_MIN_SCORE``."""
-HOLD_SHARE = 0.5
-"""The share of a probe's key terms a document must hold to hold the probe."""
-PENDING_SHARE = 0.7
-"""The share of a finished item's terms a pending item must hold to be the same work: a
-restatement, not a mere mention."""
-MOST_TERMS = 16
-"""The key terms a probe is judged by: the first ones of its answer (a long request is cut in
-a document, and what it says first says what it is)."""
+CONTRADICTED_CAP = 0.4
+"""The most a document the branch contradicts scores: under one that only misses something."""
+FILES_SHARE = 0.5
+"""The share of the files changed a document must name (a long list is summed up by its
+important ones)."""
 ANSWER_CHARS = 300
-TERM_CHARS = 64
-"""How far into a text its key terms are looked for, for each one wanted."""
+PROMPT_FILE_CHARS = 1500
 MAX_DOCUMENT_BYTES = 1 << 20
 """The longest document ``read_document`` reads: some 130 times a document of the default
 ``--max-doc-tokens``. What is longer is no handoff document, and what never ends (a device, a
@@ -111,11 +104,14 @@ class Report:
     @property
     def overall(self) -> float:
         """The mean of the dimensions that have probes (1.0 with none), at most
-        ``REQUIRED_CAP`` when a required probe is missed."""
+        ``REQUIRED_CAP`` when a required probe is missed, and ``CONTRADICTED_CAP`` when the
+        branch contradicts the document."""
         scored = [s for s in self.dimensions.values() if s is not None]
         mean = sum(scored) / len(scored) if scored else 1.0
         if any(p.required and not p.held for p in self.probes):
             mean = min(mean, REQUIRED_CAP)
+        if any(p.wrong for p in self.probes):
+            mean = min(mean, CONTRADICTED_CAP)
         return math.floor(mean * 1000) / 1000  # never rounded up past a threshold
 
     @property
@@ -137,15 +133,20 @@ class Report:
         }
 
 
-def check_document(facts: Facts, document: str) -> Report:
-    """The probes of ``facts`` against ``document``: what it holds, and what it gets wrong."""
+def check_document(facts: Facts, document: str, branch: Sequence[Record] = ()) -> Report:
+    """The probes of ``facts`` against ``document``: what it holds, and what it gets wrong
+    (``branch``, the records the facts were read from: what it holds anywhere, as text)."""
     held = Terms(document)
+    said = Said(branch, facts)
     probes = [*_task(facts, held), *_artifacts(facts, held), *_state(facts, held)]
     probes += _said(facts.rules, "rules", "a rule the user stated", held)
     probes += _said(_decisions(facts), "decisions", "a decision recorded earlier", held)
     probes += _errors(facts, held, document)
-    probes += _finished_as_pending(facts, document)
-    probes += _untouched_files(facts, document)
+    probes += (
+        Probe(c.dimension, c.question, c.answer, False, wrong=True)
+        for c in contradictions(facts, said, document)
+    )
+    probes += _untouched_files(facts, said, document)
     return Report(tuple(probes))
 
 
@@ -190,7 +191,8 @@ def check_session(session: Session, records: list[Record], document: str | None 
     compaction's summary, or the one it starts from) against the facts of the branch before it
     (of the session it was handed off from, for the one it starts from)."""
     if document is not None:
-        return Checked(check_document(facts_of(session, records), document), document, "given")
+        facts = facts_of(session, records)
+        return Checked(check_document(facts, document, records), document, "given")
     facts = facts_of(session, records)
     found: tuple[int, str, str] | None = None
     if facts.previous_document is not None and facts.anchor is not None:
@@ -207,9 +209,9 @@ def check_session(session: Session, records: list[Record], document: str | None 
     index, text, kind = found
     before = records[:index]
     if any(r.type == "message" for r in before):
-        return Checked(check_document(facts_of(session, before), text), text, kind)
+        return Checked(check_document(facts_of(session, before), text, before), text, kind)
     origin, written = _origin(session, text)
-    return Checked(check_document(facts_of(origin, written), text), text, "start")
+    return Checked(check_document(facts_of(origin, written), text, written), text, "start")
 
 
 def _origin(session: Session, document: str) -> tuple[Session, list[Record]]:
@@ -266,87 +268,29 @@ Answer with the rewritten document alone.
 </document>"""
 
 
-# --- key terms --------------------------------------------------------------------------------
-
-_STOP = frozenset(
-    """a about above after again all also am an and any are as at be been before being below
-    but by can could did do does doing done for from further had has have having here how i if
-    in into is it its itself just let me more most my no nor not now of off on once only or
-    other our out over own same she should so some such than that the their them then there
-    these they this those through to too under until up us very was we were what when whenever
-    where which while who why will with would you your yours please thanks want need make sure
-    one two get got use used using like way also lets let's it's that's i'm i'll we'll don't
-    doesn't isn't can't won't""".split()
-)
-_TOKEN = re.compile(r"[\w][\w./@+-]*[\w]|\w")
-_SUFFIXES = ("ies", "ing", "es", "ed", "s")
-
-
-def _stem(word: str) -> str:
-    """A word as terms compare: lower case, a plural or tense ending off a plain word."""
-    word = word.casefold()
-    if not word.isalpha() or len(word) <= 4:
-        return word
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return word
-
-
-def key_terms(text: str, most: int = MOST_TERMS) -> list[str]:
-    """The first ``most`` distinct terms of ``text`` a paraphrase keeps, in order: names,
-    paths, numbers and content words, stemmed; not the little words. Read no further than
-    ``TERM_CHARS`` a term: a request can be megabytes long, and say little new."""
-    found: dict[str, None] = {}
-    for match in _TOKEN.finditer(text, 0, most * TERM_CHARS):
-        term = _stem(match.group().strip("."))
-        if len(term) >= 2 and term not in _STOP and not (len(term) < 3 and term.isalpha()):
-            found.setdefault(term, None)
-            if len(found) == most:
-                break
-    return list(found)
-
-
-class Terms:
-    """The terms a document holds: each token, and each part of a path or a dotted name (a
-    ``<files>`` block names a file by its folder and its name)."""
-
-    def __init__(self, document: str) -> None:
-        self.terms: set[str] = set()
-        for token in _TOKEN.findall(document):
-            token = token.strip(".")
-            self.terms.add(_stem(token))
-            for part in re.split(r"[/\\]", token):
-                if part:
-                    self.terms.add(_stem(part))
-
-    def holds(self, term: str) -> bool:
-        term = _stem(term)
-        if term in self.terms:
-            return True
-        name = re.split(r"[/\\]", term)[-1]  # a path named by its file's name
-        return "/" in term and "." in name and name in self.terms
-
-    def share(self, text: str) -> float:
-        """The share of the key terms of ``text`` held (1.0 when it has none)."""
-        terms = key_terms(text)
-        return sum(map(self.holds, terms)) / len(terms) if terms else 1.0
-
-    def keeps(self, text: str) -> bool:
-        return self.share(text) >= HOLD_SHARE
-
-
 # --- the probes ---------------------------------------------------------------------------------
 
 
 def _task(facts: Facts, held: Terms) -> Iterator[Probe]:
     task, latest = facts.original_task, facts.latest_request
-    if task and key_terms(task, 1):
-        basis = _without_rules(task, facts.rules)
-        yield Probe("task", "the original task", _short(task), held.keeps(basis), True, basis=basis)
-    if latest and latest != task and key_terms(latest, 1):
-        basis = _without_rules(latest, facts.rules)
-        yield Probe("task", "the latest request", _short(latest), held.keeps(basis), basis=basis)
+    for text, question, required in (
+        (task, "the original task", True),
+        (latest, "the latest request", False),
+    ):
+        if not text or not key_terms(text, 1) or (not required and text == task):
+            continue
+        basis = _without_rules(text, facts.rules)
+        kept = held.keeps(basis)
+        if kept is not None:  # else: in another language, with no name to hold it by
+            required = required and not _prompt_file(text)
+            yield Probe("task", question, _short(text), kept, required, basis=basis)
+
+
+def _prompt_file(request: str) -> bool:
+    """Whether a request is a prompt file's text, sent by a slash command (a long Markdown
+    document, or one with front matter): what it asks is its author's wording, which a
+    document rightly puts in its own terms."""
+    return len(request) >= PROMPT_FILE_CHARS and request.lstrip().startswith(("#", "---"))
 
 
 def _without_rules(request: str, rules: Iterable[str]) -> str:
@@ -359,11 +303,15 @@ def _without_rules(request: str, rules: Iterable[str]) -> str:
 
 
 def _artifacts(facts: Facts, held: Terms) -> Iterator[Probe]:
-    for path in facts.modified_files:
-        if any(c in path for c in "*?["):
-            continue  # a pattern a command removed by, no file's name
-        found = held.holds(path) or held.holds(facts.shown(path))
-        yield Probe("artifacts", "a file changed", path, found, required=True)
+    """Each file changed, and (required) the files changed: most of them named."""
+    paths = [p for p in facts.modified_files if not any(c in p for c in "*?[")]  # no patterns
+    named = [held.holds(path) or held.holds(facts.shown(path)) for path in paths]
+    for path, found in zip(paths, named, strict=True):
+        yield Probe("artifacts", "a file changed", path, found)
+    if paths:
+        answer = ", ".join(facts.shown(path) for path in paths)
+        enough = sum(named) / len(paths) >= FILES_SHARE
+        yield Probe("artifacts", "the files changed", _short(answer), enough, required=True)
 
 
 def _last_failure(facts: Facts) -> Command | None:
@@ -377,7 +325,9 @@ def _state(facts: Facts, held: Terms) -> Iterator[Probe]:
     if command is not None and (command.resolved or not facts.open_error):  # else: the error
         how = "failed, then fixed" if command.resolved else "failed, still open"
         answer = f"`{command.text}` {how}"
-        yield Probe("state", "the last failing command", answer, held.keeps(command.text))
+        kept = held.keeps(command.text)
+        if kept is not None:
+            yield Probe("state", "the last failing command", answer, kept)
 
 
 def _said(texts: Iterable[str], dimension: str, question: str, held: Terms) -> Iterator[Probe]:
@@ -385,9 +335,10 @@ def _said(texts: Iterable[str], dimension: str, question: str, held: Terms) -> I
     counts = Counter(term for _, terms in said for term in set(terms))
     for text, terms in said:
         own = [term for term in terms if counts[term] == 1]
-        kept = held.keeps(text) and (not own or sum(map(held.holds, own)) / len(own) >= HOLD_SHARE)
-        if terms:
-            yield Probe(dimension, question, _short(text), kept)
+        kept = held.keeps(text)
+        if terms and kept is not None:
+            own_held = not own or sum(map(held.holds, own)) / len(own) >= HOLD_SHARE
+            yield Probe(dimension, question, _short(text), kept and own_held)
 
 
 def _decisions(facts: Facts) -> list[str]:
@@ -403,7 +354,9 @@ def _decisions(facts: Facts) -> list[str]:
 def _errors(facts: Facts, held: Terms, document: str) -> Iterator[Probe]:
     if facts.open_error:
         first = facts.open_error.partition("\n")[0]
-        yield Probe("errors", "the open error", _short(first), held.keeps(first), required=True)
+        kept = held.keeps(first)
+        if kept is not None:
+            yield Probe("errors", "the open error", _short(first), kept, required=True)
     lines = without_files(document).splitlines()
     still_open = facts.open_error.partition("\n")[0] if facts.open_error else ""
     shown: set[str] = set()
@@ -425,144 +378,18 @@ _OPEN = re.compile(
 _FIXED = re.compile(r"\bfixed\b|\bpass(?:es|ed)?\b|\bresolved\b|\bgreen\b|\bnow works\b", re.I)
 
 
-# --- finished work listed as pending -------------------------------------------------------------
-
-_BULLET = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+(?:\[[ xX]\]\s*)?")
-_CHECKED = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+\[[xX]\]")
-_DONE_VERB = re.compile(
-    r"\b(?:done|finished|fixed|completed?|implemented|added|merged|wrote|written|created|"
-    r"updated|removed|renamed|moved|refactored|replaced|extracted|converted|passed|passing|"
-    r"pass|passes|works)\b",
-    re.IGNORECASE,
-)
-_NOT_YET = re.compile(r"\b(?:not|to|needs?|should|will|must|todo|pending|yet|still)\b", re.I)
-_SUBHEADING = re.compile(r"^#{3,}\s*(.+?)\s*$")
-_PENDING = re.compile(r"pending|\bto ?do\b|remaining|not started", re.IGNORECASE)
-_DONE = re.compile(r"\bdone\b|complet|finish|accomplish", re.IGNORECASE)
-
-
-def items_of(body: str) -> list[str]:
-    """A section's items: each bullet or numbered line with the lines that continue it, or a
-    paragraph; placeholders such as "(none)" are none."""
-    found: list[list[str]] = []
-    for line in body.splitlines():
-        bullet = _BULLET.match(line)
-        if not line.strip() or _SUBHEADING.match(line):
-            found.append([])
-        elif bullet:
-            found.append([line[bullet.end() :]])
-        elif found:
-            found[-1].append(line.strip())
-        else:
-            found.append([line])
-    items = (" ".join(part.strip() for part in item).strip() for item in found)
-    return [i for i in items if i and not re.fullmatch(r"\(?(?:none|nothing|n/a)[^)]*\)?\.?", i)]
-
-
-def finished_item(item: str) -> bool:
-    """Whether a progress item says its work is finished ("Export command added", "Done:
-    ...", "all tests pass"), in its first clause, and not as what is still to be done."""
-    clause = re.split(r"[.;:(](?:\s|$)", item, maxsplit=1)[0]
-    verb = _DONE_VERB.search(clause)
-    return verb is not None and _NOT_YET.search(clause[: verb.start()]) is None
-
-
-def _progress_parts(sections: Sections) -> list[tuple[str, str]]:
-    """The parts of a Progress section: (``### `` heading, its text); a heading that carries an
-    item after a colon (``### Pending: export added``) gives that item to its part."""
-    parts: list[tuple[str, list[str]]] = []
-    for heading, body in sections:
-        if heading.casefold() != "progress":
-            continue
-        parts.append(("", []))
-        for line in body.splitlines():
-            sub = _SUBHEADING.match(line)
-            if sub:
-                name, _, inline = sub.group(1).partition(":")
-                parts.append((name.strip(), [f"- {inline.strip()}"] if inline.strip() else []))
-            else:
-                parts[-1][1].append(line)
-    return [(name, "\n".join(lines)) for name, lines in parts]
-
-
-def _finished(facts: Facts) -> list[str]:
-    """The work the summaries the branch holds call finished: their Done items, and the items
-    of a plain Progress list that say they are done (checked, or "added ...")."""
-    done: list[str] = []
-    for name, body in _progress_parts(facts.summary):
-        if name and _DONE.search(name) and not _PENDING.search(name):
-            done += items_of(body)
-        elif not name:
-            lines = [line for line in body.splitlines() if _BULLET.match(line)]
-            done += [
-                item
-                for line in lines
-                for item in items_of(line)
-                if _CHECKED.match(line) or finished_item(item)
-            ]
-    return done
-
-
-def _finished_as_pending(facts: Facts, document: str) -> Iterator[Probe]:
-    finished = [item for item in _finished(facts) if len(key_terms(item)) >= 2]
-    if not finished:
-        return
-    pending = [
-        item
-        for name, body in _progress_parts(sections_of(document))
-        if name and _PENDING.search(name)
-        for item in items_of(body)
-    ]
-    for item in finished:
-        terms = key_terms(item)
-        for listed in pending:
-            there = set(key_terms(listed, len(listed)))
-            if sum(t in there for t in terms) / len(terms) >= PENDING_SHARE:
-                answer = f"{_short(item)}: finished, and the document lists it as pending"
-                yield Probe("state", "finished work listed as pending", answer, False, wrong=True)
-                break
-
-
 # --- files never touched ------------------------------------------------------------------------
 
-_EXTENSIONS = (
-    "py pyi js mjs cjs jsx ts tsx json jsonl toml yaml yml md rst txt rs go java kt c h cc cpp "
-    "hpp cs rb php sh bash zsh css scss html sql ini cfg conf xml swift vue svelte lua ex exs "
-    "zig dart scala gradle lock env proto tf"
-).split()
-_FILE = re.compile(
-    r"(?<![\w/.@:-])((?:[\w.-]+/)*[\w][\w.-]*\.(?:" + "|".join(_EXTENSIONS) + r"))(?![\w/-])"
-)
 
-
-def _named_files(text: str) -> set[str]:
-    return {m.group(1) for m in _FILE.finditer(text) if "://" not in m.group(1)}
-
-
-def _untouched_files(facts: Facts, document: str) -> Iterator[Probe]:
-    """A file the document names that the session neither read nor changed, nor named
-    anywhere the facts hold (a request, a command, an error, a summary)."""
-    known = set(facts.read_set) | set(facts.modified_files)
-    names = {path.replace("\\", "/").rsplit("/", 1)[-1] for path in known}
-    for path in sorted(_named_files(without_files(document))):
-        name = path.rsplit("/", 1)[-1]
-        if path in known or name in names:
-            continue
-        # Looked for as text, only for a name not touched: a fact can be megabytes long.
-        if not any(name in text for text in _fact_texts(facts)):
+def _untouched_files(facts: Facts, said: Said, document: str) -> Iterator[Probe]:
+    """A file the document names that the branch never read, changed or named anywhere: not in
+    a request, a call, an output, a written file or the assistant's words."""
+    known = {base(path) for path in (*facts.read_set, *facts.modified_files)}
+    for path in sorted(named_files(without_files(document))):
+        name = base(path)
+        if name not in known and not said.names(name):
             answer = f"`{path}` is named, but the session never read, changed or named it"
             yield Probe("artifacts", "a file the session never touched", answer, False, wrong=True)
-
-
-def _fact_texts(facts: Facts) -> Iterator[str]:
-    yield from (facts.original_task or "", facts.latest_request or "", facts.open_error or "")
-    yield from (facts.last_answer or "", facts.previous_document or "")
-    yield from facts.rules
-    yield from (c.text for c in facts.commands)
-    for sections in (facts.summary, *facts.branch_summaries):
-        for heading, body in sections:
-            yield heading
-            yield body
 
 
 def _short(text: str) -> str:

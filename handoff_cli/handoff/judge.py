@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from handoff_cli.handoff.check import Probe, Report, Terms
+from handoff_cli.handoff.check import FILES_SHARE, Probe, Report
+from handoff_cli.handoff.terms import Terms
 
 if TYPE_CHECKING:
     from handoff_cli.llm.model import Model
@@ -99,9 +100,17 @@ def judged(report: Report, kinds: list[str], answers: list[str]) -> Report:
             return probe
         if probe.question == "a file changed":
             return replace(probe, held=terms.holds(probe.answer))
-        return replace(probe, held=terms.keeps(probe.basis or probe.answer))
+        kept = terms.keeps(probe.basis or probe.answer)
+        return probe if kept is None else replace(probe, held=kept)
 
-    return Report(tuple(held(p) for p in report.probes))
+    probes = [held(p) for p in report.probes]
+    files = [p.held for p in probes if p.question == "a file changed"]
+    if files:  # the files changed, as many as the answer names
+        enough = sum(files) / len(files) >= FILES_SHARE
+        probes = [
+            replace(p, held=enough) if p.question == "the files changed" else p for p in probes
+        ]
+    return Report(tuple(probes))
 
 
 async def ajudge(

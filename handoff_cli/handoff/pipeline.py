@@ -702,7 +702,7 @@ async def _gated(
     """The document's probes (``check``), and with ``--min-score`` the gate: a document under
     it is asked for once more, naming what it misses (kept if it scores higher, and lacks no
     more sections), and refused if it is still under."""
-    report = check_document(request.facts, answer.text)
+    report = check_document(request.facts, answer.text, request.source.branch)
     floor = options.min_score
     if floor is None or report.passes(floor):
         return answer, missing, report
@@ -710,7 +710,8 @@ async def _gated(
     revised = await request.writer.revise(asked, options, reporter)
     if revised is not None:
         text = _as_written(request, revised).text
-        again, lacks = check_document(request.facts, text), missing_sections(text, request.sections)
+        again = check_document(request.facts, text, request.source.branch)
+        lacks = missing_sections(text, request.sections)
         kept = again.overall > report.overall and len(lacks) <= len(missing)
         answer = answer.then(replace(revised, text=text if kept else answer.text))
         if kept:

@@ -1,0 +1,487 @@
+"""What a document claims, and whether the branch contradicts it.
+
+A handoff document states facts a fresh session will act on: this file was changed, that work
+is done and this is still to do, this failure is fixed, that command was run. Each is read from
+where it stands (a Progress part, Next Steps, any sentence) and checked against the branch: its
+facts (``facts``: files read and changed, commands and how they ended, the errors left open,
+what the last answer reported done) and everything it holds as text (``Said``: tool calls and
+their outputs, written contents, the assistant's words). A claim is only called contradicted
+when the branch shows the opposite; what it does not show either way is left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from handoff_cli.handoff import shell
+from handoff_cli.handoff.document import Sections, sections_of, without_files
+from handoff_cli.handoff.facts import Facts, sentences
+from handoff_cli.handoff.terms import key_terms
+from handoff_cli.sessions.session import Record
+
+PENDING_SHARE = 0.7
+"""The share of a finished item's terms a pending item must hold to be the same work: a
+restatement, not a mere mention."""
+
+REPORT_CHARS = 4000
+"""How much of the end of the last answer is read for the work it reports done."""
+
+# --- a document's items -------------------------------------------------------------------------
+
+_BULLET = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+(?:\[[ xX]\]\s*)?")
+_CHECKED = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+\[[xX]\]")
+_DONE_VERB = re.compile(
+    r"\b(?:done|finished|fixed|completed?|implemented|added|merged|wrote|written|created|"
+    r"updated|removed|renamed|moved|refactored|replaced|extracted|converted|passed|passing|"
+    r"pass|passes|works)\b",
+    re.IGNORECASE,
+)
+_NOT_YET = re.compile(r"\b(?:not|to|needs?|should|will|must|todo|pending|yet|still)\b", re.I)
+_SUBHEADING = re.compile(r"^#{3,}\s*(.+?)\s*$")
+_PENDING = re.compile(r"pending|\bto ?do\b|remaining|not started|next", re.IGNORECASE)
+_DONE = re.compile(r"\bdone\b|complet|finish|accomplish", re.IGNORECASE)
+_NEXT = re.compile(r"next step|to ?do|pending|remaining", re.IGNORECASE)
+
+
+def items_of(body: str) -> list[str]:
+    """A section's items: each bullet or numbered line with the lines that continue it, or a
+    paragraph; placeholders such as "(none)" are none."""
+    found: list[list[str]] = []
+    for line in body.splitlines():
+        bullet = _BULLET.match(line)
+        if not line.strip() or _SUBHEADING.match(line):
+            found.append([])
+        elif bullet:
+            found.append([line[bullet.end() :]])
+        elif found:
+            found[-1].append(line.strip())
+        else:
+            found.append([line])
+    items = (" ".join(part.strip() for part in item).strip() for item in found)
+    return [i for i in items if i and not re.fullmatch(r"\(?(?:none|nothing|n/a)[^)]*\)?\.?", i)]
+
+
+def finished_item(item: str) -> bool:
+    """Whether a progress item says its work is finished ("Export command added", "Done:
+    ...", "all tests pass"), in its first clause, and not as what is still to be done."""
+    clause = re.split(r"[.;:(](?:\s|$)", item, maxsplit=1)[0]
+    verb = _DONE_VERB.search(clause)
+    return verb is not None and _NOT_YET.search(clause[: verb.start()]) is None
+
+
+def progress_parts(sections: Sections) -> list[tuple[str, str]]:
+    """The parts of a Progress section: (``### `` heading, its text); a heading that carries an
+    item after a colon (``### Pending: export added``) gives that item to its part."""
+    parts: list[tuple[str, list[str]]] = []
+    for heading, body in sections:
+        if heading.casefold() != "progress":
+            continue
+        parts.append(("", []))
+        for line in body.splitlines():
+            sub = _SUBHEADING.match(line)
+            if sub:
+                name, _, inline = sub.group(1).partition(":")
+                parts.append((name.strip(), [f"- {inline.strip()}"] if inline.strip() else []))
+            else:
+                parts[-1][1].append(line)
+    return [(name, "\n".join(lines)) for name, lines in parts]
+
+
+def pending_part(name: str) -> bool:
+    return bool(name) and _PENDING.search(name) is not None and not _DONE.search(name)
+
+
+def done_part(name: str) -> bool:
+    return bool(name) and _DONE.search(name) is not None and not _PENDING.search(name)
+
+
+def finished_work(summary: Sections) -> list[str]:
+    """The work a summary calls finished: its Done items, and the items of a plain Progress
+    list that say they are done (checked, or "added ...")."""
+    done: list[str] = []
+    for name, body in progress_parts(summary):
+        if done_part(name):
+            done += items_of(body)
+        elif not name:
+            lines = [line for line in body.splitlines() if _BULLET.match(line)]
+            done += [
+                item
+                for line in lines
+                for item in items_of(line)
+                if _CHECKED.match(line) or finished_item(item)
+            ]
+    return done
+
+
+@dataclass(frozen=True)
+class Item:
+    """One item of a document, and where it stands: ``done``, ``pending`` (a Pending part or
+    Next Steps) or ``stated`` (anywhere else)."""
+
+    text: str
+    place: str
+
+
+def document_items(document: str) -> list[Item]:
+    sections = sections_of(document)
+    found: list[Item] = []
+    for name, body in progress_parts(sections):
+        place = "pending" if pending_part(name) else "done" if done_part(name) else "stated"
+        found += [Item(item, place) for item in items_of(body)]
+    for heading, body in sections:
+        if heading.casefold() == "progress":
+            continue
+        place = "pending" if _NEXT.search(heading) else "stated"
+        found += [Item(item, place) for item in items_of(body)]
+    return found
+
+
+# --- file names -----------------------------------------------------------------------------------
+
+_EXTENSIONS = (
+    "py pyi js mjs cjs jsx ts tsx json jsonl toml yaml yml md rst txt rs go java kt c h cc cpp "
+    "hpp cs rb php sh bash zsh css scss html sql ini cfg conf xml swift vue svelte lua ex exs "
+    "zig dart scala gradle lock env proto tf"
+).split()
+_FILE = re.compile(
+    r"(?<![\w/.@:-])((?:[\w.-]+/)*[\w][\w.-]*\.(?:" + "|".join(_EXTENSIONS) + r"))(?![\w/-])"
+)
+
+
+def named_files(text: str) -> list[str]:
+    """The file names ``text`` holds (a name with a known extension, with its folders), in
+    order; not a link, nor a name cut short (``a-...jsonl``)."""
+    found = (m.group(1) for m in _FILE.finditer(text) if not re.search(r"://|\.\.\.|…", m.group(1)))
+    return list(dict.fromkeys(found))
+
+
+def base(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+# --- what the branch says -------------------------------------------------------------------------
+
+
+class Said:
+    """What a branch holds as text, read once when first asked: the calls its tools were given
+    (and the commands run), and everything (requests, answers, thinking, calls, outputs,
+    summaries)."""
+
+    def __init__(self, records: Iterable[Record] = (), facts: Facts | None = None) -> None:
+        self._records = records
+        self._facts = facts
+
+    @cached_property
+    def _texts(self) -> tuple[list[str], list[str]]:
+        calls: list[str] = []
+        everything: list[str] = []
+        for record in self._records:
+            if record.has_message:
+                _read_message(record.message(), calls, everything)
+            elif record.entry is not None:
+                _strings(record.entry, everything)
+        facts = self._facts
+        if facts is not None:  # what the records may not be there to give
+            calls += (c.text for c in facts.commands)
+            everything += (*facts.requests, *facts.rules, *facts.open_errors, *facts.decisions)
+            everything += (
+                facts.last_answer or "",
+                facts.previous_document or "",
+                facts.stopped or "",
+            )
+            for sections in (facts.summary, *facts.branch_summaries):
+                everything += (text for section in sections for text in section)
+        return calls, everything
+
+    def names(self, text: str) -> bool:
+        """Whether the branch holds ``text`` anywhere."""
+        calls, everything = self._texts
+        return any(text in said for said in calls) or any(text in said for said in everything)
+
+    @cached_property
+    def calls(self) -> list[str]:
+        """The calls' arguments and the commands run, in lower case."""
+        return [call.casefold() for call in self._texts[0]]
+
+    def ran(self, command: str) -> bool:
+        """Whether a call ran ``command``: its program (``_needle``), with half the words
+        after it or more (a file by its name)."""
+        needle = _needle(command)
+        words = [base(w).casefold() for w in command.split()[len(needle.split()) :]]
+        words = [w for w in words if len(w) > 1]
+        for call in self.calls:
+            if needle in call and sum(w in call for w in words) >= len(words) / 2:
+                return True
+        return False
+
+
+def _read_message(message: Any, calls: list[str], everything: list[str]) -> None:
+    if not isinstance(message, dict):
+        return
+    if message.get("role") == "bashExecution":
+        _strings(message.get("command"), calls)
+    content = message.get("content")
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, dict) and block.get("type") == "toolCall":
+            _strings(block.get("arguments"), calls)
+    _strings(message, everything)
+
+
+def _strings(value: Any, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, dict):
+        for inner in value.values():
+            _strings(inner, out)
+    elif isinstance(value, list):
+        for inner in value:
+            _strings(inner, out)
+
+
+# --- contradictions -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    """A claim of the document that the branch shows to be false."""
+
+    dimension: str
+    question: str
+    answer: str
+
+
+_CHANGE = re.compile(
+    r"\b(?:created|added|edited|modified|updated|wrote|written|changed|rewrote|rewritten|"
+    r"patched|refactored|renamed|deleted|removed|implemented|extended|fixed|moved)\b",
+    re.IGNORECASE,
+)
+_NEGATED = re.compile(r"\b(?:not|never|no|n't|without|yet|to be|needs? to|should|will)\b", re.I)
+_CLAUSE_END = re.compile(r"[;:]|\.\s|,\s(?:and\s)?(?=\w+ed\b)|\s(?:and|but|then)\s(?=\w+ed\b)")
+_CONTRAST = re.compile(
+    r"\b(?:rather than|instead of|without|but not|not|except|while|whereas|left|only)\b", re.I
+)
+"""Where what a change verb claims ends, inside its clause."""
+_UNTOUCHED = re.compile(
+    r"\b(?:not|never|n't)\s+(?:been\s+|yet\s+)?(?:changed|modified|touched|edited|updated)\b|"
+    r"\bunchanged\b|\buntouched\b|\bno changes?\s+(?:to|in|were made to)\b",
+    re.IGNORECASE,
+)
+_TO_CREATE = re.compile(
+    r"\b(?:create|write|add|scaffold)\s+(?:(?:a|an|the|new|missing)\s+)*(?:file\s+)?`?",
+    re.IGNORECASE,
+)
+_FIXED = re.compile(
+    r"\b(?:fixed|resolved|passes|passed|passing|green|succeeds|succeeded|works(?: now)?|"
+    r"now works|no longer fails)\b",
+    re.IGNORECASE,
+)
+_STILL = re.compile(
+    r"\b(?:still|not|n't|never|fails?|failing|failed|broken|open|unresolved|red|error)\b", re.I
+)
+_RAN = re.compile(
+    r"\b(?:ran|executed|validated|verified|checked|tested|confirmed|linted|compiled|built)\b",
+    re.IGNORECASE,
+)
+_SPAN = re.compile(r"`([^`\n]{2,200})`")
+_WRAPPERS = frozenset(
+    "sudo python python3 uv uvx npx bunx poetry pipenv -m run exec env time".split()
+)
+_SETUP = frozenset("cd pushd export source set . unset".split())
+_SUBCOMMANDS = frozenset(
+    "npm yarn pnpm bun cargo go git make docker kubectl dotnet mvn gradle deno gh".split()
+)
+
+
+def contradictions(facts: Facts, said: Said, document: str) -> Iterator[Contradiction]:
+    """Each claim of ``document`` the branch contradicts, once."""
+    items = document_items(without_files(document))
+    changed = {base(p) for p in facts.modified_files}
+    read = {base(p) for p in (*facts.read_files, *facts.read_set)} - changed
+    seen: set[str] = set()
+    for found in (
+        *_said_changed(items, changed, read, said),
+        *_said_untouched(items, changed),
+        *_pending_but_written(items, changed),
+        *_pending_but_reported(items, facts),
+        *_said_fixed(items, facts),
+        *_said_ran(items, said),
+    ):
+        if found.answer not in seen:
+            seen.add(found.answer)
+            yield found
+
+
+def _clauses(text: str) -> list[str]:
+    return [c for c in _CLAUSE_END.split(text) if c.strip()]
+
+
+def _said_changed(
+    items: list[Item], changed: set[str], read: set[str], said: Said
+) -> Iterator[Contradiction]:
+    """A file said to be changed that the branch only read, or only named."""
+    for item in items:
+        if item.place == "pending":
+            continue
+        for clause in _clauses(item.text):
+            verb = _CHANGE.search(clause)
+            if verb is None or _NEGATED.search(clause[: verb.start()]):
+                continue
+            contrast = _CONTRAST.search(clause, verb.end())
+            claimed = clause[: contrast.start()] if contrast else clause
+            for path in named_files(claimed):
+                name = base(path)
+                if name in changed or not (name in read or said.names(name)):
+                    continue  # changed; or never named at all (``untouched`` says so)
+                how = "only read" if name in read else "never changed"
+                yield Contradiction(
+                    "artifacts",
+                    "a file said to be changed",
+                    f"`{path}`: the document says it was changed; the session {how} it",
+                )
+
+
+def _said_untouched(items: list[Item], changed: set[str]) -> Iterator[Contradiction]:
+    for item in items:
+        for clause in _clauses(item.text):
+            if not _UNTOUCHED.search(clause):
+                continue
+            for path in named_files(clause):
+                if base(path) in changed:
+                    yield Contradiction(
+                        "artifacts",
+                        "a changed file said to be untouched",
+                        f"`{path}`: the document says it was not changed; the session changed it",
+                    )
+
+
+def _pending_but_written(items: list[Item], changed: set[str]) -> Iterator[Contradiction]:
+    """Writing a file listed as to do, when the branch wrote it."""
+    for item in items:
+        if item.place != "pending":
+            continue
+        for verb in _TO_CREATE.finditer(item.text):
+            paths = named_files(item.text[verb.end() : verb.end() + 120])
+            first = paths[0] if paths else ""
+            right_after = item.text[verb.end() :].lstrip("`").startswith(first)
+            if first and right_after and base(first) in changed:
+                yield Contradiction(
+                    "state",
+                    "finished work listed as pending",
+                    f"`{first}`: the document lists writing it as to do; the session wrote it",
+                )
+
+
+def _pending_but_reported(items: list[Item], facts: Facts) -> Iterator[Contradiction]:
+    """Work the branch's summaries, or its last answer, report finished, listed as to do."""
+    finished = [i for s in (facts.summary, *facts.branch_summaries) for i in finished_work(s)]
+    if facts.last_answer:
+        report = facts.last_answer[-REPORT_CHARS:]  # where an answer says what it did
+        finished += [s for s in sentences(report) if finished_item(s)]
+    finished = [f for f in finished if len(key_terms(f)) >= 3]
+    pending = [item.text for item in items if item.place == "pending"]
+    for work in finished:
+        terms = key_terms(work)
+        for listed in pending:
+            there = set(key_terms(listed, len(listed)))
+            if sum(t in there for t in terms) / len(terms) >= PENDING_SHARE:
+                yield Contradiction(
+                    "state",
+                    "finished work listed as pending",
+                    f"{work[:200]}: finished, and the document lists it as pending",
+                )
+                break
+
+
+def _open_failures(facts: Facts) -> list[str]:
+    """The commands whose failure nothing put right."""
+    found = [c.text for c in facts.commands if not c.ok and not c.resolved and c.milestone]
+    for error in facts.open_errors:
+        command = re.match(r"`([^`]+)`", error)
+        if command:
+            found.append(command.group(1))
+    return list(dict.fromkeys(shell.core(c) for c in found))
+
+
+def _said_fixed(items: list[Item], facts: Facts) -> Iterator[Contradiction]:
+    """A failure said to be fixed, or its command to pass, while it still fails."""
+    failing = _open_failures(facts)
+    if not failing:
+        return
+    testing = any(shell.runner_and_targets(c) for c in failing)
+    for item in items:
+        if item.place == "pending":
+            continue
+        for sentence in sentences(item.text):
+            fixed = _FIXED.search(sentence)
+            if fixed is None or _STILL.search(sentence):
+                continue
+            folded = sentence.casefold()
+            for command in failing:
+                named = command.casefold() in folded or _needle(command) in _spans(sentence)
+                tests = testing and re.search(r"\btests?\b", folded) is not None
+                if named or tests:
+                    yield Contradiction(
+                        "errors",
+                        "a failure said to be fixed",
+                        f"`{command}` still fails at the end of the session; the document says "
+                        f"{fixed.group(0)}",
+                    )
+                    break
+
+
+def _spans(text: str) -> set[str]:
+    return {_needle(span) for span in _SPAN.findall(text)}
+
+
+def _needle(command: str) -> str:
+    """What a command is known by: its program (and a subcommand, for the tools that have
+    them: ``npm run build``), past the steps that only set up (``cd app &&``) and the wrappers
+    that only run it (``uv run``, ``python -m``); a call by its function's name."""
+    steps = [step.split() for step in re.split(r"&&|\|\||;", command)]
+    words = next((w for w in steps if w and w[0] not in _SETUP), [])
+    while words and words[0] in _WRAPPERS:
+        words = words[1:]
+    if not words:
+        return ""
+    kept = [words[0].split("(")[0]]
+    for word in words[1:]:
+        if word.startswith("-") or kept[0] not in _SUBCOMMANDS or len(kept) == 3:
+            break
+        kept.append(word)
+        if word not in ("run", "exec", "x"):
+            break
+    return " ".join(kept).casefold()
+
+
+def _said_ran(items: list[Item], said: Said) -> Iterator[Contradiction]:
+    """A command said to have been run (in backticks, after "ran", "validated with", ...) that
+    no call of the branch ran."""
+    for item in items:
+        if item.place == "pending":
+            continue
+        for sentence in sentences(item.text):
+            verb = _RAN.search(sentence)
+            if verb is None or _NEGATED.search(sentence[: verb.start()]):
+                continue
+            for span in _SPAN.findall(sentence[verb.start() :]):
+                needle = _needle(span)
+                if len(needle) < 3 or named_files(span) == [span] or "/" in needle:
+                    continue  # a file, or too short to look for
+                if not re.search(r"[\s.(]", span) and needle not in _KNOWN_PROGRAMS:
+                    continue  # a bare word: a name, not a command
+                if not said.ran(span):
+                    yield Contradiction(
+                        "state",
+                        "a command said to have run",
+                        f"`{span}`: the document says it was run; no call of the session ran it",
+                    )
+
+
+_KNOWN_PROGRAMS = frozenset(
+    "pytest mypy ruff tsc eslint jest vitest tox nox black flake8 pylint prettier biome cargo "
+    "go npm yarn pnpm bun make cmake ninja gradle mvn dotnet docker kubectl terraform deno".split()
+)
