@@ -272,7 +272,11 @@ Answer with the rewritten document alone.
 
 
 def _task(facts: Facts, held: Terms) -> Iterator[Probe]:
-    task, latest = facts.original_task, facts.latest_request
+    """The original task (the first request that is no prompt file's text; held too when a
+    later request that restates it is: people often say what they want better the second
+    time) and the latest request."""
+    own = [r for r in facts.requests if not _prompt_file(r)]
+    task, latest = (own[0] if own else None), facts.latest_request
     for text, question, required in (
         (task, "the original task", True),
         (latest, "the latest request", False),
@@ -281,8 +285,9 @@ def _task(facts: Facts, held: Terms) -> Iterator[Probe]:
             continue
         basis = _without_rules(text, facts.rules)
         kept = held.keeps(basis)
+        if required and not kept:
+            kept = any(held.keeps(r) for r in own[1:] if len(key_terms(r)) >= 3) or kept
         if kept is not None:  # else: in another language, with no name to hold it by
-            required = required and not _prompt_file(text)
             yield Probe("task", question, _short(text), kept, required, basis=basis)
 
 

@@ -119,8 +119,9 @@ def finished_work(summary: Sections) -> list[str]:
 
 @dataclass(frozen=True)
 class Item:
-    """One item of a document, and where it stands: ``done``, ``pending`` (a Pending part or
-    Next Steps) or ``stated`` (anywhere else)."""
+    """One item of a document, and where it stands: ``pending`` (a Pending part of Progress,
+    or Next Steps), ``done`` (any other part of Progress: what the work did) or ``stated``
+    (anywhere else)."""
 
     text: str
     place: str
@@ -129,9 +130,10 @@ class Item:
 def document_items(document: str) -> list[Item]:
     sections = sections_of(document)
     found: list[Item] = []
-    for name, body in progress_parts(sections):
-        place = "pending" if pending_part(name) else "done" if done_part(name) else "stated"
-        found += [Item(item, place) for item in items_of(body)]
+    for name, body in progress_parts(sections):  # done, in progress, blocked: the work's state
+        found += [
+            Item(item, "pending" if pending_part(name) else "done") for item in items_of(body)
+        ]
     for heading, body in sections:
         if heading.casefold() == "progress":
             continue
@@ -143,24 +145,30 @@ def document_items(document: str) -> list[Item]:
 # --- file names -----------------------------------------------------------------------------------
 
 _EXTENSIONS = (
-    "py pyi js mjs cjs jsx ts tsx json jsonl toml yaml yml md rst txt rs go java kt c h cc cpp "
-    "hpp cs rb php sh bash zsh css scss html sql ini cfg conf xml swift vue svelte lua ex exs "
-    "zig dart scala gradle lock env proto tf"
+    "py pyi ipynb js mjs cjs jsx ts tsx json jsonl toml yaml yml md mdx rst txt rs go java kt kts "
+    "c h cc cpp hpp cs rb php sh bash zsh fish ps1 bat css scss sass less html htm sql ini cfg "
+    "conf xml swift vue svelte astro lua ex exs zig dart scala gradle lock env proto tf tfvars hcl "
+    "kdl typ tex nix vim el csv tsv log plist service prisma graphql gql j2 erb r jl sol"
 ).split()
 _FILE = re.compile(
-    r"(?<![\w/.@:-])((?:[\w.-]+/)*[\w][\w.-]*\.(?:" + "|".join(_EXTENSIONS) + r"))(?![\w/-])"
+    r"(?<![\w/.@:-])((?:~/|/)?(?:[\w.-]+/)*[\w][\w.-]*\.(?:" + "|".join(_EXTENSIONS) + r"))"
+    r"(?![\w/-])"
 )
+_DOTFILE = re.compile(r"`((?:~/|/)?(?:[\w.-]+/)*\.[A-Za-z][\w.-]*)`")
+"""A dotfile (``~/.zshrc``, `.gitmodules`), named in backticks."""
 
 
 def named_files(text: str) -> list[str]:
-    """The file names ``text`` holds (a name with a known extension, with its folders), in
-    order; not a link, nor a name cut short (``a-...jsonl``)."""
-    found = (m.group(1) for m in _FILE.finditer(text) if not re.search(r"://|\.\.\.|…", m.group(1)))
-    return list(dict.fromkeys(found))
+    """The file names ``text`` holds (a name with a known extension, with its folders; a
+    dotfile in backticks), in order; not a link, nor a name cut short (``a-...jsonl``)."""
+    dotfiles = [f for f in _DOTFILE.findall(text) if f.lstrip(".") not in _EXTENSIONS]
+    found = [m.group(1) for m in _FILE.finditer(text)] + dotfiles
+    found = [f for f in found if not re.search(r"://|\.\.\.|…", f)]
+    return list(dict.fromkeys(sorted(found, key=text.find)))
 
 
 def base(path: str) -> str:
-    return path.replace("\\", "/").rsplit("/", 1)[-1]
+    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
 
 
 # --- what the branch says -------------------------------------------------------------------------
@@ -211,7 +219,9 @@ class Said:
         """Whether a call ran ``command``: its program (``_needle``), with half the words
         after it or more (a file by its name)."""
         needle = _needle(command)
-        words = [base(w).casefold() for w in command.split()[len(needle.split()) :]]
+        folded = command.casefold().split()
+        after = next((i for i in range(len(folded)) if " ".join(folded[i:]).startswith(needle)), 0)
+        words = [base(w) for w in folded[after + len(needle.split()) :]]
         words = [w for w in words if len(w) > 1]
         for call in self.calls:
             if needle in call and sum(w in call for w in words) >= len(words) / 2:
@@ -227,8 +237,23 @@ def _read_message(message: Any, calls: list[str], everything: list[str]) -> None
     content = message.get("content")
     for block in content if isinstance(content, list) else ():
         if isinstance(block, dict) and block.get("type") == "toolCall":
-            _strings(block.get("arguments"), calls)
+            arguments = block.get("arguments")
+            if not isinstance(arguments, dict):
+                continue
+            name = block.get("name")
+            if isinstance(name, str) and name.casefold() in _PROGRAMS - _SHELLS:  # named as one
+                words: list[str] = []
+                _strings(arguments, words)
+                calls.append(" ".join((name, *words)))
+            else:  # what runs, not what is written or read
+                _strings([arguments.get(key) for key in _RUN_KEYS], calls)
     _strings(message, everything)
+
+
+_SHELLS = frozenset(("bash", "sh", "zsh"))
+"""Tools named as a shell: what they run is their command."""
+_RUN_KEYS = ("command", "cmd", "script", "code", "input")
+"""The arguments of a tool call that hold what it runs."""
 
 
 def _strings(value: Any, out: list[str]) -> None:
@@ -256,9 +281,19 @@ class Contradiction:
 
 _CHANGE = re.compile(
     r"\b(?:created|added|edited|modified|updated|wrote|written|changed|rewrote|rewritten|"
-    r"patched|refactored|renamed|deleted|removed|implemented|extended|fixed|moved)\b",
+    r"patched|refactored|renamed|deleted|removed|implemented|extended|fixed|moved|guarded|"
+    r"tightened|replaced|converted|switched|bumped|saved|backed up)\b",
     re.IGNORECASE,
 )
+_LOOKED = frozenset(
+    "read reviewed inspected analyzed analysed checked examined looked searched found listed "
+    "explored investigated confirmed verified identified noticed ran tested compared studied "
+    "traced located opened scanned audited grepped viewed used called named based related "
+    "required expected needed failed passed detected tried asked answered discussed "
+    "considered proposed suggested planned".split()
+)
+"""Past tenses that report looking, not changing."""
+_PAST = re.compile(r"(?:^|\b(?:was|were|is now|are now|has been|have been|now)\s+)([A-Za-z]+ed)\b")
 _NEGATED = re.compile(r"\b(?:not|never|no|n't|without|yet|to be|needs? to|should|will)\b", re.I)
 _CLAUSE_END = re.compile(r"[;:]|\.\s|,\s(?:and\s)?(?=\w+ed\b)|\s(?:and|but|then)\s(?=\w+ed\b)")
 _CONTRAST = re.compile(
@@ -274,16 +309,26 @@ _TO_CREATE = re.compile(
     r"\b(?:create|write|add|scaffold)\s+(?:(?:a|an|the|new|missing)\s+)*(?:file\s+)?`?",
     re.IGNORECASE,
 )
+_TO_PUBLISH = re.compile(
+    r"^\W*(?P<todo>commit|push)\b|\b(?P<todo2>commit|push) (?:is|are) (?:still )?(?:pending|to "
+    r"do|outstanding)|\bnot (?:been )?(?:yet (?P<not>committed|pushed)|(?P<not2>committed|pushed) "
+    r"yet)\b",
+    re.IGNORECASE,
+)
+_COMMIT = re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b")
+"""A commit's hash: a commit or push of it listed as to do is of work already committed."""
 _FIXED = re.compile(
     r"\b(?:fixed|resolved|passes|passed|passing|green|succeeds|succeeded|works(?: now)?|"
-    r"now works|no longer fails)\b",
+    r"now works|no longer fails|went away|is gone)\b",
     re.IGNORECASE,
 )
 _STILL = re.compile(
-    r"\b(?:still|not|n't|never|fails?|failing|failed|broken|open|unresolved|red|error)\b", re.I
+    r"\b(?:still|not|n't|never|fails?|failing|failed|broken|open|unresolved|red)\b", re.I
 )
+_FAILED = re.compile(r"\b(?:fail(?:s|ed|ing)?|errors? out|errored|crash(?:es|ed)?)\b", re.I)
 _RAN = re.compile(
-    r"\b(?:ran|executed|validated|verified|checked|tested|confirmed|linted|compiled|built)\b",
+    r"\b(?:ran|executed|validated|verified|checked|tested|confirmed|linted|compiled|built|"
+    r"(?:was|were|has been|have been) run)\b",
     re.IGNORECASE,
 )
 _SPAN = re.compile(r"`([^`\n]{2,200})`")
@@ -294,6 +339,13 @@ _SETUP = frozenset("cd pushd export source set . unset".split())
 _SUBCOMMANDS = frozenset(
     "npm yarn pnpm bun cargo go git make docker kubectl dotnet mvn gradle deno gh".split()
 )
+_PROGRAMS = frozenset(
+    "pytest mypy ruff tsc eslint jest vitest tox nox black flake8 pylint prettier biome cargo "
+    "go npm yarn pnpm bun make cmake ninja gradle mvn dotnet docker kubectl terraform deno git "
+    "mkdir rm cp mv bash sh zsh node python python3 pip uv curl gh ls cat grep rg find sed "
+    "awk chmod brew apt systemctl".split()
+)
+"""Programs a span may begin with to be a command (besides those the branch ran)."""
 
 
 def contradictions(facts: Facts, said: Said, document: str) -> Iterator[Contradiction]:
@@ -306,8 +358,10 @@ def contradictions(facts: Facts, said: Said, document: str) -> Iterator[Contradi
         *_said_changed(items, changed, read, said),
         *_said_untouched(items, changed),
         *_pending_but_written(items, changed),
+        *_pending_but_published(items, facts),
         *_pending_but_reported(items, facts),
         *_said_fixed(items, facts),
+        *_said_failed(items, facts),
         *_said_ran(items, said),
     ):
         if found.answer not in seen:
@@ -319,15 +373,30 @@ def _clauses(text: str) -> list[str]:
     return [c for c in _CLAUSE_END.split(text) if c.strip()]
 
 
+def _change_verb(clause: str) -> re.Match[str] | None:
+    """Where a clause says something was changed: a verb of changing, or a past tense that
+    reports no mere looking at the start or after "was", "is now"."""
+    verb = _CHANGE.search(clause)
+    for past in _PAST.finditer(clause.lstrip("`*_ ")):
+        if past.group(1).casefold() not in _LOOKED:
+            found = _CHANGE.search(clause, clause.find(past.group(1)))  # where it stands
+            return (
+                verb
+                if verb is not None and (found is None or verb.start() < found.start())
+                else re.search(re.escape(past.group(1)), clause)
+            )
+    return verb
+
+
 def _said_changed(
     items: list[Item], changed: set[str], read: set[str], said: Said
 ) -> Iterator[Contradiction]:
     """A file said to be changed that the branch only read, or only named."""
     for item in items:
-        if item.place == "pending":
+        if item.place != "done":  # elsewhere: what others changed (a diff under review)
             continue
         for clause in _clauses(item.text):
-            verb = _CHANGE.search(clause)
+            verb = _change_verb(clause)
             if verb is None or _NEGATED.search(clause[: verb.start()]):
                 continue
             contrast = _CONTRAST.search(clause, verb.end())
@@ -375,6 +444,31 @@ def _pending_but_written(items: list[Item], changed: set[str]) -> Iterator[Contr
                 )
 
 
+def _last_run(facts: Facts, needle: str) -> bool | None:
+    """How the last command known by ``needle`` ended: True passed; None: never run."""
+    runs = [c.ok for c in facts.commands if _needle(c.text) == needle]
+    return runs[-1] if runs else None
+
+
+def _pending_but_published(items: list[Item], facts: Facts) -> Iterator[Contradiction]:
+    """A commit or a push listed as to do (or "not committed yet") that the branch made, and
+    that no command of the same kind failed after."""
+    for item in items:
+        step = _TO_PUBLISH.search(item.text)
+        stated = step is not None and (step["not"] or step["not2"] or step["todo2"])
+        named = step is not None and step["todo"] and _COMMIT.search(item.text)
+        if step is None or not (stated or (named and item.place == "pending")):
+            continue  # "commit" alone may be of work still to come
+        word = next(g for g in step.groups() if g).casefold()
+        needle = "git commit" if word.startswith("commit") else "git push"
+        if _last_run(facts, needle):
+            yield Contradiction(
+                "state",
+                "finished work listed as pending",
+                f"`{needle}`: the document lists it as to do; the session ran it, and it passed",
+            )
+
+
 def _pending_but_reported(items: list[Item], facts: Facts) -> Iterator[Contradiction]:
     """Work the branch's summaries, or its last answer, report finished, listed as to do."""
     finished = [i for s in (facts.summary, *facts.branch_summaries) for i in finished_work(s)]
@@ -407,10 +501,9 @@ def _open_failures(facts: Facts) -> list[str]:
 
 
 def _said_fixed(items: list[Item], facts: Facts) -> Iterator[Contradiction]:
-    """A failure said to be fixed, or its command to pass, while it still fails."""
+    """A failure said to be fixed, or its command to pass, while it still fails: named by its
+    command, or by a quote of its message."""
     failing = _open_failures(facts)
-    if not failing:
-        return
     testing = any(shell.runner_and_targets(c) for c in failing)
     for item in items:
         if item.place == "pending":
@@ -419,22 +512,40 @@ def _said_fixed(items: list[Item], facts: Facts) -> Iterator[Contradiction]:
             fixed = _FIXED.search(sentence)
             if fixed is None or _STILL.search(sentence):
                 continue
-            folded = sentence.casefold()
-            for command in failing:
-                named = command.casefold() in folded or _needle(command) in _spans(sentence)
-                tests = testing and re.search(r"\btests?\b", folded) is not None
-                if named or tests:
+            folded, spans = sentence.casefold(), _SPAN.findall(sentence)
+            quoted = [
+                s for s in spans if len(s) >= 12 and any(s in error for error in facts.open_errors)
+            ]
+            named = [
+                c for c in failing if c.casefold() in folded or _needle(c) in map(_needle, spans)
+            ]
+            tests = testing and re.search(r"\btests?\b", folded) is not None
+            if quoted or named or tests:
+                what = f"`{(quoted or named or failing)[0]}`"
+                yield Contradiction(
+                    "errors",
+                    "a failure said to be fixed",
+                    f"{what} still fails at the end of the session; the document says "
+                    f"{fixed.group(0)}",
+                )
+
+
+def _said_failed(items: list[Item], facts: Facts) -> Iterator[Contradiction]:
+    """A command said to have failed that every time it ran, passed."""
+    for item in items:
+        for sentence in sentences(item.text):
+            failed = _FAILED.search(sentence)
+            if failed is None:
+                continue
+            for span in _SPAN.findall(sentence[: failed.start()])[-1:]:  # what failed
+                needle = _needle(span)
+                runs = [c.ok for c in facts.commands if _needle(c.text) == needle]
+                if " " in needle and runs and all(runs):
                     yield Contradiction(
                         "errors",
-                        "a failure said to be fixed",
-                        f"`{command}` still fails at the end of the session; the document says "
-                        f"{fixed.group(0)}",
+                        "a passing command said to fail",
+                        f"`{span}`: the document says it failed; every run of it passed",
                     )
-                    break
-
-
-def _spans(text: str) -> set[str]:
-    return {_needle(span) for span in _SPAN.findall(text)}
 
 
 def _needle(command: str) -> str:
@@ -458,30 +569,33 @@ def _needle(command: str) -> str:
 
 
 def _said_ran(items: list[Item], said: Said) -> Iterator[Contradiction]:
-    """A command said to have been run (in backticks, after "ran", "validated with", ...) that
-    no call of the branch ran."""
+    """A command said to have been run that no call of the branch ran: in backticks in a
+    sentence that says so ("ran", "validated with", "was run"), or one the branch never shows
+    at all, said anywhere but in what is still to do."""
     for item in items:
         if item.place == "pending":
             continue
         for sentence in sentences(item.text):
             verb = _RAN.search(sentence)
-            if verb is None or _NEGATED.search(sentence[: verb.start()]):
-                continue
-            for span in _SPAN.findall(sentence[verb.start() :]):
+            claimed = verb is not None and not _NEGATED.search(sentence[: verb.start()])
+            for span in _SPAN.findall(sentence):
                 needle = _needle(span)
-                if len(needle) < 3 or named_files(span) == [span] or "/" in needle:
-                    continue  # a file, or too short to look for
-                if not re.search(r"[\s.(]", span) and needle not in _KNOWN_PROGRAMS:
-                    continue  # a bare word: a name, not a command
-                if not said.ran(span):
-                    yield Contradiction(
-                        "state",
-                        "a command said to have run",
-                        f"`{span}`: the document says it was run; no call of the session ran it",
-                    )
-
-
-_KNOWN_PROGRAMS = frozenset(
-    "pytest mypy ruff tsc eslint jest vitest tox nox black flake8 pylint prettier biome cargo "
-    "go npm yarn pnpm bun make cmake ninja gradle mvn dotnet docker kubectl terraform deno".split()
-)
+                if (
+                    len(needle) < 3
+                    or named_files(span) == [span]
+                    or "/" in needle
+                    or re.search(r"…|\.\.\.", span)
+                ):
+                    continue  # a file, a command cut short, or too short to look for
+                command = " " in span.strip() and needle.split()[0] in _PROGRAMS
+                if not (command or (claimed and needle in _PROGRAMS)):
+                    continue  # a name, not a command
+                # Said to have run; or, in what the work did, one the branch never shows.
+                novel = item.place == "done" and not said.names(span.strip())
+                if said.ran(span) or not (claimed or novel):
+                    continue
+                yield Contradiction(
+                    "state",
+                    "a command said to have run",
+                    f"`{span}`: the document says it was run; no call of the session ran it",
+                )
