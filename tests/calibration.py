@@ -99,9 +99,20 @@ class Figures:
     """By kind: how many of its documents the gate passes."""
     good_over_wrong: int
     good_over_incomplete: int
-    planted: int
-    flagged: int
-    """Of the wrong documents, those with at least one contradiction found."""
+    planted: dict[str, int]
+    """The errors planted in the wrong documents, by kind."""
+    caught: dict[str, int]
+    """Of those, the ones a contradiction found names (its file or command is in the claim)."""
+
+
+def caught(case: Case, plant: dict[str, str]) -> bool:
+    """Whether a contradiction found in the wrong document is this planted error's: what it
+    names (in backticks) is in the claim."""
+    claim = plant["claim"]
+    for probe in report(case, "wrong").probes:
+        if probe.wrong and any(name in claim for name in probe.answer.split("`")[1::2]):
+            return True
+    return False
 
 
 def figures(found: list[Case], threshold: float = DEFAULT_MIN_SCORE) -> Figures:
@@ -110,9 +121,13 @@ def figures(found: list[Case], threshold: float = DEFAULT_MIN_SCORE) -> Figures:
     over_incomplete = sum(
         report(c, "good").overall > report(c, "incomplete").overall for c in found
     )
-    flagged = sum(any(p.wrong for p in report(c, "wrong").probes) for c in found)
-    planted = sum(len(c.planted) for c in found)
-    return Figures(len(found), passed, over_wrong, over_incomplete, planted, flagged)
+    planted: dict[str, int] = {}
+    got: dict[str, int] = {}
+    for case in found:
+        for plant in case.planted:
+            planted[plant["kind"]] = planted.get(plant["kind"], 0) + 1
+            got[plant["kind"]] = got.get(plant["kind"], 0) + caught(case, plant)
+    return Figures(len(found), passed, over_wrong, over_incomplete, planted, got)
 
 
 def _lines(found: list[Case]) -> Iterator[str]:
@@ -138,14 +153,20 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(_lines(found)))
     got = figures(found)
     n = got.sessions
-    print(f"Calibration: {n} real sessions, four documents each written by hand (threshold "
-          f"{DEFAULT_MIN_SCORE})")
-    print(f"  good passed        {got.passed['good']:>3}/{n}   (false refusals {n - got.passed['good']})")
+    good = got.passed["good"]
+    print(
+        f"Calibration: {n} real sessions, four documents each written by hand (threshold "
+        f"{DEFAULT_MIN_SCORE})"
+    )
+    print(f"  good passed           {good:>3}/{n}   (false refusals {n - good})")
     for kind in ("wrong", "incomplete", "empty"):
-        print(f"  {kind:<10} refused {n - got.passed[kind]:>3}/{n}   (false passes {got.passed[kind]})")
+        passes = got.passed[kind]
+        print(f"  {kind:<10} refused    {n - passes:>3}/{n}   (false passes {passes})")
     print(f"  good above wrong      {got.good_over_wrong:>3}/{n}")
     print(f"  good above incomplete {got.good_over_incomplete:>3}/{n}")
-    print(f"  wrong with a contradiction found {got.flagged}/{n} ({got.planted} errors planted)")
+    print("  planted errors caught, by kind:")
+    for kind, count in sorted(got.planted.items()):
+        print(f"    {kind:<13} {got.caught[kind]:>3}/{count}")
     left = unread()
     if left:
         print(f"  not read by this program, so not counted: {', '.join(left)}")

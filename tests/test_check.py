@@ -20,11 +20,11 @@ from handoff_cli.errors import HandoffError
 from handoff_cli.handoff import check as checking
 from handoff_cli.handoff.builtin import write_document
 from handoff_cli.handoff.check import REQUIRED_CAP, check_document, check_session
-from handoff_cli.handoff.terms import key_terms
 from handoff_cli.handoff.document import SECTIONS, files_block, with_files
 from handoff_cli.handoff.facts import Facts, facts_of
 from handoff_cli.handoff.judge import answers_of
 from handoff_cli.handoff.prompt import facts_block
+from handoff_cli.handoff.terms import key_terms
 from handoff_cli.options import DEFAULT_MIN_SCORE
 from handoff_cli.sessions.tree import branch, leaf
 
@@ -197,8 +197,12 @@ def test_a_file_the_session_never_touched_is_wrong(tmp_path: Path) -> None:
     facts = facts_at(failing_session(tmp_path / "s.jsonl"))
     base = write_document(facts)
     assert check_document(facts, base).overall == 1.0
-    # Named by the session (a command, the task): not invented. Never named: invented.
-    named = base + "\nSee `tests/test_health.py` and app.py.\nAlso edit `server/routes.py`.\n"
+    # Named by the session (a command, the task): not invented. Never named: invented, but in
+    # what is still to do (the last section), where a new file may be named.
+    context = (
+        "## Critical Context\n- See `tests/test_health.py` and app.py; `server/routes.py` too.\n"
+    )
+    named = base.replace("## Critical Context\n", context) + "\n- Create `server/db.py`.\n"
     report = check_document(facts, named)
     assert [str(p) for p in report.missing] == [
         "a file the session never touched: `server/routes.py` is named, but the session never "
@@ -382,11 +386,13 @@ def test_check_of_stdin_when_there_is_none_is_one_line(
 
 
 def _good(request: RecordedRequest) -> Reply:
-    """A repair that adds what the follow-up request names."""
-    asked = request.messages[-1]["content"]
-    assert "- Add the original task: The forecast command fails" in asked
-    assert "- Add the latest request: Also read WEATHER_RETRIES" in asked
-    assert "# weather_cli/\ncli.py (RW)" in asked  # the document as written: its <files> block
+    """A repair asked for from the conversation, naming what is missing and not its answer."""
+    *conversation, written, asked = request.messages
+    said = [str(m.get("content")) for m in conversation if m.get("role") == "user"]
+    assert any("The forecast command fails whenever" in text for text in said)  # the conversation
+    assert written["role"] == "assistant" and "# weather_cli/\ncli.py (RW)" in written["content"]
+    assert "- It does not give the original task." in asked["content"]
+    assert "The forecast command fails" not in asked["content"]  # the kind, never the answer
     return Reply(write_document(facts_at(WEATHER)))
 
 
@@ -416,6 +422,21 @@ def test_a_document_still_under_min_score_fails_and_writes_nothing(
     )
     assert "it misses the original task: The forecast command fails" in result.stderr
     assert weather.read_bytes() == before and files_in(weather.parent) == [weather.name]
+
+
+@pytest.mark.litellm  # the model is asked in this process
+def test_a_repair_that_games_the_probes_is_not_kept(
+    weather: Path, llm_server: FakeLLMServer
+) -> None:
+    # The rewrite holds every probe's answer, and claims a file changed that was never touched
+    # and a failure fixed that still fails: it scores under the floor, and is not kept.
+    gamed = write_document(facts_at(WEATHER)).replace(
+        "## Progress", "## Progress\n### Done\n- Updated `weather_cli/settings.toml` to match.\n"
+    )
+    llm_server.script(Reply(DOCUMENT), Reply(gamed))
+    result = run_cli(weather, "--min-score", "0.8", env=model_env(llm_server))
+    assert (result.code, result.stdout) == (5, "")
+    assert "scores 0.200, under --min-score 0.8" in result.stderr  # the first document's score
 
 
 def test_the_built_in_writer_is_gated_too(tmp_path: Path) -> None:

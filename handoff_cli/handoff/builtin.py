@@ -121,7 +121,9 @@ class Builtin:
         asked, answered = rough_count([brief.prompt]), rough_tokens(len(document))
         return Written(Answer(document, provider, model, asked, answered, 0.0, 0.0), [], _NO_PLAN)
 
-    async def revise(self, request: str, options: Options, reporter: Reporter) -> None:
+    async def revise(
+        self, brief: Brief, document: str, request: str, options: Options, reporter: Reporter
+    ) -> None:
         """The same facts give the same document: nothing to ask again."""
 
 

@@ -33,7 +33,14 @@ from typing import Any, BinaryIO
 
 from handoff_cli.agents import load_session
 from handoff_cli.errors import HandoffError, NoDocumentHeldError, NothingToCheckError
-from handoff_cli.handoff.claims import Said, base, contradictions, items_of, named_files
+from handoff_cli.handoff.claims import (
+    Said,
+    base,
+    contradictions,
+    document_items,
+    items_of,
+    named_files,
+)
 from handoff_cli.handoff.document import SECTIONS, section_list, without_files
 from handoff_cli.handoff.facts import Command, Facts, facts_of
 from handoff_cli.handoff.terms import HOLD_SHARE, MOST_TERMS, TERM_CHARS, Terms, key_terms
@@ -241,31 +248,28 @@ def _origin(session: Session, document: str) -> tuple[Session, list[Record]]:
     )
 
 
-def repair_prompt(document: str, report: Report, sections: tuple[str, ...] = SECTIONS) -> str:
-    """Asks once for the document again, in its ``sections``, with what the probes found
-    missing or wrong."""
+def repair_prompt(report: Report, sections: tuple[str, ...] = SECTIONS) -> str:
+    """Asks once for the document again, written from the conversation: what the probes found
+    missing, named by kind and never by its answer (a rewrite must find it in the conversation,
+    not copy it from the check), and what the branch contradicts, with what it shows."""
     lines = []
     for probe in report.missing:
         if probe.wrong:
-            lines.append(f"- Correct: {probe.question}: {probe.answer}")
+            lines.append(f"- It is wrong: {probe.answer}.")
         else:
-            lines.append(f"- Add {probe.question}: {probe.answer}")
-    found = "\n".join(lines)
-    return _REPAIR.format(sections=section_list(sections), found=found, document=document)
+            lines.append(f"- It does not give {probe.question}.")
+    found = "\n".join(dict.fromkeys(lines))
+    return _REPAIR.format(sections=section_list(sections), found=found)
 
 
 _REPAIR = """\
-The handoff document below misses what the session shows. Rewrite it in the same Markdown \
-sections ({sections}), keeping every fact it holds, and make it hold each of these, exactly as \
-given (paths, names, commands and errors verbatim):
+A check of the handoff document you wrote against this conversation found:
 
 {found}
 
-Answer with the rewritten document alone.
-
-<document>
-{document}
-</document>"""
+Write the document again from the conversation, in the same Markdown sections ({sections}): \
+state what the conversation shows, correct what it contradicts, keep everything else that is \
+true, and add nothing it does not show. Answer with the document alone."""
 
 
 # --- the probes ---------------------------------------------------------------------------------
@@ -387,10 +391,12 @@ _FIXED = re.compile(r"\bfixed\b|\bpass(?:es|ed)?\b|\bresolved\b|\bgreen\b|\bnow 
 
 
 def _untouched_files(facts: Facts, said: Said, document: str) -> Iterator[Probe]:
-    """A file the document names that the branch never read, changed or named anywhere: not in
-    a request, a call, an output, a written file or the assistant's words."""
+    """A file the document names, but for one still to write, that the branch never read,
+    changed or named anywhere: not in a request, a call, an output, a written file or the
+    assistant's words."""
     known = {base(path) for path in (*facts.read_set, *facts.modified_files)}
-    for path in sorted(named_files(without_files(document))):
+    said_done = "\n".join(i.text for i in document_items(document) if i.place != "pending")
+    for path in sorted(named_files(said_done)):
         name = base(path)
         if name not in known and not said.names(name):
             answer = f"`{path}` is named, but the session never read, changed or named it"

@@ -318,7 +318,7 @@ _TO_PUBLISH = re.compile(
 _COMMIT = re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b")
 """A commit's hash: a commit or push of it listed as to do is of work already committed."""
 _FIXED = re.compile(
-    r"\b(?:fixed|resolved|passes|passed|passing|green|succeeds|succeeded|works(?: now)?|"
+    r"\b(?:fixed|resolved|pass|passes|passed|passing|green|succeeds|succeeded|works(?: now)?|"
     r"now works|no longer fails|went away|is gone)\b",
     re.IGNORECASE,
 )

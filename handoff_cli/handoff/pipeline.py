@@ -700,19 +700,21 @@ async def _gated(
     request: Request, answer: Answer, missing: list[str], options: Options, reporter: Reporter
 ) -> tuple[Answer, list[str], Report]:
     """The document's probes (``check``), and with ``--min-score`` the gate: a document under
-    it is asked for once more, naming what it misses (kept if it scores higher, and lacks no
+    it is asked for once more, from the conversation, naming what it misses and what the branch
+    contradicts (kept if none of its claims is contradicted, it scores higher, and it lacks no
     more sections), and refused if it is still under."""
     report = check_document(request.facts, answer.text, request.source.branch)
     floor = options.min_score
     if floor is None or report.passes(floor):
         return answer, missing, report
-    asked = repair_prompt(answer.text, report, request.sections)
-    revised = await request.writer.revise(asked, options, reporter)
+    asked = repair_prompt(report, request.sections)
+    revised = await request.writer.revise(request, answer.text, asked, options, reporter)
     if revised is not None:
         text = _as_written(request, revised).text
         again = check_document(request.facts, text, request.source.branch)
         lacks = missing_sections(text, request.sections)
-        kept = again.overall > report.overall and len(lacks) <= len(missing)
+        checks_out = not any(p.wrong for p in again.probes)  # no claim the branch contradicts
+        kept = checks_out and again.overall > report.overall and len(lacks) <= len(missing)
         answer = answer.then(replace(revised, text=text if kept else answer.text))
         if kept:
             missing, report = lacks, again

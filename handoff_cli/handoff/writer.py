@@ -153,8 +153,10 @@ class Writer(Protocol):
         """The document for ``brief`` (its ``<files>`` block is the caller's to add)."""
         ...
 
-    async def revise(self, request: str, options: Options, reporter: Reporter) -> Answer | None:
-        """The document asked for once more with ``request`` (it holds the document and what
-        the probes found missing: ``check.repair_prompt``); None: this writer cannot do
-        better than it did."""
+    async def revise(
+        self, brief: Brief, document: str, request: str, options: Options, reporter: Reporter
+    ) -> Answer | None:
+        """``document`` written again from ``brief``'s conversation, as ``request`` asks (what
+        the checks found: ``check.repair_prompt``); None: this writer cannot do better than it
+        did."""
         ...

@@ -51,7 +51,7 @@ from handoff_cli.handoff.plan import (
     sent,
     sized_requests,
 )
-from handoff_cli.handoff.prompt import ChatMessage, repair_prompt, required_sections
+from handoff_cli.handoff.prompt import ChatMessage, repair_prompt
 from handoff_cli.handoff.redact import Redactor
 from handoff_cli.handoff.writer import Answer, Brief, Planned, Written
 from handoff_cli.llm import table as model_table
@@ -284,12 +284,26 @@ class Model:
             reporter.warn(f"warning: {message}")
         return Written(answer, missing, plan)
 
-    async def revise(self, request: str, options: Options, reporter: Reporter) -> Answer | None:
-        """One follow-up request, as the section repair is: the model has the document and
-        what it misses, not the conversation again."""
-        reporter.stage("asking for what the document misses")
-        ask = self._asker(options, reporter, required_sections(options.template))
-        answer = await ask([{"role": "user", "content": request}])
+    async def revise(
+        self, brief: Brief, document: str, request: str, options: Options, reporter: Reporter
+    ) -> Answer | None:
+        """One more turn after the final request: the conversation as it held it, the document
+        as its answer, then ``request``. Where that is too long for the model, the document and
+        ``request`` alone."""
+        reporter.stage("asking for the document again, with what the checks found")
+        ask = self._asker(options, reporter, brief.sections)
+        plan = make_plan(brief.conversation, brief.prompt, self.budget, self.count)
+        final = sent(brief.conversation, plan, plan.final)
+        turn = [
+            *final_request(final, brief.prompt, document if plan.chunks else None),
+            {"role": "assistant", "content": document},
+            {"role": "user", "content": request},
+        ]
+        try:
+            answer = await ask(turn)
+        except ContextTooLongError:
+            alone = f"{request}\n\n<document>\n{document}\n</document>"
+            answer = await ask([{"role": "user", "content": alone}])
         return replace(answer, text=answer.text.strip()) if answer.text.strip() else None
 
     def _asker(self, options: Options, reporter: Reporter, sections: tuple[str, ...]) -> Ask:
