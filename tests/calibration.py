@@ -107,10 +107,13 @@ class Figures:
 
 def caught(case: Case, plant: dict[str, str]) -> bool:
     """Whether a contradiction found in the wrong document is this planted error's: what it
-    names (in backticks) is in the claim."""
-    claim = plant["claim"]
+    names (in backticks) is in the claim, or for a command, its last word (`git commit`, "not
+    committed")."""
+    claim = plant["claim"].casefold()
     for probe in report(case, "wrong").probes:
-        if probe.wrong and any(name in claim for name in probe.answer.split("`")[1::2]):
+        names = [n.casefold() for n in probe.answer.split("`")[1::2]]
+        words = [n.split()[-1] for n in names if " " in n and len(n.split()[-1]) >= 4]
+        if probe.wrong and any(name in claim for name in names + words):
             return True
     return False
 

@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from handoff_cli.handoff import shell
+from handoff_cli.handoff import shell, tools
 from handoff_cli.handoff.document import Sections, sections_of, without_files
 from handoff_cli.handoff.facts import Facts, sentences
 from handoff_cli.handoff.terms import key_terms
 from handoff_cli.sessions.session import Record
+from handoff_cli.text import text_of
 
 PENDING_SHARE = 0.7
 """The share of a finished item's terms a pending item must hold to be the same work: a
@@ -184,14 +185,23 @@ class Said:
         self._facts = facts
 
     @cached_property
-    def _texts(self) -> tuple[list[str], list[str]]:
+    def _texts(self) -> tuple[list[str], list[str], list[str]]:
         calls: list[str] = []
         everything: list[str] = []
+        failing: list[str] = []  # the results that failed since the last that did not
         for record in self._records:
-            if record.has_message:
-                _read_message(record.message(), calls, everything)
-            elif record.entry is not None:
-                _strings(record.entry, everything)
+            if not record.has_message:
+                if record.entry is not None:
+                    _strings(record.entry, everything)
+                continue
+            message = record.message()
+            _read_message(message, calls, everything)
+            if isinstance(message, dict) and message.get("role") == "toolResult":
+                text = text_of(message.get("content"), "\n")
+                if tools.failed(text, bool(message.get("isError"))):
+                    failing.append(text)
+                else:
+                    failing.clear()
         facts = self._facts
         if facts is not None:  # what the records may not be there to give
             calls += (c.text for c in facts.commands)
@@ -203,11 +213,17 @@ class Said:
             )
             for sections in (facts.summary, *facts.branch_summaries):
                 everything += (text for section in sections for text in section)
-        return calls, everything
+        return calls, everything, failing
+
+    @property
+    def last_failures(self) -> list[str]:
+        """What the tools answered since the last call that did not fail: the failures the
+        branch ends on."""
+        return self._texts[2]
 
     def names(self, text: str) -> bool:
         """Whether the branch holds ``text`` anywhere."""
-        calls, everything = self._texts
+        calls, everything, _ = self._texts
         return any(text in said for said in calls) or any(text in said for said in everything)
 
     @cached_property
@@ -282,7 +298,16 @@ class Contradiction:
 _CHANGE = re.compile(
     r"\b(?:created|added|edited|modified|updated|wrote|written|changed|rewrote|rewritten|"
     r"patched|refactored|renamed|deleted|removed|implemented|extended|fixed|moved|guarded|"
-    r"tightened|replaced|converted|switched|bumped|saved|backed up)\b",
+    r"tightened|replaced|converted|switched|bumped|saved|backed up)\b|"
+    # The same in the languages sessions are written in, as their words for it.
+    r"(?:已[^\uff0c\u3002\uff1b,.;]{0,12}?(?:修改|添加|新增|删除|更新|重写|创建|写入)|"
+    r"(?:修改|添加|新增|删除|更新|重写|创建|写入)了|改为|改成|"
+    r"(?:追加|修正|変更|削除|作成|書き換え|編集|更新)(?:した|しました|済み|済)|"
+    r"изменен|добавлен|обновлен|удален|создан|исправлен|переписан|сохранен|"
+    r"alterad|adicionad|atualizad|removid|criad|corrigid|trocad|modificad|editad|salv[oa]|"
+    r"añadid|agregad|actualizad|eliminad|cread|cambiad|geändert|hinzugefügt|aktualisiert|"
+    r"entfernt|erstellt|korrigiert|bearbeitet|modifié|ajouté|supprimé|créé|corrigé|"
+    r"أضيف|أضفت|عدّل|عدل|تعديل|حذف|أنشئ|كتابة|كتبت|تحديث|أعيدت)",
     re.IGNORECASE,
 )
 _LOOKED = frozenset(
@@ -319,11 +344,17 @@ _COMMIT = re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b")
 """A commit's hash: a commit or push of it listed as to do is of work already committed."""
 _FIXED = re.compile(
     r"\b(?:fixed|resolved|pass|passes|passed|passing|green|succeeds|succeeded|works(?: now)?|"
-    r"now works|no longer fails|went away|is gone)\b",
+    r"now works|no longer fails|went away|is gone)\b|"
+    r"(?:已修复|已解决|跑通|通过了|解消|解決|修正済|直った|成功し|исправлен|решен|работает|"
+    r"corrigid|resolvid|funciona|corregid|resuelt|behoben|funktioniert|corrigé|résolu|"
+    r"fonctionne|يعمل|تم إصلاح|تم حل|نجح)",
     re.IGNORECASE,
 )
 _STILL = re.compile(
-    r"\b(?:still|not|n't|never|fails?|failing|failed|broken|open|unresolved|red)\b", re.I
+    r"\b(?:still|not|n't|never|fails?|failing|failed|broken|open|unresolved|red)\b|"
+    r"(?:仍|还是|未|失败|没有|まだ|失敗|ещё|еще|не |ainda|não|todavía|noch|nicht|encore|"
+    r"pas |لا |لم |فشل)",
+    re.I,
 )
 _FAILED = re.compile(r"\b(?:fail(?:s|ed|ing)?|errors? out|errored|crash(?:es|ed)?)\b", re.I)
 _RAN = re.compile(
@@ -360,7 +391,7 @@ def contradictions(facts: Facts, said: Said, document: str) -> Iterator[Contradi
         *_pending_but_written(items, changed),
         *_pending_but_published(items, facts),
         *_pending_but_reported(items, facts),
-        *_said_fixed(items, facts),
+        *_said_fixed(items, facts, said),
         *_said_failed(items, facts),
         *_said_ran(items, said),
     ):
@@ -370,7 +401,15 @@ def contradictions(facts: Facts, said: Said, document: str) -> Iterator[Contradi
 
 
 def _clauses(text: str) -> list[str]:
-    return [c for c in _CLAUSE_END.split(text) if c.strip()]
+    """A text's clauses; an item that opens with its subject (`` `a.py`: now guarded``) keeps
+    it with what follows."""
+    subject = _SUBJECT.match(text)
+    head = subject.group(0) if subject else ""
+    found = [c for c in _CLAUSE_END.split(text[len(head) :]) if c.strip()]
+    return [head + found[0], *found[1:]] if head and found else found or [text]
+
+
+_SUBJECT = re.compile(r"^\W*`[^`]+`\s*(?::|\u2014|\u2013|-)\s*")
 
 
 def _change_verb(clause: str) -> re.Match[str] | None:
@@ -500,11 +539,13 @@ def _open_failures(facts: Facts) -> list[str]:
     return list(dict.fromkeys(shell.core(c) for c in found))
 
 
-def _said_fixed(items: list[Item], facts: Facts) -> Iterator[Contradiction]:
+def _said_fixed(items: list[Item], facts: Facts, said: Said) -> Iterator[Contradiction]:
     """A failure said to be fixed, or its command to pass, while it still fails: named by its
     command, or by a quote of its message."""
     failing = _open_failures(facts)
     testing = any(shell.runner_and_targets(c) for c in failing)
+    if not failing and not said.last_failures:
+        return
     for item in items:
         if item.place == "pending":
             continue
@@ -513,9 +554,8 @@ def _said_fixed(items: list[Item], facts: Facts) -> Iterator[Contradiction]:
             if fixed is None or _STILL.search(sentence):
                 continue
             folded, spans = sentence.casefold(), _SPAN.findall(sentence)
-            quoted = [
-                s for s in spans if len(s) >= 12 and any(s in error for error in facts.open_errors)
-            ]
+            errors = (*facts.open_errors, *said.last_failures)
+            quoted = [s for s in spans if len(s) >= 12 and any(s in error for error in errors)]
             named = [
                 c for c in failing if c.casefold() in folded or _needle(c) in map(_needle, spans)
             ]
@@ -573,10 +613,8 @@ def _said_ran(items: list[Item], said: Said) -> Iterator[Contradiction]:
     sentence that says so ("ran", "validated with", "was run"), or one the branch never shows
     at all, said anywhere but in what is still to do."""
     for item in items:
-        if item.place == "pending":
-            continue
         for sentence in sentences(item.text):
-            verb = _RAN.search(sentence)
+            verb = _RAN.search(sentence)  # a past tense: a claim, even among what is to do
             claimed = verb is not None and not _NEGATED.search(sentence[: verb.start()])
             for span in _SPAN.findall(sentence):
                 needle = _needle(span)
@@ -587,7 +625,8 @@ def _said_ran(items: list[Item], said: Said) -> Iterator[Contradiction]:
                     or re.search(r"…|\.\.\.", span)
                 ):
                     continue  # a file, a command cut short, or too short to look for
-                command = " " in span.strip() and needle.split()[0] in _PROGRAMS
+                first = span.split()[0] if span.split() else ""
+                command = " " in span.strip() and (first in _PROGRAMS | _WRAPPERS)
                 if not (command or (claimed and needle in _PROGRAMS)):
                     continue  # a name, not a command
                 # Said to have run; or, in what the work did, one the branch never shows.
