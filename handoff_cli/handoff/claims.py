@@ -189,6 +189,7 @@ class Said:
         calls: list[str] = []
         everything: list[str] = []
         failing: list[str] = []  # the results that failed since the last that did not
+        last = ""  # and the last of all: nothing came after it to put it right
         for record in self._records:
             if not record.has_message:
                 if record.entry is not None:
@@ -198,8 +199,11 @@ class Said:
             _read_message(message, calls, everything)
             if isinstance(message, dict) and message.get("role") == "toolResult":
                 text = text_of(message.get("content"), "\n")
+                said: list[str] = []
+                _strings(message, said)
+                last = "\n".join(said)
                 if tools.failed(text, bool(message.get("isError"))):
-                    failing.append(text)
+                    failing.append(last)
                 else:
                     failing.clear()
         facts = self._facts
@@ -213,12 +217,13 @@ class Said:
             )
             for sections in (facts.summary, *facts.branch_summaries):
                 everything += (text for section in sections for text in section)
-        return calls, everything, failing
+        ended = [last] if _ERROR_WORDS.search(last[:ERROR_CHARS]) else []
+        return calls, everything, [*failing, *ended]
 
     @property
     def last_failures(self) -> list[str]:
-        """What the tools answered since the last call that did not fail: the failures the
-        branch ends on."""
+        """What the tools answered since the last call that did not fail, and the last answer
+        of all: what the branch ends on, which nothing after put right."""
         return self._texts[2]
 
     def names(self, text: str) -> bool:
@@ -232,17 +237,33 @@ class Said:
         return [call.casefold() for call in self._texts[0]]
 
     def ran(self, command: str) -> bool:
-        """Whether a call ran ``command``: its program (``_needle``), with half the words
+        """Whether a call ran ``command``: a step of it run by the same program or script
+        (``_needle``; a function, such as ``json.load``, anywhere in it), with half the words
         after it or more (a file by its name)."""
         needle = _needle(command)
         folded = command.casefold().split()
-        after = next((i for i in range(len(folded)) if " ".join(folded[i:]).startswith(needle)), 0)
-        words = [base(w) for w in folded[after + len(needle.split()) :]]
+        at = next((i for i, w in enumerate(folded) if needle.split()[0] in w), 0)
+        words = [base(w) for w in folded[at + len(needle.split()) :]]
         words = [w for w in words if len(w) > 1]
+        function = re.search(r"[.(]", needle) is not None and named_files(needle) != [needle]
         for call in self.calls:
-            if needle in call and sum(w in call for w in words) >= len(words) / 2:
+            if needle not in call or sum(w in call for w in words) < len(words) / 2:
+                continue
+            if function or any(_needle(step) == needle for step in _STEPS.split(call)):
                 return True
         return False
+
+
+_ERROR_WORDS = re.compile(
+    r"error|exception|traceback|\bfail|not found|denied|unexpected|invalid|cannot|can't|unable",
+    re.IGNORECASE,
+)
+"""What the last result of a branch says when it is a failure its tool did not flag."""
+ERROR_CHARS = 300
+
+_PARTS = re.compile(r"[;\uff1b]\s*|,\s+(?=`)")
+"""Where a sentence's parts end: each says of its own commands whether they ran."""
+_STEPS = re.compile(r"&&|\|\||;|\||\n")
 
 
 def _read_message(message: Any, calls: list[str], everything: list[str]) -> None:
@@ -366,6 +387,7 @@ _SPAN = re.compile(r"`([^`\n]{2,200})`")
 _WRAPPERS = frozenset(
     "sudo python python3 uv uvx npx bunx poetry pipenv -m run exec env time".split()
 )
+_INTERPRETERS = frozenset("sh bash zsh python python3 node deno ruby perl php".split())
 _SETUP = frozenset("cd pushd export source set . unset".split())
 _SUBCOMMANDS = frozenset(
     "npm yarn pnpm bun cargo go git make docker kubectl dotnet mvn gradle deno gh".split()
@@ -550,8 +572,9 @@ def _said_fixed(items: list[Item], facts: Facts, said: Said) -> Iterator[Contrad
         if item.place == "pending":
             continue
         for sentence in sentences(item.text):
-            fixed = _FIXED.search(sentence)
-            if fixed is None or _STILL.search(sentence):
+            words = _SPAN.sub(" ", sentence)  # what it says, not what it quotes
+            fixed = _FIXED.search(words)
+            if fixed is None or _STILL.search(words):
                 continue
             folded, spans = sentence.casefold(), _SPAN.findall(sentence)
             errors = (*facts.open_errors, *said.last_failures)
@@ -598,7 +621,9 @@ def _needle(command: str) -> str:
         words = words[1:]
     if not words:
         return ""
-    kept = [words[0].split("(")[0]]
+    if words[0] in _INTERPRETERS and len(words) > 1 and not words[1].startswith("-"):
+        return base(words[1]).casefold()  # a script is known by its name
+    kept = [base(words[0]).split("(")[0]]
     for word in words[1:]:
         if word.startswith("-") or kept[0] not in _SUBCOMMANDS or len(kept) == 3:
             break
@@ -613,7 +638,7 @@ def _said_ran(items: list[Item], said: Said) -> Iterator[Contradiction]:
     sentence that says so ("ran", "validated with", "was run"), or one the branch never shows
     at all, said anywhere but in what is still to do."""
     for item in items:
-        for sentence in sentences(item.text):
+        for sentence in (c for s in sentences(item.text) for c in _PARTS.split(s)):
             verb = _RAN.search(sentence)  # a past tense: a claim, even among what is to do
             claimed = verb is not None and not _NEGATED.search(sentence[: verb.start()])
             for span in _SPAN.findall(sentence):
