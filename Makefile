@@ -62,7 +62,7 @@ bench: $(STAMP)  ## print the performance figures
 	$(COMPILE)
 	$(BIN)/python bench/bench.py
 
-eval: $(STAMP)  ## the probes' scores (handoff check) over the corpus, the real sessions' labels, then the masker on the held-out secrets
+eval: $(STAMP)  ## the probes' scores (handoff check) over the corpus, the real sessions' labels, the gate on hand-written documents, then the masker on the held-out secrets
 	$(BIN)/python -m bench.eval
 	$(BIN)/python bench/secrets_heldout.py
 

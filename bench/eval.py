@@ -1,7 +1,8 @@
 """What the documents are worth (``make eval``): the probes' scores (``handoff check``) of the
 built-in writer's documents and of a loopback model's, over the test corpus (every session of
 ``tests/fixtures`` that can be handed off, the real ones aside) and the example sessions of
-``sessions/``; then the real sessions' labels (``tests/labels.py``).
+``sessions/``; then the real sessions' labels (``tests/labels.py``); then the gate on documents
+written by hand for real sessions (``tests/calibration.py``).
 
 Each session is copied and handed off for real (``handoff``, its exchange recorded in the
 copy), then the document it recorded is checked against the facts of the branch before it, as
@@ -33,7 +34,7 @@ from handoff_cli.handoff.pipeline import handoff
 from handoff_cli.handoff.prompt import FACTS_INTRO
 from handoff_cli.options import Options
 from handoff_cli.sessions.tree import branch, leaf
-from tests import labels
+from tests import calibration, labels
 from tests.fakellm import FakeLLMServer, RecordedRequest, Reply
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -179,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nthe built-in writer's overall {mean:.3f} against the floor {FLOOR}: {verdict}")
     print()
     real = labels.main([])  # the real sessions, by their labels
+    print()
+    calibration.main([])  # the gate on documents written by hand for real sessions
     return 0 if mean >= FLOOR and real == 0 else 1
 
 

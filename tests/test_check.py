@@ -28,6 +28,7 @@ from handoff_cli.handoff.terms import key_terms
 from handoff_cli.options import DEFAULT_MIN_SCORE
 from handoff_cli.sessions.tree import branch, leaf
 
+from . import calibration
 from .conftest import (
     DOCUMENT,
     EXAMPLES,
@@ -523,6 +524,7 @@ def test_probe_model_answers_from_the_document_alone(
     assert result.code == 5, result.stderr
     judged = result.json()["probe_model"]
     assert judged["model"] == "openai/test-model" and len(judged["answers"]) == 6
+    assert judged["usage"]["input_tokens"] > 0 and judged["usage"]["output_tokens"] > 0
     held = {(p["question"], p["answer"][:20]): p["held"] for p in judged["probes"]}
     assert held == {
         ("the original task", "The forecast command"): True,
@@ -541,6 +543,7 @@ def test_probe_model_answers_from_the_document_alone(
         "--api-base", llm_server.base_url, "--api-key", "sk-test",
     )  # fmt: skip
     assert "answered by openai/test-model from the document alone: 0.633" in text.stderr
+    assert "  one request: " in text.stderr and " tokens in, " in text.stderr
 
 
 def test_probe_model_takes_a_model(weather: Path) -> None:
@@ -564,3 +567,23 @@ def test_a_long_text_is_read_no_further_than_its_key_terms_need() -> None:
     started = time.process_time()
     check_document(facts, "## Goal\nsrc/other.py")
     assert time.process_time() - started < 1.0  # was 43 s: every term of every text stemmed
+
+
+# --- calibration: documents written by hand for real sessions ---------------------------------
+
+
+def test_the_gate_on_documents_written_by_hand_keeps_its_figures() -> None:
+    """``tests/fixtures/calibration`` (``make eval``): measured 12 of 13 good documents passed,
+    every wrong and every empty one refused, the good above the wrong in all 13 sessions, and
+    19 of 33 planted errors of the checkable kinds caught by the contradiction they make."""
+    found = calibration.cases()
+    got = calibration.figures(found)
+    n = got.sessions
+    assert n == 13 and calibration.unread() == ["codex-pv-projekt"]
+    assert got.passed["good"] >= 12
+    assert got.passed["wrong"] == 0 and got.passed["empty"] == 0
+    assert n - got.passed["incomplete"] >= 4
+    assert got.good_over_wrong == n
+    checkable = ("changed-not", "done-pending", "open-fixed", "ran-not")
+    assert sum(got.caught[kind] for kind in checkable) >= 19
+    assert sum(got.planted[kind] for kind in checkable) == 33

@@ -28,6 +28,9 @@ def show_check(checked: Checked, min_score: float, judgement: Judgement | None =
             f"answered by {judgement.model} from the document alone: {judgement.report.overall:.3f}"
         )
         _show_report(judgement.report)
+        tokens_in, tokens_out, cost = judgement.usage
+        spent = "cost unknown" if cost is None else f"${cost:.4f}"
+        notice(f"  one request: {tokens_in:,} tokens in, {tokens_out:,} out, {spent}")
 
 
 def _show_report(report: Report) -> None:

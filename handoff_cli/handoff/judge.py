@@ -59,12 +59,16 @@ class Judgement:
     questions: tuple[str, ...]
     answers: tuple[str, ...]
     report: Report
+    usage: tuple[int, int, float | None] = (0, 0, 0.0)
+    """What the one request cost: input tokens, output tokens, US dollars (None: unknown)."""
 
     def to_json(self) -> dict[str, Any]:
         asked = [
             {"question": q, "answer": a} for q, a in zip(self.questions, self.answers, strict=True)
         ]
-        return {"model": self.model, **self.report.to_json(), "answers": asked}
+        tokens_in, tokens_out, cost = self.usage
+        usage = {"input_tokens": tokens_in, "output_tokens": tokens_out, "cost_usd": cost}
+        return {"model": self.model, **self.report.to_json(), "answers": asked, "usage": usage}
 
 
 def questions_of(report: Report) -> list[str]:
@@ -126,4 +130,5 @@ async def ajudge(
     answer = await acomplete(request, model, timeout=timeout, retries=retries)
     answers = answers_of(answer.text, len(kinds))
     asked = tuple(QUESTIONS[kind] for kind in kinds)
-    return Judgement(model.name, asked, tuple(answers), judged(report, kinds, answers))
+    usage = (answer.input_tokens, answer.output_tokens, answer.cost_usd)
+    return Judgement(model.name, asked, tuple(answers), judged(report, kinds, answers), usage)
