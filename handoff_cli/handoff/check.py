@@ -40,6 +40,7 @@ from handoff_cli.handoff.claims import (
     document_items,
     items_of,
     named_files,
+    spans_of,
 )
 from handoff_cli.handoff.document import SECTIONS, section_list, without_files
 from handoff_cli.handoff.facts import Command, Facts, facts_of
@@ -145,6 +146,9 @@ def check_document(facts: Facts, document: str, branch: Sequence[Record] = ()) -
     (``branch``, the records the facts were read from: what it holds anywhere, as text)."""
     held = Terms(document)
     said = Said(branch, facts)
+    known = {base(path) for path in (*facts.read_set, *facts.modified_files)}
+    names = {base(path) for path in named_files(document)} - known
+    said.look_for([*names, *(span.strip() for span in spans_of(document))])  # one read for all
     probes = [*_task(facts, held), *_artifacts(facts, held), *_state(facts, held)]
     probes += _said(facts.rules, "rules", "a rule the user stated", held)
     probes += _said(_decisions(facts), "decisions", "a decision recorded earlier", held)

@@ -12,9 +12,10 @@ when the branch shows the opposite; what it does not show either way is left alo
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import chain
 from typing import Any
 
 from handoff_cli.handoff import shell, tools
@@ -168,6 +169,11 @@ def named_files(text: str) -> list[str]:
     return list(dict.fromkeys(sorted(found, key=text.find)))
 
 
+def spans_of(text: str) -> list[str]:
+    """What ``text`` holds in backticks."""
+    return _SPAN.findall(text)
+
+
 def base(path: str) -> str:
     return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
 
@@ -176,65 +182,79 @@ def base(path: str) -> str:
 
 
 class Said:
-    """What a branch holds as text, read once when first asked: the calls its tools were given
-    (and the commands run), and everything (requests, answers, thinking, calls, outputs,
-    summaries)."""
+    """What a branch holds as text, read when first asked and not kept: the calls its tools
+    were given (and the commands run), the failures it ends on, and whether it names a text
+    anywhere (requests, answers, thinking, calls, outputs, written contents, summaries).
+    Looking for names reads the branch once for all of them (``look_for``); a name not looked
+    for then costs a read of its own."""
 
-    def __init__(self, records: Iterable[Record] = (), facts: Facts | None = None) -> None:
+    def __init__(self, records: Sequence[Record] = (), facts: Facts | None = None) -> None:
         self._records = records
         self._facts = facts
+        self._found: dict[str, bool] = {}
 
     @cached_property
-    def _texts(self) -> tuple[list[str], list[str], list[str]]:
+    def _kept(self) -> tuple[list[str], list[str]]:
         calls: list[str] = []
-        everything: list[str] = []
         failing: list[str] = []  # the results that failed since the last that did not
         last = ""  # and the last of all: nothing came after it to put it right
-        for record in self._records:
-            if not record.has_message:
-                if record.entry is not None:
-                    _strings(record.entry, everything)
-                continue
-            message = record.message()
-            _read_message(message, calls, everything)
-            if isinstance(message, dict) and message.get("role") == "toolResult":
-                text = text_of(message.get("content"), "\n")
-                said: list[str] = []
-                _strings(message, said)
-                last = "\n".join(said)
-                if tools.failed(text, bool(message.get("isError"))):
+        for message in self._messages():
+            calls += _calls_of(message)
+            if message.get("role") == "toolResult":
+                last = "\n".join(_strings(message))
+                if tools.failed(
+                    text_of(message.get("content"), "\n"), bool(message.get("isError"))
+                ):
                     failing.append(last)
                 else:
                     failing.clear()
-        facts = self._facts
-        if facts is not None:  # what the records may not be there to give
-            calls += (c.text for c in facts.commands)
-            everything += (*facts.requests, *facts.rules, *facts.open_errors, *facts.decisions)
-            everything += (
-                facts.last_answer or "",
-                facts.previous_document or "",
-                facts.stopped or "",
-            )
-            for sections in (facts.summary, *facts.branch_summaries):
-                everything += (text for section in sections for text in section)
+        if self._facts is not None:  # what the records may not be there to give
+            calls += (c.text for c in self._facts.commands)
         ended = [last] if _ERROR_WORDS.search(last[:ERROR_CHARS]) else []
-        return calls, everything, [*failing, *ended]
+        return calls, [*failing, *ended]
+
+    def _messages(self) -> Iterator[dict[str, Any]]:
+        for record in self._records:
+            value = record.message() if record.has_message else record.entry
+            if isinstance(value, dict):
+                yield value
+
+    def _facts_texts(self) -> Iterator[str]:
+        facts = self._facts
+        if facts is None:
+            return
+        yield from (*facts.requests, *facts.rules, *facts.open_errors, *facts.decisions)
+        yield from (facts.last_answer or "", facts.previous_document or "", facts.stopped or "")
+        for sections in (facts.summary, *facts.branch_summaries):
+            yield from (text for section in sections for text in section)
+        yield from (c.text for c in facts.commands)
+
+    def look_for(self, texts: Iterable[str]) -> None:
+        """Find out, in one read of the branch, which of ``texts`` it holds anywhere."""
+        wanted = {t for t in texts if t and t not in self._found}
+        pending = set(wanted)
+        said = chain(self._facts_texts(), (t for m in self._messages() for t in _strings(m)))
+        for text in said if pending else ():
+            pending -= {t for t in pending if t in text}
+            if not pending:
+                break
+        self._found.update((t, t not in pending) for t in wanted)
+
+    def names(self, text: str) -> bool:
+        """Whether the branch holds ``text`` anywhere."""
+        self.look_for((text,))
+        return self._found.get(text, False)
 
     @property
     def last_failures(self) -> list[str]:
         """What the tools answered since the last call that did not fail, and the last answer
         of all: what the branch ends on, which nothing after put right."""
-        return self._texts[2]
-
-    def names(self, text: str) -> bool:
-        """Whether the branch holds ``text`` anywhere."""
-        calls, everything, _ = self._texts
-        return any(text in said for said in calls) or any(text in said for said in everything)
+        return self._kept[1]
 
     @cached_property
     def calls(self) -> list[str]:
         """The calls' arguments and the commands run, in lower case."""
-        return [call.casefold() for call in self._texts[0]]
+        return [call.casefold() for call in self._kept[0]]
 
     def ran(self, command: str) -> bool:
         """Whether a call ran ``command``: a step of it run by the same program or script
@@ -266,11 +286,12 @@ _PARTS = re.compile(r"[;\uff1b]\s*|,\s+(?=`)")
 _STEPS = re.compile(r"&&|\|\||;|\||\n")
 
 
-def _read_message(message: Any, calls: list[str], everything: list[str]) -> None:
-    if not isinstance(message, dict):
-        return
+def _calls_of(message: dict[str, Any]) -> list[str]:
+    """What a message ran: a shell execution's command, each tool call's command (a tool
+    named as a program: its name and arguments)."""
+    calls: list[str] = []
     if message.get("role") == "bashExecution":
-        _strings(message.get("command"), calls)
+        calls += _strings(message.get("command"))
     content = message.get("content")
     for block in content if isinstance(content, list) else ():
         if isinstance(block, dict) and block.get("type") == "toolCall":
@@ -279,12 +300,10 @@ def _read_message(message: Any, calls: list[str], everything: list[str]) -> None
                 continue
             name = block.get("name")
             if isinstance(name, str) and name.casefold() in _PROGRAMS - _SHELLS:  # named as one
-                words: list[str] = []
-                _strings(arguments, words)
-                calls.append(" ".join((name, *words)))
+                calls.append(" ".join((name, *_strings(arguments))))
             else:  # what runs, not what is written or read
-                _strings([arguments.get(key) for key in _RUN_KEYS], calls)
-    _strings(message, everything)
+                calls += _strings([arguments.get(key) for key in _RUN_KEYS])
+    return calls
 
 
 _SHELLS = frozenset(("bash", "sh", "zsh"))
@@ -293,15 +312,19 @@ _RUN_KEYS = ("command", "cmd", "script", "code", "input")
 """The arguments of a tool call that hold what it runs."""
 
 
-def _strings(value: Any, out: list[str]) -> None:
-    if isinstance(value, str):
-        out.append(value)
-    elif isinstance(value, dict):
-        for inner in value.values():
-            _strings(inner, out)
-    elif isinstance(value, list):
-        for inner in value:
-            _strings(inner, out)
+def _strings(value: Any) -> list[str]:
+    """Every string in a JSON value, however deep (walked without recursion)."""
+    found: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
 
 
 # --- contradictions -------------------------------------------------------------------------
