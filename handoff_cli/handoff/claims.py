@@ -208,8 +208,6 @@ class Said:
                     failing.append(last)
                 else:
                     failing.clear()
-        if self._facts is not None:  # what the records may not be there to give
-            calls += (c.text for c in self._facts.commands)
         ended = [last] if _ERROR_WORDS.search(last[:ERROR_CHARS]) else []
         return calls, [*failing, *ended]
 
@@ -252,6 +250,12 @@ class Said:
         return self._kept[1]
 
     @cached_property
+    def commands(self) -> list[str]:
+        """The commands the facts know were run, in lower case: asked first, as the records
+        are read again only when they do not tell."""
+        return [c.text.casefold() for c in self._facts.commands] if self._facts else []
+
+    @cached_property
     def calls(self) -> list[str]:
         """The calls' arguments and the commands run, in lower case."""
         return [call.casefold() for call in self._kept[0]]
@@ -266,7 +270,7 @@ class Said:
         words = [base(w) for w in folded[at + len(needle.split()) :]]
         words = [w for w in words if len(w) > 1]
         function = re.search(r"[.(]", needle) is not None and named_files(needle) != [needle]
-        for call in self.calls:
+        for call in chain(self.commands, self.calls if self._records else ()):
             if needle not in call or sum(w in call for w in words) < len(words) / 2:
                 continue
             if function or any(_needle(step) == needle for step in _STEPS.split(call)):
@@ -589,8 +593,6 @@ def _said_fixed(items: list[Item], facts: Facts, said: Said) -> Iterator[Contrad
     command, or by a quote of its message."""
     failing = _open_failures(facts)
     testing = any(shell.runner_and_targets(c) for c in failing)
-    if not failing and not said.last_failures:
-        return
     for item in items:
         if item.place == "pending":
             continue
@@ -600,8 +602,9 @@ def _said_fixed(items: list[Item], facts: Facts, said: Said) -> Iterator[Contrad
             if fixed is None or _STILL.search(words):
                 continue
             folded, spans = sentence.casefold(), _SPAN.findall(sentence)
-            errors = (*facts.open_errors, *said.last_failures)
-            quoted = [s for s in spans if len(s) >= 12 and any(s in error for error in errors)]
+            quotes = [s for s in spans if len(s) >= 12]
+            errors = (*facts.open_errors, *said.last_failures) if quotes else ()
+            quoted = [s for s in quotes if any(s in error for error in errors)]
             named = [
                 c for c in failing if c.casefold() in folded or _needle(c) in map(_needle, spans)
             ]
