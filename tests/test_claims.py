@@ -130,8 +130,9 @@ def test_a_file_named_anywhere_in_the_branch_is_no_invention(worked: Path) -> No
     assert not _check(worked, Critical_Context="- `src/legacy.py` also mentions retries.")
     (found,) = _check(worked, Critical_Context="- `src/backoff.py` holds the delays.")
     assert "never read, changed or named it" in found
-    # A name cut short, or a bare extension, is no file's name.
+    # A name cut short, a bare extension, a library's name: no file's name.
     assert not _check(worked, Critical_Context="- Logs in `.jsonl` files; see `run-...jsonl`.")
+    assert not _check(worked, Critical_Context="- A Node.js server draws it with Chart.js.")
 
 
 def test_key_terms_of_languages_written_without_spaces() -> None:

@@ -156,6 +156,12 @@ _FILE = re.compile(
     r"(?<![\w/.@:-])((?:~/|/)?(?:[\w.-]+/)*[\w][\w.-]*\.(?:" + "|".join(_EXTENSIONS) + r"))"
     r"(?![\w/-])"
 )
+_LIBRARY = re.compile(
+    r"(?:node|vue|next|nuxt|express|react|three|d3|chart|socket|moment|ember|backbone|angular|"
+    r"alpine|p5|anime|pixi|babylon|leaflet|day|deck|ml5|brain|tf|highlight|video|ts-node)\.js",
+    re.IGNORECASE,
+)
+"""Libraries named as files are (Node.js, Chart.js): no file a document claims."""
 _DOTFILE = re.compile(r"`((?:~/|/)?(?:[\w.-]+/)*\.[A-Za-z][\w.-]*)`")
 """A dotfile (``~/.zshrc``, `.gitmodules`), named in backticks."""
 
@@ -165,7 +171,7 @@ def named_files(text: str) -> list[str]:
     dotfile in backticks), in order; not a link, nor a name cut short (``a-...jsonl``)."""
     dotfiles = [f for f in _DOTFILE.findall(text) if f.lstrip(".") not in _EXTENSIONS]
     found = [m.group(1) for m in _FILE.finditer(text)] + dotfiles
-    found = [f for f in found if not re.search(r"://|\.\.\.|…", f)]
+    found = [f for f in found if not re.search(r"://|\.\.\.|…", f) and not _LIBRARY.fullmatch(f)]
     return list(dict.fromkeys(sorted(found, key=text.find)))
 
 
