@@ -574,7 +574,8 @@ def test_a_long_text_is_read_no_further_than_its_key_terms_need() -> None:
 
 def test_the_gate_on_documents_written_by_hand_keeps_its_figures() -> None:
     """``tests/fixtures/calibration`` (``make eval``): measured 12 of 13 good documents passed,
-    every wrong and every empty one refused, the good above the wrong in all 13 sessions, and
+    every wrong and every empty one refused, 5 of 13 incomplete ones refused, the good above
+    the wrong in all 13 sessions, and
     19 of 33 planted errors of the checkable kinds caught by the contradiction they make."""
     found = calibration.cases()
     got = calibration.figures(found)
@@ -582,7 +583,7 @@ def test_the_gate_on_documents_written_by_hand_keeps_its_figures() -> None:
     assert n == 13 and calibration.unread() == ["codex-pv-projekt"]
     assert got.passed["good"] >= 12
     assert got.passed["wrong"] == 0 and got.passed["empty"] == 0
-    assert n - got.passed["incomplete"] >= 4
+    assert n - got.passed["incomplete"] >= 5
     assert got.good_over_wrong == n
     checkable = ("changed-not", "done-pending", "open-fixed", "ran-not")
     assert sum(got.caught[kind] for kind in checkable) >= 19

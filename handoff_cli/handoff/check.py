@@ -44,7 +44,14 @@ from handoff_cli.handoff.claims import (
 )
 from handoff_cli.handoff.document import SECTIONS, section_list, without_files
 from handoff_cli.handoff.facts import Command, Facts, facts_of
-from handoff_cli.handoff.terms import HOLD_SHARE, MOST_TERMS, TERM_CHARS, Terms, key_terms
+from handoff_cli.handoff.terms import (
+    HOLD_SHARE,
+    MOST_TERMS,
+    TERM_CHARS,
+    Terms,
+    identifiers,
+    key_terms,
+)
 from handoff_cli.sessions.session import Record, Session, parent_session
 from handoff_cli.sessions.tree import branch
 from handoff_cli.text import one_line, text_of
@@ -59,6 +66,8 @@ FILES_SHARE = 0.5
 important ones)."""
 ANSWER_CHARS = 300
 PROMPT_FILE_CHARS = 1500
+REPORT_CHARS = 200
+"""The shortest last answer that reports where the work is ("Done." says nothing to hold)."""
 MAX_DOCUMENT_BYTES = 1 << 20
 """The longest document ``read_document`` reads: some 130 times a document of the default
 ``--max-doc-tokens``. What is longer is no handoff document, and what never ends (a device, a
@@ -334,6 +343,15 @@ def _last_failure(facts: Facts) -> Command | None:
 
 
 def _state(facts: Facts, held: Terms) -> Iterator[Probe]:
+    report = facts.last_answer
+    if report and len(report) >= REPORT_CHARS:  # what the agent last told: where the work is
+        names = identifiers(report)
+        if len(names) >= 3:
+            kept: bool | None = sum(map(held.holds, names)) / len(names) >= HOLD_SHARE
+        else:
+            kept = held.keeps(report)
+        if kept is not None:
+            yield Probe("state", "the last answer", _short(report), kept, required=True)
     command = _last_failure(facts)
     if command is not None and (command.resolved or not facts.open_error):  # else: the error
         how = "failed, then fixed" if command.resolved else "failed, still open"
