@@ -99,6 +99,16 @@ def test_a_commit_the_session_made_said_not_made(worked: Path) -> None:
     assert _check(worked, Next_Steps="1. Commit `1a2b3c4` to main.")  # that commit exists
 
 
+def test_a_file_the_session_read_said_unread(worked: Path) -> None:
+    (found,) = _check(worked, Progress="### Pending\n- `src/config.py` has not been read yet.")
+    assert found == "`src/config.py`: the document says it was not read yet; the session read it"
+    assert not _check(worked, Progress="### Pending\n- `src/db.py` has not been read yet.")
+    # Said of something else, before the file: no claim about it.
+    assert not _check(
+        worked, Critical_Context="- The vendored copy (not inspected); `src/config.py` read."
+    )
+
+
 def test_a_failure_said_fixed_while_it_still_fails(worked: Path) -> None:
     found = _check(worked, Progress="### Done\n- `pytest tests/test_app.py` passes now.")
     assert found == [
@@ -106,6 +116,9 @@ def test_a_failure_said_fixed_while_it_still_fails(worked: Path) -> None:
     ]
     assert _check(worked, Progress="### Done\n- All tests pass.")  # the runner's own failure
     assert not _check(worked, Progress="### In Progress\n- `pytest tests/test_app.py` still fails.")
+    # A quote of the error the branch ends on, said fixed; a "passed" after a modal is none.
+    assert _check(worked, Progress="### Done\n- The `AssertionError` in `test_retry` is fixed.")
+    assert not _check(worked, Progress="### Done\n- The delay must be passed to `retry()`.")
 
 
 def test_a_command_said_run_that_never_ran(worked: Path) -> None:

@@ -445,6 +445,7 @@ def contradictions(facts: Facts, said: Said, document: str) -> Iterator[Contradi
     for found in (
         *_said_changed(items, changed, read, said),
         *_said_untouched(items, changed),
+        *_said_unread(items, read),
         *_pending_but_written(items, changed),
         *_pending_but_published(items, facts),
         *_pending_but_reported(items, facts),
@@ -521,6 +522,28 @@ def _said_untouched(items: list[Item], changed: set[str]) -> Iterator[Contradict
                         "a changed file said to be untouched",
                         f"`{path}`: the document says it was not changed; the session changed it",
                     )
+
+
+def _said_unread(items: list[Item], read: set[str]) -> Iterator[Contradiction]:
+    """Files said not to have been read yet that the branch read."""
+    for item in items:
+        for clause in _clauses(item.text):
+            unread = _UNREAD.search(clause)
+            if unread:  # what it is said of: named before it ("`a.py` has not been read")
+                for path in named_files(clause[: unread.start()]):
+                    if base(path) in read:
+                        yield Contradiction(
+                            "state",
+                            "finished work listed as pending",
+                            f"`{path}`: the document says it was not read yet; the session read it",
+                        )
+
+
+_UNREAD = re.compile(
+    r"\b(?:not|never)\s+(?:been\s+|yet\s+)*(?:opened|read|reviewed|looked at|inspected)\b|"
+    r"\bunread\b",
+    re.IGNORECASE,
+)
 
 
 def _pending_but_written(items: list[Item], changed: set[str]) -> Iterator[Contradiction]:
