@@ -10,6 +10,9 @@ against the session's whole branch, at the default threshold.
 
     .venv/bin/python -m tests.calibration          # the figures
     .venv/bin/python -m tests.calibration -v       # and each document's score and flags
+
+Two sets: ``calibration`` (the development set, which the gate's rules were tuned on) and
+``calibration-heldout`` (written after them, by other hands, and only measured).
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from handoff_cli.sessions.tree import branch, leaf
 
 ROOT = Path(__file__).resolve().parent.parent
 CALIBRATION = ROOT / "tests" / "fixtures" / "calibration"
+HELDOUT = ROOT / "tests" / "fixtures" / "calibration-heldout"
+"""Written the same way, after the gate's rules were: measured, never tuned on."""
 REAL = ROOT / "tests" / "fixtures" / "real"
 KINDS = ("good", "wrong", "incomplete", "empty")
 
@@ -38,6 +43,7 @@ class Case:
     """One session's four documents and the note on them."""
 
     name: str
+    folder: Path
     session: Path
     agent: str
     documents: dict[str, str]
@@ -70,6 +76,7 @@ def _all(folder: Path) -> list[Case]:
         found.append(
             Case(
                 notes_path.parent.name,
+                notes_path.parent,
                 REAL / notes["session"],
                 notes["agent"],
                 documents,
@@ -79,12 +86,12 @@ def _all(folder: Path) -> list[Case]:
     return found
 
 
-_REPORTS: dict[tuple[str, str], Report] = {}
+_REPORTS: dict[tuple[Path, str], Report] = {}
 
 
 def report(case: Case, kind: str) -> Report:
     """``kind``'s document checked against the session's branch, as ``handoff check`` does."""
-    key = (case.name, kind)
+    key = (case.folder, kind)
     if key not in _REPORTS:
         session = load_session(case.session)
         records = branch(session, leaf(session, None))
@@ -151,15 +158,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="each document's score")
     args = parser.parse_args(argv)
-    found = cases()
-    if args.verbose:
-        print("\n".join(_lines(found)))
-    got = figures(found)
+    for title, folder in (("development set", CALIBRATION), ("held-out set", HELDOUT)):
+        found = cases(folder)
+        if not found:
+            continue
+        if args.verbose:
+            print("\n".join(_lines(found)))
+        _print(title, figures(found), unread(folder))
+    return 0
+
+
+def _print(title: str, got: Figures, left: list[str]) -> None:
     n = got.sessions
     good = got.passed["good"]
     print(
-        f"Calibration: {n} real sessions, four documents each written by hand (threshold "
-        f"{DEFAULT_MIN_SCORE})"
+        f"Calibration, {title}: {n} real sessions, four documents each written by hand "
+        f"(threshold {DEFAULT_MIN_SCORE})"
     )
     print(f"  good passed           {good:>3}/{n}   (false refusals {n - good})")
     for kind in ("wrong", "incomplete", "empty"):
@@ -170,10 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     print("  planted errors caught, by kind:")
     for kind, count in sorted(got.planted.items()):
         print(f"    {kind:<13} {got.caught[kind]:>3}/{count}")
-    left = unread()
     if left:
         print(f"  not read by this program, so not counted: {', '.join(left)}")
-    return 0
 
 
 if __name__ == "__main__":

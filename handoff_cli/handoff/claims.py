@@ -510,33 +510,35 @@ def _said_changed(
                 )
 
 
-def _said_untouched(items: list[Item], changed: set[str]) -> Iterator[Contradiction]:
+def _files_said(items: list[Item], phrase: re.Pattern[str], before: bool) -> Iterator[str]:
+    """The files a clause says ``phrase`` of (with ``before``, those named before it: "`a.py`
+    has not been read")."""
     for item in items:
         for clause in _clauses(item.text):
-            if not _UNTOUCHED.search(clause):
-                continue
-            for path in named_files(clause):
-                if base(path) in changed:
-                    yield Contradiction(
-                        "artifacts",
-                        "a changed file said to be untouched",
-                        f"`{path}`: the document says it was not changed; the session changed it",
-                    )
+            found = phrase.search(clause)
+            if found:
+                yield from named_files(clause[: found.start()] if before else clause)
+
+
+def _said_untouched(items: list[Item], changed: set[str]) -> Iterator[Contradiction]:
+    for path in _files_said(items, _UNTOUCHED, before=False):
+        if base(path) in changed:
+            yield Contradiction(
+                "artifacts",
+                "a changed file said to be untouched",
+                f"`{path}`: the document says it was not changed; the session changed it",
+            )
 
 
 def _said_unread(items: list[Item], read: set[str]) -> Iterator[Contradiction]:
     """Files said not to have been read yet that the branch read."""
-    for item in items:
-        for clause in _clauses(item.text):
-            unread = _UNREAD.search(clause)
-            if unread:  # what it is said of: named before it ("`a.py` has not been read")
-                for path in named_files(clause[: unread.start()]):
-                    if base(path) in read:
-                        yield Contradiction(
-                            "state",
-                            "finished work listed as pending",
-                            f"`{path}`: the document says it was not read yet; the session read it",
-                        )
+    for path in _files_said(items, _UNREAD, before=True):
+        if base(path) in read:
+            yield Contradiction(
+                "state",
+                "finished work listed as pending",
+                f"`{path}`: the document says it was not read yet; the session read it",
+            )
 
 
 _UNREAD = re.compile(
