@@ -126,6 +126,9 @@ def test_a_command_said_run_that_never_ran(worked: Path) -> None:
     assert found == "`mypy src`: the document says it was run; no call of the session ran it"
     assert not _check(worked, Progress="### Done\n- Ran `rg -l retry src`: one hit.")
     assert not _check(worked, Next_Steps="1. Run `mypy src`.")  # still to do: no claim
+    # Named without backticks, right after the verb.
+    assert _check(worked, Progress="### Done\n- Ran mypy src and it was clean.")
+    assert not _check(worked, Progress="### Done\n- Ran git commit after the edit.")
     # In any language: a command in what the work did, which the branch never shows.
     assert _check(worked, Progress="### Done\n- 已用 `ruff check src` 检查, 没有问题。")
 

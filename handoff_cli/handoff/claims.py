@@ -707,6 +707,27 @@ def _needle(command: str) -> str:
     return " ".join(kept).casefold()
 
 
+def _unquoted(after: str) -> list[str]:
+    """The commands named without backticks right after a verb of running ("ran make test and
+    npm run lint", "validated with json.load"): from a program's name to the next mark."""
+    found = []
+    for piece in re.split(r"\s+(?:and|then|&)\s+|[,;:()]", _SPAN.sub(" ", after))[:3]:
+        words = piece.split()
+        while words and words[0].casefold() in _FILLERS:
+            words = words[1:]
+        ends = [i for i, w in enumerate(words) if w.casefold() in _AFTER_COMMAND]
+        words = words[: min([*ends, 5])]
+        if words and words[0] in _PROGRAMS | _WRAPPERS:
+            found.append(" ".join(words).rstrip("."))
+    return found
+
+
+_FILLERS = frozenset("the a an with using via by through also again both all it them this".split())
+_AFTER_COMMAND = frozenset(
+    "after before on in for to from with so which that when while and but".split()
+)
+
+
 def _said_ran(items: list[Item], said: Said) -> Iterator[Contradiction]:
     """A command said to have been run that no call of the branch ran: in backticks in a
     sentence that says so ("ran", "validated with", "was run"), or one the branch never shows
@@ -715,7 +736,10 @@ def _said_ran(items: list[Item], said: Said) -> Iterator[Contradiction]:
         for sentence in (c for s in sentences(item.text) for c in _PARTS.split(s)):
             verb = _RAN.search(sentence)  # a past tense: a claim, even among what is to do
             claimed = verb is not None and not _NEGATED.search(sentence[: verb.start()])
-            for span in _SPAN.findall(sentence):
+            named = _SPAN.findall(sentence)
+            if verb is not None and claimed:
+                named += _unquoted(sentence[verb.end() :])
+            for span in named:
                 needle = _needle(span)
                 if (
                     len(needle) < 3
