@@ -75,8 +75,10 @@ def test_a_file_said_changed_that_was_only_read(worked: Path) -> None:
     assert not _check(worked, Progress="### Done\n- Edited `src/app.py` to retry three times.")
     kept = "### Done\n- Added the option to `src/app.py` rather than editing `src/config.py`."
     assert not _check(worked, Progress=kept)
-    # Outside Progress a sentence may tell what others changed (a diff under review).
+    # Outside Progress a sentence may tell what others changed (a diff under review); what
+    # the agent is said to have changed counts anywhere.
     assert not _check(worked, Critical_Context="- The branch under review updated `src/config.py`.")
+    assert _check(worked, Critical_Context="- The agent also updated src/config.py for it.")
 
 
 def test_a_changed_file_said_untouched(worked: Path) -> None:

@@ -373,6 +373,12 @@ _LOOKED = frozenset(
 )
 """Past tenses that report looking, not changing."""
 _PAST = re.compile(r"(?:^|\b(?:was|were|is now|are now|has been|have been|now)\s+)([A-Za-z]+ed)\b")
+_BY_AGENT = re.compile(
+    r"\b(?:the agent|the assistant|the session|we|I|it|Claude|Codex|pi)\s+(?:also\s+|then\s+|"
+    r"has\s+|have\s+|had\s+)?$",
+    re.IGNORECASE,
+)
+"""A clause whose subject, right before its verb, is the agent that did the work."""
 _NEGATED = re.compile(r"\b(?:not|never|no|n't|without|yet|to be|needs? to|should|will)\b", re.I)
 _CLAUSE_END = re.compile(r"[;:]|\.\s|,\s(?:and\s)?(?=\w+ed\b)|\s(?:and|but|then)\s(?=\w+ed\b)")
 _CONTRAST = re.compile(
@@ -490,12 +496,13 @@ def _said_changed(
 ) -> Iterator[Contradiction]:
     """A file said to be changed that the branch only read, or only named."""
     for item in items:
-        if item.place != "done":  # elsewhere: what others changed (a diff under review)
-            continue
         for clause in _clauses(item.text):
             verb = _change_verb(clause)
             if verb is None or _NEGATED.search(clause[: verb.start()]):
                 continue
+            if item.place != "done" and not _BY_AGENT.search(clause[: verb.start()]):
+                continue  # outside Progress, only what the agent is said to have done: not
+                # what others changed (a diff under review), nor what is still to do
             contrast = _CONTRAST.search(clause, verb.end())
             claimed = clause[: contrast.start()] if contrast else clause
             for path in named_files(claimed):
