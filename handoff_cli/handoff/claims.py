@@ -162,14 +162,17 @@ _LIBRARY = re.compile(
     re.IGNORECASE,
 )
 """Libraries named as files are (Node.js, Chart.js): no file a document claims."""
-_DOTFILE = re.compile(r"`((?:~/|/)?(?:[\w.-]+/)*\.[A-Za-z][\w.-]*)`")
-"""A dotfile (``~/.zshrc``, `.gitmodules`), named in backticks."""
+_DOTFILE = re.compile(
+    r"`((?:~/|/)?(?:[\w.-]+/)*\.[A-Za-z][\w.-]*)`|(?<![\w/.~])(~/(?:[\w.-]+/)*\.[A-Za-z][\w.-]*)(?![\w/-])"
+)
+"""A dotfile: named in backticks (`.gitmodules`), or in the home folder (~/.zshrc)."""
 
 
 def named_files(text: str) -> list[str]:
     """The file names ``text`` holds (a name with a known extension, with its folders; a
     dotfile in backticks), in order; not a link, nor a name cut short (``a-...jsonl``)."""
-    dotfiles = [f for f in _DOTFILE.findall(text) if f.lstrip(".") not in _EXTENSIONS]
+    dotfiles = [a or b for a, b in _DOTFILE.findall(text)]
+    dotfiles = [f.rstrip(".") for f in dotfiles if f.lstrip(".") not in _EXTENSIONS]
     found = [m.group(1) for m in _FILE.finditer(text)] + dotfiles
     found = [f for f in found if not re.search(r"://|\.\.\.|…", f) and not _LIBRARY.fullmatch(f)]
     return list(dict.fromkeys(sorted(found, key=text.find)))
