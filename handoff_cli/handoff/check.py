@@ -66,8 +66,9 @@ FILES_SHARE = 0.5
 important ones)."""
 ANSWER_CHARS = 300
 PROMPT_FILE_CHARS = 1500
-REPORT_CHARS = 200
-"""The shortest last answer that reports where the work is ("Done." says nothing to hold)."""
+REPORT_CHARS = (200, 2500)
+"""How long a last answer is that reports where the work is: shorter says nothing to hold
+("Done."), longer is a piece of work itself (a draft, a listing), not a report on it."""
 MAX_DOCUMENT_BYTES = 1 << 20
 """The longest document ``read_document`` reads: some 130 times a document of the default
 ``--max-doc-tokens``. What is longer is no handoff document, and what never ends (a device, a
@@ -344,12 +345,11 @@ def _last_failure(facts: Facts) -> Command | None:
 
 def _state(facts: Facts, held: Terms) -> Iterator[Probe]:
     report = facts.last_answer
-    if report and len(report) >= REPORT_CHARS:  # what the agent last told: where the work is
+    if report and REPORT_CHARS[0] <= len(report) <= REPORT_CHARS[1]:  # where the work is
         names = identifiers(report)
-        if len(names) >= 3:
-            kept: bool | None = sum(map(held.holds, names)) / len(names) >= HOLD_SHARE
-        else:
-            kept = held.keeps(report)
+        kept = held.keeps(report)  # its words; or, three names or more, half of those
+        if not kept and len(names) >= 3:
+            kept = sum(map(held.holds, names)) / len(names) >= HOLD_SHARE
         if kept is not None:
             yield Probe("state", "the last answer", _short(report), kept, required=True)
     command = _last_failure(facts)

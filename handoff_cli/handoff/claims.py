@@ -153,9 +153,15 @@ _EXTENSIONS = (
     "kdl typ tex nix vim el csv tsv log plist service prisma graphql gql j2 erb r jl sol"
 ).split()
 _FILE = re.compile(
-    r"(?<![\w/.@:-])((?:~/|/)?(?:[\w.-]+/)*[\w][\w.-]*\.(?:" + "|".join(_EXTENSIONS) + r"))"
+    r"(?<![\w/.@:+-])((?:~/|/)?(?:[\w.+-]+/)*[\w+][\w.+-]*\.(?:" + "|".join(_EXTENSIONS) + r"))"
     r"(?![\w/-])"
 )
+_DOT_NAME = re.compile(
+    r"(?:rc|ignore|profile|env|envrc|config|conf|modules|attributes|versions|history|local)$|"
+    r"^\.env\b",
+    re.IGNORECASE,
+)
+"""A bare dotfile's ending (`.zshrc`, `.gitignore`, `.env.local`): not a class (`.dark`)."""
 _LIBRARY = re.compile(
     r"(?:node|vue|next|nuxt|express|react|three|d3|chart|socket|moment|ember|backbone|angular|"
     r"alpine|p5|anime|pixi|babylon|leaflet|day|deck|ml5|brain|tf|highlight|video|ts-node)\.js",
@@ -171,7 +177,7 @@ _DOTFILE = re.compile(
 def named_files(text: str) -> list[str]:
     """The file names ``text`` holds (a name with a known extension, with its folders; a
     dotfile in backticks), in order; not a link, nor a name cut short (``a-...jsonl``)."""
-    dotfiles = [a or b for a, b in _DOTFILE.findall(text)]
+    dotfiles = [a or b for a, b in _DOTFILE.findall(text) if b or "/" in a or _DOT_NAME.search(a)]
     dotfiles = [f.rstrip(".") for f in dotfiles if f.lstrip(".") not in _EXTENSIONS]
     found = [m.group(1) for m in _FILE.finditer(text)] + dotfiles
     found = [f for f in found if not re.search(r"://|\.\.\.|…", f) and not _LIBRARY.fullmatch(f)]
@@ -359,7 +365,7 @@ _CHANGE = re.compile(
     # The same in the languages sessions are written in, as their words for it.
     r"(?:已[^\uff0c\u3002\uff1b,.;]{0,12}?(?:修改|添加|新增|删除|更新|重写|创建|写入)|"
     r"(?:修改|添加|新增|删除|更新|重写|创建|写入)了|改为|改成|"
-    r"(?:追加|修正|変更|削除|作成|書き換え|編集|更新)(?:した|しました|済み|済)|"
+    r"(?:追加|修正|変更|削除|作成|書き換え|編集|更新|保存|上書き)(?:した|しました|済み|済)|"
     r"изменен|добавлен|обновлен|удален|создан|исправлен|переписан|сохранен|"
     r"alterad|adicionad|atualizad|removid|criad|corrigid|trocad|modificad|editad|salv[oa]|"
     r"añadid|agregad|actualizad|eliminad|cread|cambiad|geändert|hinzugefügt|aktualisiert|"
@@ -382,6 +388,8 @@ _BY_AGENT = re.compile(
     re.IGNORECASE,
 )
 """A clause whose subject, right before its verb, is the agent that did the work."""
+_BY_USER = re.compile(r"\b(?:the user|user|you|they|he|she)\s+(?:also\s+|then\s+|had\s+)?$", re.I)
+"""A clause whose subject, right before its verb, is the person, not the agent."""
 _NEGATED = re.compile(r"\b(?:not|never|no|n't|without|yet|to be|needs? to|should|will)\b", re.I)
 _CLAUSE_END = re.compile(r"[;:]|\.\s|,\s(?:and\s)?(?=\w+ed\b)|\s(?:and|but|then)\s(?=\w+ed\b)")
 _CONTRAST = re.compile(
@@ -745,7 +753,10 @@ def _said_ran(items: list[Item], said: Said) -> Iterator[Contradiction]:
     for item in items:
         for sentence in (c for s in sentences(item.text) for c in _PARTS.split(s)):
             verb = _RAN.search(sentence)  # a past tense: a claim, even among what is to do
-            claimed = verb is not None and not _NEGATED.search(sentence[: verb.start()])
+            before = sentence[: verb.start()] if verb else ""
+            claimed = verb is not None and not _NEGATED.search(before)
+            if verb is not None and _BY_USER.search(before):
+                continue  # what the user ran, on their own machine: no call of the session
             named = _SPAN.findall(sentence)
             if verb is not None and claimed:
                 named += _unquoted(sentence[verb.end() :])

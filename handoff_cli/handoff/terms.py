@@ -32,6 +32,8 @@ _STOP = frozenset(
 )
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
+_KANA = re.compile("[\u3040-\u309f]+")
+"""Hiragana alone: Japanese writes its little words so (a pair of them is no key term)."""
 _TOKEN = re.compile(r"[\w][\w./@+-]*[\w]|\w")
 _SUFFIXES = ("ies", "ing", "es", "ed", "s")
 _IDENTIFIER = re.compile(r"\d|[./@_+-]\w|[a-z][A-Z]")
@@ -54,7 +56,8 @@ def _tokens(text: str) -> list[str]:
     found: list[str] = []
     for token in _TOKEN.findall(_CJK_RUN.sub(r" \g<0> ", text)):
         if _CJK_RUN.fullmatch(token):
-            found += [token[i : i + 2] for i in range(max(1, len(token) - 1))]
+            pairs = (token[i : i + 2] for i in range(max(1, len(token) - 1)))
+            found += [pair for pair in pairs if not _KANA.fullmatch(pair)]
         else:
             found.append(token.strip("."))
     return found
@@ -113,7 +116,10 @@ _LATIN_WORDS = {
 }
 _WORD_SETS = {name: frozenset(words.split()) for name, words in _LATIN_WORDS.items()}
 _WORD = re.compile(r"[^\W\d_]+")
+_CODE = re.compile(r"`[^`]*`")
+"""Code in a text is in no language of people's."""
 _SAMPLE = 4000
+CJK_WEIGHT = 4
 
 
 def language(text: str) -> str:
@@ -121,12 +127,13 @@ def language(text: str) -> str:
     language whose little words it uses most ("" when it has too few words to tell)."""
     sample = text[:_SAMPLE]
     counts = Counter({name: len(rx.findall(sample)) for name, rx in _SCRIPTS})
+    counts["cjk"] *= CJK_WEIGHT  # a character a word, where Latin letters take some five
     script, letters = counts.most_common(1)[0]
     if letters < 8:
         return ""
     if script != "latin":
         return script
-    words = Counter(w.casefold() for w in _WORD.findall(sample))
+    words = Counter(w.casefold() for w in _WORD.findall(_CODE.sub(" ", sample)))
     scores = {name: sum(words[w] for w in wanted) for name, wanted in _WORD_SETS.items()}
     best = max(scores, key=scores.__getitem__)
     return best if scores[best] >= 2 else ""
