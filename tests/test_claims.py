@@ -79,6 +79,7 @@ def test_a_file_said_changed_that_was_only_read(worked: Path) -> None:
     # the agent is said to have changed counts anywhere.
     assert not _check(worked, Critical_Context="- The branch under review updated `src/config.py`.")
     assert _check(worked, Critical_Context="- The agent also updated src/config.py for it.")
+    assert _check(worked, Key_Decisions="- Updated src/config.py rather than the client.")
 
 
 def test_a_changed_file_said_untouched(worked: Path) -> None:

@@ -43,7 +43,7 @@ from handoff_cli.handoff.claims import (
     spans_of,
 )
 from handoff_cli.handoff.document import SECTIONS, section_list, without_files
-from handoff_cli.handoff.facts import Command, Facts, facts_of
+from handoff_cli.handoff.facts import Command, Facts, facts_of, sentences
 from handoff_cli.handoff.terms import (
     HOLD_SHARE,
     MOST_TERMS,
@@ -412,12 +412,26 @@ _FIXED = re.compile(r"\bfixed\b|\bpass(?:es|ed)?\b|\bresolved\b|\bgreen\b|\bnow 
 # --- files never touched ------------------------------------------------------------------------
 
 
+_TO_COME = re.compile(
+    r"\b(?:will|would|should|could|plan(?:ned|s)?|propos(?:e|ed|al)|suggest(?:ed|s)?|consider|"
+    r"later|next|todo|to be (?:added|created|written))\b|将|建议|计划|予定|提案|検討|예정|제안",
+    re.IGNORECASE,
+)
+"""What is said of work to come, not of what the session did."""
+
+
 def _untouched_files(facts: Facts, said: Said, document: str) -> Iterator[Probe]:
     """A file the document names, but for one still to write, that the branch never read,
     changed or named anywhere: not in a request, a call, an output, a written file or the
     assistant's words."""
     known = {base(path) for path in (*facts.read_set, *facts.modified_files)}
-    said_done = "\n".join(i.text for i in document_items(document) if i.place != "pending")
+    said_done = "\n".join(
+        clause
+        for item in document_items(document)
+        if item.place != "pending"
+        for clause in sentences(item.text)
+        if not _TO_COME.search(clause)  # a file to write later, in any section
+    )
     for path in sorted(named_files(said_done)):
         name = base(path)
         if name not in known and not said.names(name):

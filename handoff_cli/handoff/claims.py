@@ -388,8 +388,11 @@ _BY_AGENT = re.compile(
     re.IGNORECASE,
 )
 """A clause whose subject, right before its verb, is the agent that did the work."""
-_BY_USER = re.compile(r"\b(?:the user|user|you|they|he|she)\s+(?:also\s+|then\s+|had\s+)?$", re.I)
-"""A clause whose subject, right before its verb, is the person, not the agent."""
+_BY_USER = re.compile(
+    r"\b(?:the user|user|you|they|he|she)\b(?:\s+\w+){0,2}\s+$|\b(?:himself|herself|manually)\b",
+    re.I,
+)
+"""A clause whose subject, just before its verb, is the person, not the agent."""
 _NEGATED = re.compile(r"\b(?:not|never|no|n't|without|yet|to be|needs? to|should|will)\b", re.I)
 _CLAUSE_END = re.compile(r"[;:]|\.\s|,\s(?:and\s)?(?=\w+ed\b)|\s(?:and|but|then)\s(?=\w+ed\b)")
 _CONTRAST = re.compile(
@@ -429,7 +432,8 @@ _STILL = re.compile(
 )
 _FAILED = re.compile(r"\b(?:fail(?:s|ed|ing)?|errors? out|errored|crash(?:es|ed)?)\b", re.I)
 _RAN = re.compile(
-    r"\b(?:ran|executed|validated|verified|checked|tested|confirmed|linted|compiled|built|"
+    r"\b(?:(?:re-?)?ran|(?:re-?)?executed|validated|verified|checked|tested|confirmed|linted|"
+    r"compiled|built|"
     r"(?:was|were|has been|have been) run)\b|"
     r"(?:运行了|执行了|跑了|実行した|実行済|確認した|запущен|выполнен|проверен|executad|"
     r"rodad|validad|verificad|ejecutad|ausgeführt|geprüft|exécuté|vérifié|شُغّل|شغّل|تم تشغيل|نُفّذ)",
@@ -511,9 +515,11 @@ def _said_changed(
             verb = _change_verb(clause)
             if verb is None or _NEGATED.search(clause[: verb.start()]):
                 continue
-            if item.place != "done" and not _BY_AGENT.search(clause[: verb.start()]):
-                continue  # outside Progress, only what the agent is said to have done: not
-                # what others changed (a diff under review), nor what is still to do
+            opens = item.text.startswith(clause) and _CHANGE.match(clause.lstrip("`*_ "))
+            if item.place != "done" and not (opens or _BY_AGENT.search(clause[: verb.start()])):
+                continue  # outside Progress, only what the agent is said to have done (its
+                # subject, or an item that opens with the verb): not what others changed (a
+                # diff under review), nor what is still to do
             contrast = _CONTRAST.search(clause, verb.end())
             claimed = clause[: contrast.start()] if contrast else clause
             for path in named_files(claimed):
