@@ -34,8 +34,6 @@ ROOT = Path(__file__).resolve().parent.parent
 CALIBRATION = ROOT / "tests" / "fixtures" / "calibration"
 HELDOUT = ROOT / "tests" / "fixtures" / "calibration-heldout"
 """Written the same way, after the gate's rules were: measured, never tuned on."""
-FRESH = ROOT / "tests" / "fixtures" / "calibration-fresh"
-"""A set just written, measured once before it joins the development set."""
 REAL = ROOT / "tests" / "fixtures" / "real"
 KINDS = ("good", "wrong", "incomplete", "empty")
 
@@ -160,8 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="each document's score")
     args = parser.parse_args(argv)
-    sets = (("development set", CALIBRATION), ("held-out set", HELDOUT), ("fresh set", FRESH))
-    for title, folder in sets:
+    for title, folder in (("development set", CALIBRATION), ("held-out set", HELDOUT)):
         found = cases(folder)
         if not found:
             continue

@@ -133,7 +133,15 @@ def test_a_command_said_run_that_never_ran(worked: Path) -> None:
     assert _check(worked, Progress="### Done\n- Ran mypy src and it was clean.")
     assert not _check(worked, Progress="### Done\n- Ran git commit after the edit.")
     # In any language: a command in what the work did, which the branch never shows.
-    assert _check(worked, Progress="### Done\n- 已用 `ruff check src` 检查, 没有问题。")
+    assert _check(worked, Progress="### Done\n- 运行了 `ruff check src`, 没有问题。")
+    assert not _check(worked, Progress="### Done\n- `mypy src` は実行していない。")  # not run
+    assert not _check(worked, Next_Steps="1. شغّل `mypy src`.")  # an imperative, in Next Steps
+
+
+def test_claims_in_arabic_with_or_without_vowel_marks(worked: Path) -> None:
+    for written in ("أُضيف", "أضيف"):
+        (found,) = _check(worked, Progress=f"### Done\n- {written} الخيار إلى src/config.py.")
+        assert found.startswith("`src/config.py`: the document says it was changed")
 
 
 def test_a_command_that_passed_said_to_fail(worked: Path) -> None:

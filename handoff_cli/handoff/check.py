@@ -63,7 +63,12 @@ CONTRADICTED_CAP = 0.4
 """The most a document the branch contradicts scores: under one that only misses something."""
 FILES_SHARE = 0.5
 """The share of the files changed a document must name (a long list is summed up by its
-important ones)."""
+important ones)..."""
+FILES_ENOUGH = 8
+"""... or this many of them."""
+RULES_ENOUGH = 6
+"""The rules a document must hold for its rules to score in full (a spec of twenty is summed
+up, not copied)."""
 ANSWER_CHARS = 300
 PROMPT_FILE_CHARS = 1500
 REPORT_CHARS = (200, 2500)
@@ -112,11 +117,13 @@ class Report:
 
     @property
     def dimensions(self) -> dict[str, float | None]:
-        """Each dimension's share of probes held; None where the branch gives it none."""
+        """Each dimension's share of probes held (of rules, ``RULES_ENOUGH`` held is all: a
+        long list is summed up by its main ones); None where the branch gives it none."""
         scores: dict[str, float | None] = {}
         for name in DIMENSIONS:
             mine = [p for p in self.probes if p.dimension == name]
-            scores[name] = sum(p.held for p in mine) / len(mine) if mine else None
+            most = min(len(mine), RULES_ENOUGH) if name == "rules" else len(mine)
+            scores[name] = min(1.0, sum(p.held for p in mine) / most) if mine else None
         return scores
 
     @property
@@ -328,13 +335,30 @@ def _without_rules(request: str, rules: Iterable[str]) -> str:
 def _artifacts(facts: Facts, held: Terms) -> Iterator[Probe]:
     """Each file changed, and (required) the files changed: most of them named."""
     paths = [p for p in facts.modified_files if not any(c in p for c in "*?[")]  # no patterns
-    named = [held.holds(path) or held.holds(facts.shown(path)) for path in paths]
+    # A file counts by its folder too, when the folder is its own (`pipeline/`).
+    named = [
+        held.holds(path) or held.holds(facts.shown(path)) or _folder_named(path, held)
+        for path in paths
+    ]
     for path, found in zip(paths, named, strict=True):
         yield Probe("artifacts", "a file changed", path, found)
     if paths:
         answer = ", ".join(facts.shown(path) for path in paths)
-        enough = sum(named) / len(paths) >= FILES_SHARE
+        enough = sum(named) >= min(len(paths) * FILES_SHARE, FILES_ENOUGH)  # a long list: some
         yield Probe("artifacts", "the files changed", _short(answer), enough, required=True)
+
+
+def _folder_named(path: str, held: Terms) -> bool:
+    parts = path.replace("\\", "/").split("/")
+    folder = parts[-2] if len(parts) > 1 else ""
+    return len(folder) >= 4 and folder.casefold() not in _GENERIC_FOLDERS and held.holds(folder)
+
+
+_GENERIC_FOLDERS = frozenset(
+    "src lib app apps test tests spec specs docs doc scripts bin pkg cmd internal components "
+    "pages utils util commands packages public assets config configs static core common".split()
+)
+"""Folders too common to stand for the files in them."""
 
 
 def _last_failure(facts: Facts) -> Command | None:

@@ -119,6 +119,10 @@ def finished_work(summary: Sections) -> list[str]:
     return done
 
 
+_ARABIC_MARKS = re.compile("[\u064b-\u0652\u0640]")
+"""Arabic's vowel marks and stretching: written or not, the same word."""
+
+
 @dataclass(frozen=True)
 class Item:
     """One item of a document, and where it stands: ``pending`` (a Pending part of Progress,
@@ -130,7 +134,7 @@ class Item:
 
 
 def document_items(document: str) -> list[Item]:
-    sections = sections_of(document)
+    sections = sections_of(_ARABIC_MARKS.sub("", document))  # أُضيفت is أضيفت
     found: list[Item] = []
     for name, body in progress_parts(sections):  # done, in progress, blocked: the work's state
         found += [
@@ -164,7 +168,9 @@ _DOT_NAME = re.compile(
 """A bare dotfile's ending (`.zshrc`, `.gitignore`, `.env.local`): not a class (`.dark`)."""
 _LIBRARY = re.compile(
     r"(?:node|vue|next|nuxt|express|react|three|d3|chart|socket|moment|ember|backbone|angular|"
-    r"alpine|p5|anime|pixi|babylon|leaflet|day|deck|ml5|brain|tf|highlight|video|ts-node)\.js",
+    r"alpine|p5|anime|pixi|babylon|leaflet|day|deck|ml5|brain|tf|highlight|video|ts-node|sql|"
+    r"pdf|marked|lunr|fuse|popper|swiper|howler|tone|matter|cannon|ammo|mathjax|discord|nest|"
+    r"solid|svelte|preact|lit|hyperapp|knockout|zone|socket\.io|web3|ethers)\.js",
     re.IGNORECASE,
 )
 """Libraries named as files are (Node.js, Chart.js): no file a document claims."""
@@ -365,7 +371,8 @@ _CHANGE = re.compile(
     # The same in the languages sessions are written in, as their words for it.
     r"(?:已[^\uff0c\u3002\uff1b,.;]{0,12}?(?:修改|添加|新增|删除|更新|重写|创建|写入)|"
     r"(?:修改|添加|新增|删除|更新|重写|创建|写入)了|改为|改成|"
-    r"(?:追加|修正|変更|削除|作成|書き換え|編集|更新|保存|上書き)(?:した|しました|済み|済)|"
+    r"(?:追加|追記|修正|変更|削除|作成|書き換え|編集|更新|保存|上書き)(?:した|しました|済み|済)|"
+    r"补上|补充了|加了|改了|cập nhật|đã sửa|đã thêm|thêm vào|đã tạo|"
     r"изменен|добавлен|обновлен|удален|создан|исправлен|переписан|сохранен|"
     r"alterad|adicionad|atualizad|removid|criad|corrigid|trocad|modificad|editad|salv[oa]|"
     r"añadid|agregad|actualizad|eliminad|cread|cambiad|geändert|hinzugefügt|aktualisiert|"
@@ -393,7 +400,11 @@ _BY_USER = re.compile(
     re.I,
 )
 """A clause whose subject, just before its verb, is the person, not the agent."""
-_NEGATED = re.compile(r"\b(?:not|never|no|n't|without|yet|to be|needs? to|should|will)\b", re.I)
+_NEGATED = re.compile(
+    r"\b(?:not|never|no|n't|without|yet|to be|needs? to|should|will|não|nicht|nie|pas|nunca)\b|"
+    r"(?:未|没有|沒有|ない|なかった|не |لم |لا |ما |không|chưa)",
+    re.I,
+)
 _CLAUSE_END = re.compile(r"[;:]|\.\s|,\s(?:and\s)?(?=\w+ed\b)|\s(?:and|but|then)\s(?=\w+ed\b)")
 _CONTRAST = re.compile(
     r"\b(?:rather than|instead of|without|but not|not|except|while|whereas|left|only)\b", re.I
@@ -433,12 +444,18 @@ _STILL = re.compile(
 _FAILED = re.compile(r"\b(?:fail(?:s|ed|ing)?|errors? out|errored|crash(?:es|ed)?)\b", re.I)
 _RAN = re.compile(
     r"\b(?:(?:re-?)?ran|(?:re-?)?executed|validated|verified|checked|tested|confirmed|linted|"
-    r"compiled|built|"
-    r"(?:was|were|has been|have been) run)\b|"
-    r"(?:运行了|执行了|跑了|実行した|実行済|確認した|запущен|выполнен|проверен|executad|"
-    r"rodad|validad|verificad|ejecutad|ausgeführt|geprüft|exécuté|vérifié|شُغّل|شغّل|تم تشغيل|نُفّذ)",
+    r"compiled|built|(?:was|were|has been|have been) run)\b",
     re.IGNORECASE,
 )
+"""Past tenses: a claim that something ran, wherever it stands."""
+_RAN_OTHER = re.compile(
+    r"运行了|执行了|跑了|做了|检查了|验证了|测试了|実行し(?!て?い?な|ませ|ておらず)|実行済|確認した|"
+    r"запущен|выполнен|проверен|executad|rodad|validad|verificad|ejecutad|ausgeführt|geprüft|"
+    r"exécuté|vérifié|شغل|تشغيل|نفذ|đã chạy|chạy thử|đã kiểm tra|đã được nạp|nạp thử",
+    re.IGNORECASE,
+)
+"""The same in other languages, where a past and a command can look alike (Arabic's شغل): a
+claim only outside what is still to do."""
 _SPAN = re.compile(r"`([^`\n]{2,200})`")
 _WRAPPERS = frozenset(
     "sudo python python3 uv uvx npx bunx poetry pipenv -m run exec env time".split()
@@ -525,7 +542,7 @@ def _said_changed(
             for path in named_files(claimed):
                 name = base(path)
                 if name in changed or not (name in read or said.names(name)):
-                    continue  # changed; or never named at all (``untouched`` says so)
+                    continue  # changed; or never named as a file (`untouched` says so)
                 how = "only read" if name in read else "never changed"
                 yield Contradiction(
                     "artifacts",
@@ -759,6 +776,8 @@ def _said_ran(items: list[Item], said: Said) -> Iterator[Contradiction]:
     for item in items:
         for sentence in (c for s in sentences(item.text) for c in _PARTS.split(s)):
             verb = _RAN.search(sentence)  # a past tense: a claim, even among what is to do
+            if verb is None and item.place != "pending":
+                verb = _RAN_OTHER.search(sentence)
             before = sentence[: verb.start()] if verb else ""
             claimed = verb is not None and not _NEGATED.search(before)
             if verb is not None and _BY_USER.search(before):
@@ -779,10 +798,8 @@ def _said_ran(items: list[Item], said: Said) -> Iterator[Contradiction]:
                 command = " " in span.strip() and (first in _PROGRAMS | _WRAPPERS)
                 if not (command or (claimed and needle in _PROGRAMS)):
                     continue  # a name, not a command
-                # Said to have run; or, in what the work did, one the branch never shows.
-                novel = item.place == "done" and not said.names(span.strip())
-                if said.ran(span) or not (claimed or novel):
-                    continue
+                if not claimed or said.ran(span):
+                    continue  # said as what it is (a Dockerfile's CMD, what to run), or ran
                 yield Contradiction(
                     "state",
                     "a command said to have run",
