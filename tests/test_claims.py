@@ -187,23 +187,3 @@ def test_a_prompt_file_is_not_the_task(tmp_path: Path) -> None:
     report = check_document(facts_at(session), document(("Goal", "Wire the new endpoint.")))
     (task,) = [p for p in report.probes if p.question == "the original task"]
     assert task.answer.startswith("Now wire the new endpoint") and task.held
-
-
-def test_what_the_agent_last_reported_is_required(tmp_path: Path) -> None:
-    chain = Entries()
-    chain.user("Review the payment module and tell me what is wrong.")
-    chain.assistant(
-        "Two findings. First, `refund_order` in `payments/refunds.py` rounds with `float`, so "
-        "`test_partial_refund` would fail on 0.1 + 0.2. Second, `capture_payment` retries "
-        "without an idempotency key, which can charge twice; `PAYMENT_RETRIES` is 3 in "
-        "`payments/settings.py`. Neither is fixed yet."
-    )
-    session = write_session(tmp_path / "s.jsonl", chain.items)
-    goal = ("Goal", "Review the payment module and tell what is wrong.")
-    found = "- `refund_order` in `payments/refunds.py` rounds with `float`; `capture_payment` "
-    found += "retries without an idempotency key (`PAYMENT_RETRIES` = 3, `payments/settings.py`)."
-    kept = check_document(facts_at(session), document(goal, ("Critical Context", found)))
-    assert kept.overall == 1.0
-    lost = check_document(facts_at(session), document(goal, ("Critical Context", "- Two issues.")))
-    (probe,) = lost.missing
-    assert probe.question == "the last answer" and probe.required and lost.overall <= 0.5

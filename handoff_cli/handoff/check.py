@@ -49,7 +49,6 @@ from handoff_cli.handoff.terms import (
     MOST_TERMS,
     TERM_CHARS,
     Terms,
-    identifiers,
     key_terms,
 )
 from handoff_cli.sessions.session import Record, Session, parent_session
@@ -71,9 +70,6 @@ RULES_ENOUGH = 6
 up, not copied)."""
 ANSWER_CHARS = 300
 PROMPT_FILE_CHARS = 1500
-REPORT_CHARS = (200, 2500)
-"""How long a last answer is that reports where the work is: shorter says nothing to hold
-("Done."), longer is a piece of work itself (a draft, a listing), not a report on it."""
 MAX_DOCUMENT_BYTES = 1 << 20
 """The longest document ``read_document`` reads: some 130 times a document of the default
 ``--max-doc-tokens``. What is longer is no handoff document, and what never ends (a device, a
@@ -368,14 +364,6 @@ def _last_failure(facts: Facts) -> Command | None:
 
 
 def _state(facts: Facts, held: Terms) -> Iterator[Probe]:
-    report = facts.last_answer
-    if report and REPORT_CHARS[0] <= len(report) <= REPORT_CHARS[1]:  # where the work is
-        names = identifiers(report)
-        kept = held.keeps(report)  # its words; or, three names or more, half of those
-        if not kept and len(names) >= 3:
-            kept = sum(map(held.holds, names)) / len(names) >= HOLD_SHARE
-        if kept is not None:
-            yield Probe("state", "the last answer", _short(report), kept, required=True)
     command = _last_failure(facts)
     if command is not None and (command.resolved or not facts.open_error):  # else: the error
         how = "failed, then fixed" if command.resolved else "failed, still open"

@@ -31,8 +31,6 @@ QUESTIONS = {
     "List each.",
     "a decision recorded earlier": "Which decisions were made, and why? List each.",
     "the open error": "Which error is still open, unresolved? Quote its command or message.",
-    "the last answer": "Where does the work stand: what did the agent last report, and what "
-    "comes next? Give its names, paths and numbers.",
 }
 """The question each kind of probe is asked as (those of what a document gets wrong are not:
 nothing in a document answers them)."""
