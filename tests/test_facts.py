@@ -522,6 +522,7 @@ def test_the_facts_hold_the_cwd_and_show_paths_from_it(tmp_path: Path, entries: 
         ("Use pnpm, not npm.", True),
         ("不要修改测试文件", True),
         ("テストは変更しないでください", True),
+        ("背景やテキストカラーがうまく動作していないです", False),  # "is not": a complaint
         ("не трогай тесты", True),
         ("não altere o arquivo .sh", True),
         ("answer in Korean please", True),

@@ -353,7 +353,7 @@ rule."""
 _RULE_ELSEWHERE = re.compile(
     # Chinese, Japanese, Korean
     r"不要|不需要|禁止|必须|只能|不能|务必|请勿|一定要|不允许|不得|不准|别(?:用|改|动|碰|删)|"
-    r"ないで|必ず|のみ|だけ|してはいけない|しないこと|ではなく|使わず|なしです|は(?:なし|禁止)|"
+    r"ないで(?!す)|必ず|のみ|だけ|してはいけない|しないこと|ではなく|使わず|なしです|は(?:なし|禁止)|"
     r"以后|今后|都(?:放在|存放|要)|用中文|中文回[答复]|日本語で|한국어로|한글로|"
     r"を(?:利用|使用|使って|参照)|参照して|で(?:作成|実装)して|にしようと思|"
     r"하지 ?마|금지|반드시|절대|참고하|사용해|"
@@ -396,7 +396,7 @@ def is_rule(sentence: str) -> bool:
 _FIRM = re.compile(
     r"\b(?:must|never|always|don'?t|do not|avoid|shouldn'?t|should not|can'?t|cannot|not allowed|"
     r"make sure|be sure|ensure|only)\b|^(?:no|keep|stick to|stay within)\b|"
-    r"不要|禁止|必须|只能|不能|务必|请勿|ないで|必ず|하지 ?마|반드시|절대|"
+    r"不要|禁止|必须|只能|不能|务必|请勿|ないで(?!す)|必ず|하지 ?마|반드시|절대|"
     r"нельзя|никогда|всегда|обязательно|не можна|"
     r"ніколи|завжди|nunca|siempre|niemals|immer|jamais|toujours|ممنوع|دائما|لا ت",
     re.IGNORECASE,
