@@ -42,7 +42,7 @@ from handoff_cli.handoff.claims import (
     named_files,
     spans_of,
 )
-from handoff_cli.handoff.document import SECTIONS, section_list, without_files
+from handoff_cli.handoff.document import SECTIONS, section_list
 from handoff_cli.handoff.facts import Command, Facts, facts_of, sentences
 from handoff_cli.handoff.terms import (
     HOLD_SHARE,
@@ -165,7 +165,7 @@ def check_document(facts: Facts, document: str, branch: Sequence[Record] = ()) -
     probes = [*_task(facts, held), *_artifacts(facts, held), *_state(facts, held)]
     probes += _said(facts.rules, "rules", "a rule the user stated", held)
     probes += _said(_decisions(facts), "decisions", "a decision recorded earlier", held)
-    probes += _errors(facts, held, document)
+    probes += _errors(facts, held)
     probes += (
         Probe(c.dimension, c.question, c.answer, False, wrong=True)
         for c in contradictions(facts, said, document)
@@ -394,31 +394,12 @@ def _decisions(facts: Facts) -> list[str]:
     return found
 
 
-def _errors(facts: Facts, held: Terms, document: str) -> Iterator[Probe]:
+def _errors(facts: Facts, held: Terms) -> Iterator[Probe]:
     if facts.open_error:
         first = facts.open_error.partition("\n")[0]
         kept = held.keeps(first)
         if kept is not None:
             yield Probe("errors", "the open error", _short(first), kept, required=True)
-    lines = without_files(document).splitlines()
-    still_open = facts.open_error.partition("\n")[0] if facts.open_error else ""
-    shown: set[str] = set()
-    for command in facts.commands:
-        text = command.text
-        if not command.resolved or text in shown or text in still_open:
-            continue
-        if any(text in line and _OPEN.search(line) and not _FIXED.search(line) for line in lines):
-            shown.add(text)
-            answer = f"`{text}` failed, then passed: the document shows it open"
-            yield Probe("errors", "a fixed failure shown as open", answer, False, wrong=True)
-
-
-_OPEN = re.compile(
-    r"still (?:open|fail|broken|red)|\bfail(?:s|ing)\b|error still open|unresolved|not (?:yet )?"
-    r"fixed|\bbroken\b|\bopen error\b",
-    re.IGNORECASE,
-)
-_FIXED = re.compile(r"\bfixed\b|\bpass(?:es|ed)?\b|\bresolved\b|\bgreen\b|\bnow works\b", re.I)
 
 
 # --- files never touched ------------------------------------------------------------------------

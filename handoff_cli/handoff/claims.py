@@ -488,6 +488,7 @@ def contradictions(facts: Facts, said: Said, document: str) -> Iterator[Contradi
         *_pending_but_published(items, facts),
         *_pending_but_reported(items, facts),
         *_said_fixed(items, facts, said),
+        *_shown_open(document, facts),
         *_said_failed(items, facts),
         *_said_ran(items, said),
     ):
@@ -706,6 +707,31 @@ def _clause_at(text: str, at: int) -> str:
 
 
 _CLAUSE_MARK = re.compile(r"[,;:()\uff0c\uff1b\u3001\u3002]|\s(?:and|but|while|though)\s")
+
+
+def _shown_open(document: str, facts: Facts) -> Iterator[Contradiction]:
+    """A failure since put right, shown as still open: a line with its command that says it
+    fails and not that it was fixed."""
+    lines = without_files(document).splitlines()
+    still_open = facts.open_error.partition("\n")[0] if facts.open_error else ""
+    for command in facts.commands:
+        text = command.text
+        if not command.resolved or text in still_open:
+            continue
+        if any(text in line and _OPEN.search(line) and not _FIXED.search(line) for line in lines):
+            yield Contradiction(
+                "errors",
+                "a fixed failure shown as open",
+                f"`{text}` failed, then passed: the document shows it open",
+            )
+
+
+_OPEN = re.compile(
+    r"still (?:open|fail|broken|red)|\bfail(?:s|ing)\b|error still open|unresolved|not (?:yet )?"
+    r"fixed|\bbroken\b|\bopen error\b",
+    re.IGNORECASE,
+)
+"""A line that shows a failure open."""
 
 
 def _said_failed(items: list[Item], facts: Facts) -> Iterator[Contradiction]:
