@@ -112,6 +112,13 @@ def test_a_file_the_session_read_said_unread(worked: Path) -> None:
     )
 
 
+def test_a_push_no_call_made_said_made(worked: Path) -> None:
+    (found,) = _check(worked, Progress="### Done\n- The retry option is pushed to origin.")
+    assert found == "`git push`: the document says it was made; no call of the session made one"
+    assert not _check(worked, Progress="### Done\n- The retry option is committed.")  # it was
+    assert not _check(worked, Progress="### Pending\n- Not pushed yet.")
+
+
 def test_a_failure_said_fixed_while_it_still_fails(worked: Path) -> None:
     found = _check(worked, Progress="### Done\n- `pytest tests/test_app.py` passes now.")
     assert found == [
@@ -129,6 +136,9 @@ def test_a_command_said_run_that_never_ran(worked: Path) -> None:
     assert found == "`mypy src`: the document says it was run; no call of the session ran it"
     assert not _check(worked, Progress="### Done\n- Ran `rg -l retry src`: one hit.")
     assert not _check(worked, Next_Steps="1. Run `mypy src`.")  # still to do: no claim
+    # A program this tool does not know, read as a command by its options, paths or pipe.
+    assert _check(worked, Progress="### Done\n- The agent ran `luac -p src/app.lua`: no error.")
+    assert not _check(worked, Progress="### Done\n- Checked the `theme \"dark\"` line: kept.")
     # Named without backticks, right after the verb.
     assert _check(worked, Progress="### Done\n- Ran mypy src and it was clean.")
     assert not _check(worked, Progress="### Done\n- Ran git commit after the edit.")

@@ -451,7 +451,8 @@ _RAN = re.compile(
 _RAN_OTHER = re.compile(
     r"运行了|执行了|跑了|做了|检查了|验证了|测试了|実行し(?!て?い?な|ませ|ておらず)|実行済|確認した|"
     r"запущен|выполнен|проверен|executad|rodad|validad|verificad|ejecutad|ausgeführt|geprüft|"
-    r"exécuté|vérifié|شغل|تشغيل|نفذ|đã chạy|chạy thử|đã kiểm tra|đã được nạp|nạp thử",
+    r"exécuté|vérifié|شغل|تشغيل|نفذ|đã chạy|chạy thử|đã kiểm tra|đã được nạp|nạp thử|"
+    r"(?:作成|実行|確認|コミット)済",
     re.IGNORECASE,
 )
 """The same in other languages, where a past and a command can look alike (Arabic's شغل): a
@@ -486,6 +487,7 @@ def contradictions(facts: Facts, said: Said, document: str) -> Iterator[Contradi
         *_said_unread(items, read),
         *_pending_but_written(items, changed),
         *_pending_but_published(items, facts),
+        *_said_published(items, said),
         *_pending_but_reported(items, facts),
         *_said_fixed(items, facts, said),
         *_shown_open(document, facts),
@@ -632,6 +634,32 @@ def _pending_but_published(items: list[Item], facts: Facts) -> Iterator[Contradi
             )
 
 
+def _said_published(items: list[Item], said: Said) -> Iterator[Contradiction]:
+    """A commit or a push said to have been made when no call of the branch made one."""
+    for item in items:
+        if item.place == "pending":
+            continue
+        for sentence in sentences(item.text):
+            made = _PUBLISHED.search(sentence)
+            if made is None or _NEGATED.search(sentence[: made.start()] + sentence[made.end() :]):
+                continue
+            step = "push" if re.search("push|プッシュ|推送", made.group(0), re.I) else "commit"
+            if not any(f" {step}" in call for call in said.calls):
+                yield Contradiction(
+                    "state",
+                    "a commit or push said to have been made",
+                    f"`git {step}`: the document says it was made; no call of the session made one",
+                )
+
+
+_PUBLISHED = re.compile(
+    r"\b(?:committed|commité|comitad[oa]|committet|pushed|gepusht)\b|"
+    r"(?:コミット|プッシュ)(?:済|した|しました)|已提交|提交了|已推送|推送了",
+    re.IGNORECASE,
+)
+"""Words that say a commit or a push was made."""
+
+
 def _pending_but_reported(items: list[Item], facts: Facts) -> Iterator[Contradiction]:
     """Work the branch's summaries, or its last answer, report finished, listed as to do."""
     finished = [i for s in (facts.summary, *facts.branch_summaries) for i in finished_work(s)]
@@ -774,6 +802,19 @@ def _needle(command: str) -> str:
     return " ".join(kept).casefold()
 
 
+def _command_like(span: str) -> bool:
+    """Whether a span reads as a command line: a known program with arguments, or a program's
+    name (small letters) given options, paths or a pipe (`luac -p`, `ghostty +show-config |
+    grep font`), not a setting (`theme "dark"`) or a message."""
+    words = span.split()
+    if len(words) < 2:
+        return False
+    if words[0] in _PROGRAMS | _WRAPPERS:
+        return True
+    named = re.fullmatch(r"[a-z][a-z0-9_-]*", words[0]) is not None
+    return named and any(w[0] in "-+|&" or "/" in w for w in words[1:])
+
+
 def _unquoted(after: str) -> list[str]:
     """The commands named without backticks right after a verb of running ("ran make test and
     npm run lint", "validated with json.load"): from a program's name to the next mark."""
@@ -820,9 +861,7 @@ def _said_ran(items: list[Item], said: Said) -> Iterator[Contradiction]:
                     or re.search(r"…|\.\.\.", span)
                 ):
                     continue  # a file, a command cut short, or too short to look for
-                first = span.split()[0] if span.split() else ""
-                command = " " in span.strip() and (first in _PROGRAMS | _WRAPPERS)
-                if not (command or (claimed and needle in _PROGRAMS)):
+                if not (_command_like(span) or (claimed and needle in _PROGRAMS)):
                     continue  # a name, not a command
                 if not claimed or said.ran(span):
                     continue  # said as what it is (a Dockerfile's CMD, what to run), or ran
