@@ -138,7 +138,7 @@ def test_a_command_said_run_that_never_ran(worked: Path) -> None:
     assert not _check(worked, Next_Steps="1. Run `mypy src`.")  # still to do: no claim
     # A program this tool does not know, read as a command by its options, paths or pipe.
     assert _check(worked, Progress="### Done\n- The agent ran `luac -p src/app.lua`: no error.")
-    assert not _check(worked, Progress="### Done\n- Checked the `theme \"dark\"` line: kept.")
+    assert not _check(worked, Progress='### Done\n- Checked the `theme "dark"` line: kept.')
     # Named without backticks, right after the verb.
     assert _check(worked, Progress="### Done\n- Ran mypy src and it was clean.")
     assert not _check(worked, Progress="### Done\n- Ran git commit after the edit.")
