@@ -577,8 +577,8 @@ def test_a_long_text_is_read_no_further_than_its_key_terms_need() -> None:
 
 def test_the_gate_on_documents_written_by_hand_keeps_its_figures() -> None:
     """``tests/fixtures/calibration`` (``make eval``), the development set: measured 22 of 23
-    good documents passed, 21 of 23 wrong ones and every empty one refused, 7 of 23 incomplete
-    ones refused, the good above the wrong in 21 sessions, and 37 of 56 planted errors of the
+    good documents passed, 22 of 23 wrong ones and every empty one refused, 7 of 23 incomplete
+    ones refused, the good above the wrong in 22 sessions, and 38 of 56 planted errors of the
     checkable kinds caught by the contradiction they make. The held-out set, never tuned on:
     4 of 6 good passed, 4 of 6 wrong refused, every empty one refused, the good above the wrong
     in 3 sessions."""
@@ -586,11 +586,11 @@ def test_the_gate_on_documents_written_by_hand_keeps_its_figures() -> None:
     got = calibration.figures(found)
     n = got.sessions
     assert n == 23 and calibration.unread() == ["codex-pv-projekt"]
-    assert got.passed["good"] >= 22 and got.passed["wrong"] <= 2 and got.passed["empty"] == 0
+    assert got.passed["good"] >= 22 and got.passed["wrong"] <= 1 and got.passed["empty"] == 0
     assert n - got.passed["incomplete"] >= 7
-    assert got.good_over_wrong >= 21
+    assert got.good_over_wrong >= 22
     checkable = ("changed-not", "done-pending", "open-fixed", "ran-not")
-    assert sum(got.caught[kind] for kind in checkable) >= 37
+    assert sum(got.caught[kind] for kind in checkable) >= 38
     assert sum(got.planted[kind] for kind in checkable) == 56
     heldout = calibration.figures(calibration.cases(calibration.HELDOUT))
     assert heldout.sessions == 6 and heldout.passed["good"] >= 4 and heldout.passed["empty"] == 0

@@ -217,20 +217,20 @@ class Said:
     @cached_property
     def _kept(self) -> tuple[list[str], list[str]]:
         calls: list[str] = []
-        failing: list[str] = []  # the results that failed since the last that did not
-        last = ""  # and the last of all: nothing came after it to put it right
+        failing: dict[str, list[str]] = {}  # by tool: its failures since its last success
+        last = ""  # and the last result of all: nothing came after it to put it right
         for message in self._messages():
             calls += _calls_of(message)
             if message.get("role") == "toolResult":
                 last = "\n".join(_strings(message))
-                if tools.failed(
-                    text_of(message.get("content"), "\n"), bool(message.get("isError"))
-                ):
-                    failing.append(last)
+                tool = str(message.get("toolName", ""))
+                text = text_of(message.get("content"), "\n")
+                if tools.failed(text, bool(message.get("isError"))) or _error_in(message):
+                    failing.setdefault(tool, []).append(last)
                 else:
-                    failing.clear()
+                    failing.pop(tool, None)
         ended = [last] if _ERROR_WORDS.search(last[:ERROR_CHARS]) else []
-        return calls, [*failing, *ended]
+        return calls, [*(t for texts in failing.values() for t in texts), *ended]
 
     def _messages(self) -> Iterator[dict[str, Any]]:
         for record in self._records:
@@ -266,8 +266,8 @@ class Said:
 
     @property
     def last_failures(self) -> list[str]:
-        """What the tools answered since the last call that did not fail, and the last answer
-        of all: what the branch ends on, which nothing after put right."""
+        """The failures of each tool since its last success, and the last result of all when
+        it reads as an error: what nothing after put right."""
         return self._kept[1]
 
     @cached_property
@@ -309,6 +309,22 @@ ERROR_CHARS = 300
 
 _PARTS = re.compile(r"[;\uff1b]\s*|,\s+(?=`)")
 """Where a sentence's parts end: each says of its own commands whether they ran."""
+
+
+def _error_in(message: dict[str, Any]) -> bool:
+    """Whether a result's details carry an error its text does not (pi's tools put one in
+    ``details``: "Trace completed." with an ``errorMessage`` inside)."""
+    stack: list[Any] = [message.get("details")]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if key in ("errorMessage", "error") and isinstance(value, str) and value.strip():
+                    return True
+                stack.append(value)
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def _calls_of(message: dict[str, Any]) -> list[str]:
