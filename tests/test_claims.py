@@ -197,3 +197,29 @@ def test_a_prompt_file_is_not_the_task(tmp_path: Path) -> None:
     report = check_document(facts_at(session), document(("Goal", "Wire the new endpoint.")))
     (task,) = [p for p in report.probes if p.question == "the original task"]
     assert task.answer.startswith("Now wire the new endpoint") and task.held
+
+
+def test_an_error_in_a_results_details_lasts_until_its_tool_succeeds(tmp_path: Path) -> None:
+    chain = Entries()
+    chain.user("Trace where the config is loaded from and fix the loader.")
+    chain.assistant("Tracing.", _call("c1", "trace", target="loader"))
+    chain.message(
+        {
+            "role": "toolResult",
+            "toolCallId": "c1",
+            "toolName": "trace",
+            "content": [{"type": "text", "text": "Trace completed."}],
+            "details": {"results": [{"errorMessage": "toolMsg.content.filter is not a function"}]},
+            "timestamp": 3,
+        }
+    )
+    chain.assistant("Reading instead.", _call("c2", "read", path="src/loader.py"))
+    chain.result("c2", "def load(): ...")
+    chain.assistant("The trace tool fails; I read the loader instead.")
+    session = write_session(tmp_path / "s.jsonl", chain.items)
+    said = "- The `toolMsg.content.filter is not a function` error went away on a second try."
+    written = document(("Goal", "Fix the config loader."), ("Progress", f"### Done\n{said}"))
+    loaded = load_session(session)
+    report = check_document(facts_at(session), written, branch(loaded, leaf(loaded, None)))
+    (found,) = [p.answer for p in report.probes if p.wrong]
+    assert found.startswith("`toolMsg.content.filter is not a function` still fails")
