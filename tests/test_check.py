@@ -576,22 +576,22 @@ def test_a_long_text_is_read_no_further_than_its_key_terms_need() -> None:
 
 
 def test_the_gate_on_documents_written_by_hand_keeps_its_figures() -> None:
-    """``tests/fixtures/calibration`` (``make eval``), the development set: measured 22 of 23
-    good documents passed, 22 of 23 wrong ones and every empty one refused, 7 of 23 incomplete
-    ones refused, the good above the wrong in 22 sessions, and 38 of 56 planted errors of the
+    """``tests/fixtures/calibration`` (``make eval``), the development set: measured 26 of 29
+    good documents passed, 26 of 29 wrong ones and every empty one refused, 11 of 29 incomplete
+    ones refused, the good above the wrong in 24 sessions, and 42 of 70 planted errors of the
     checkable kinds caught by the contradiction they make. The held-out set, never tuned on:
     4 of 6 good passed, 4 of 6 wrong refused, every empty one refused, the good above the wrong
     in 3 sessions."""
     found = calibration.cases()
     got = calibration.figures(found)
     n = got.sessions
-    assert n == 23 and calibration.unread() == ["codex-pv-projekt"]
-    assert got.passed["good"] >= 22 and got.passed["wrong"] <= 1 and got.passed["empty"] == 0
-    assert n - got.passed["incomplete"] >= 7
-    assert got.good_over_wrong >= 22
+    assert n == 29 and calibration.unread() == ["codex-pv-projekt"]
+    assert got.passed["good"] >= 26 and got.passed["wrong"] <= 3 and got.passed["empty"] == 0
+    assert n - got.passed["incomplete"] >= 11
+    assert got.good_over_wrong >= 24
     checkable = ("changed-not", "done-pending", "open-fixed", "ran-not")
-    assert sum(got.caught[kind] for kind in checkable) >= 38
-    assert sum(got.planted[kind] for kind in checkable) == 56
+    assert sum(got.caught[kind] for kind in checkable) >= 42
+    assert sum(got.planted[kind] for kind in checkable) == 70
     heldout = calibration.figures(calibration.cases(calibration.HELDOUT))
     assert heldout.sessions == 6 and heldout.passed["good"] >= 4 and heldout.passed["empty"] == 0
     assert heldout.passed["wrong"] <= 2 and heldout.good_over_wrong >= 3

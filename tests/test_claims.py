@@ -124,7 +124,8 @@ def test_a_failure_said_fixed_while_it_still_fails(worked: Path) -> None:
     assert found == [
         "`pytest tests/test_app.py` still fails at the end of the session; the document says passes"
     ]
-    assert _check(worked, Progress="### Done\n- All tests pass.")  # the runner's own failure
+    assert _check(worked, Progress="### Done\n- pytest is green now.")  # the runner named
+    assert not _check(worked, Progress="### Done\n- Red/Green/Refactor: the unittest run is OK.")
     assert not _check(worked, Progress="### In Progress\n- `pytest tests/test_app.py` still fails.")
     # A quote of the error the branch ends on, said fixed; a "passed" after a modal is none.
     assert _check(worked, Progress="### Done\n- The `AssertionError` in `test_retry` is fixed.")
@@ -152,14 +153,6 @@ def test_claims_in_arabic_with_or_without_vowel_marks(worked: Path) -> None:
     for written in ("أُضيف", "أضيف"):
         (found,) = _check(worked, Progress=f"### Done\n- {written} الخيار إلى src/config.py.")
         assert found.startswith("`src/config.py`: the document says it was changed")
-
-
-def test_a_command_that_passed_said_to_fail(worked: Path) -> None:
-    (found,) = _check(worked, Critical_Context="- `git commit -am 'Add retries'` failed.")
-    assert (
-        found
-        == "`git commit -am 'Add retries'`: the document says it failed; every run of it passed"
-    )
 
 
 def test_a_file_named_anywhere_in_the_branch_is_no_invention(worked: Path) -> None:

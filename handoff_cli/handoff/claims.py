@@ -157,7 +157,7 @@ _EXTENSIONS = (
     "kdl typ tex nix vim el csv tsv log plist service prisma graphql gql j2 erb r jl sol"
 ).split()
 _FILE = re.compile(
-    r"(?<![\w/.@:+-])((?:~/|/)?(?:[\w.+-]+/)*[\w+][\w.+-]*\.(?:" + "|".join(_EXTENSIONS) + r"))"
+    r"(?<![\w/.@:+…-])((?:~/|/)?(?:[\w.+-]+/)*[\w+][\w.+-]*\.(?:" + "|".join(_EXTENSIONS) + r"))"
     r"(?![\w/-])"
 )
 _DOT_NAME = re.compile(
@@ -411,6 +411,12 @@ _BY_AGENT = re.compile(
     re.IGNORECASE,
 )
 """A clause whose subject, right before its verb, is the agent that did the work."""
+_BY_TOOL = re.compile(
+    r"^\W*running\b|`[^`]*\.(?:sh|py|js|ps1)\b[^`]*`\s*(?:\w+\s+){0,2}$", re.IGNORECASE
+)
+"""Before a change verb: a script or a command is what changed the file, not the agent."""
+_INSTRUMENT = re.compile(r"\b(?:with|using|via|by|through|from)\s+(?:the\s+)?`[^`]+`", re.I)
+"""A file named as what the work used, not what it changed ("created with `x.sh`")."""
 _BY_USER = re.compile(
     r"\b(?:the user|user|you|they|he|she)\b(?:\s+\w+){0,2}\s+$|\b(?:himself|herself|manually)\b",
     re.I,
@@ -444,7 +450,8 @@ _TO_PUBLISH = re.compile(
 _COMMIT = re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b")
 """A commit's hash: a commit or push of it listed as to do is of work already committed."""
 _FIXED = re.compile(
-    r"\b(?:fixed|resolved|pass|passes|passed|passing|green|succeeds|succeeded|works(?: now)?|"
+    r"\b(?:fixed|resolved|(?:pass|passes|passed|passing)(?! as| to| in| into| via| through| with)|"
+    r"(?:is|are|now|all|went|turned|stays?) green|succeeds|succeeded|works(?: now)?|"
     r"now works|no longer fails|went away|is gone)\b|"
     r"(?:已修复|已解决|跑通|通过了|解消|解決|修正済|直った|成功し|исправлен|решен|работает|"
     r"corrigid|resolvid|funciona|corregid|resuelt|behoben|funktioniert|corrigé|résolu|"
@@ -457,7 +464,6 @@ _STILL = re.compile(
     r"pas |لا |لم |فشل)",
     re.I,
 )
-_FAILED = re.compile(r"\b(?:fail(?:s|ed|ing)?|errors? out|errored|crash(?:es|ed)?)\b", re.I)
 _RAN = re.compile(
     r"\b(?:(?:re-?)?ran|(?:re-?)?executed|validated|verified|checked|tested|confirmed|linted|"
     r"compiled|built|(?:was|were|has been|have been) run)\b",
@@ -507,7 +513,6 @@ def contradictions(facts: Facts, said: Said, document: str) -> Iterator[Contradi
         *_pending_but_reported(items, facts),
         *_said_fixed(items, facts, said),
         *_shown_open(document, facts),
-        *_said_failed(items, facts),
         *_said_ran(items, said),
     ):
         if found.answer not in seen:
@@ -556,8 +561,10 @@ def _said_changed(
                 continue  # outside Progress, only what the agent is said to have done (its
                 # subject, or an item that opens with the verb): not what others changed (a
                 # diff under review), nor what is still to do
+            if _BY_TOOL.search(clause[: verb.start()]):
+                continue  # what a script or a command did ("running `x.sh` created `A.md`")
             contrast = _CONTRAST.search(clause, verb.end())
-            claimed = clause[: contrast.start()] if contrast else clause
+            claimed = _INSTRUMENT.sub(" ", clause[: contrast.start()] if contrast else clause)
             for path in named_files(claimed):
                 name = base(path)
                 if name in changed or not (name in read or said.names(name)):
@@ -711,7 +718,6 @@ def _said_fixed(items: list[Item], facts: Facts, said: Said) -> Iterator[Contrad
     """A failure said to be fixed, or its command to pass, while it still fails: named by its
     command, or by a quote of its message."""
     failing = _open_failures(facts)
-    testing = any(shell.runner_and_targets(c) for c in failing)
     for item in items:
         if item.place == "pending":
             continue
@@ -729,7 +735,8 @@ def _said_fixed(items: list[Item], facts: Facts, said: Said) -> Iterator[Contrad
             named = [
                 c for c in failing if c.casefold() in folded or _needle(c) in map(_needle, spans)
             ]
-            tests = testing and re.search(r"\btests?\b", folded) is not None
+            runners = {_needle(c) for c in failing if shell.runner_and_targets(c)}
+            tests = any(re.search(rf"\b{re.escape(r)}\b", folded) for r in runners)
             if quoted or named or tests:
                 what = f"`{(quoted or named or failing)[0]}`"
                 yield Contradiction(
@@ -776,24 +783,6 @@ _OPEN = re.compile(
     re.IGNORECASE,
 )
 """A line that shows a failure open."""
-
-
-def _said_failed(items: list[Item], facts: Facts) -> Iterator[Contradiction]:
-    """A command said to have failed that every time it ran, passed."""
-    for item in items:
-        for sentence in sentences(item.text):
-            failed = _FAILED.search(sentence)
-            if failed is None:
-                continue
-            for span in _SPAN.findall(sentence[: failed.start()])[-1:]:  # what failed
-                needle = _needle(span)
-                runs = [c.ok for c in facts.commands if _needle(c.text) == needle]
-                if " " in needle and runs and all(runs):
-                    yield Contradiction(
-                        "errors",
-                        "a passing command said to fail",
-                        f"`{span}`: the document says it failed; every run of it passed",
-                    )
 
 
 def _needle(command: str) -> str:
