@@ -39,7 +39,7 @@ from .conftest import (
     run_cli,
     write_session,
 )
-from .fakellm import FakeLLMServer, RecordedRequest, Reply
+from .fakellm import Error, FakeLLMServer, RecordedRequest, Reply
 
 WEATHER = next(EXAMPLES.glob("-home-dev-projects-weather-cli/*.jsonl"))
 TASK = "Add a /health endpoint to server/app.py that reports the database status."
@@ -423,6 +423,22 @@ def test_a_document_still_under_min_score_fails_and_writes_nothing(
     )
     assert "it misses the original task: The forecast command fails" in result.stderr
     assert weather.read_bytes() == before and files_in(weather.parent) == [weather.name]
+
+
+@pytest.mark.litellm  # the model is asked in this process
+def test_a_repair_too_long_with_the_conversation_is_asked_with_the_document_alone(
+    weather: Path, llm_server: FakeLLMServer
+) -> None:
+    def alone(request: RecordedRequest) -> Reply:
+        (asked,) = request.messages  # no conversation: the request, the document in it
+        assert "- It does not give the original task." in asked["content"]
+        assert "<document>\n" + DOCUMENT in asked["content"]
+        return Reply(write_document(facts_at(WEATHER)))
+
+    llm_server.script(Reply(DOCUMENT), Error.context_length(1000, 5000), alone)
+    result = run_cli(weather, "--min-score", "0.8", "--json", env=model_env(llm_server))
+    assert result.code == 0, result.stderr
+    assert len(llm_server.requests) == 3 and result.json()["score"] == 1
 
 
 @pytest.mark.litellm  # the model is asked in this process
