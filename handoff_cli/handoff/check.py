@@ -340,8 +340,15 @@ def _artifacts(facts: Facts, held: Terms) -> Iterator[Probe]:
         yield Probe("artifacts", "a file changed", path, found)
     if paths:
         answer = ", ".join(facts.shown(path) for path in paths)
-        enough = sum(named) >= min(len(paths) * FILES_SHARE, FILES_ENOUGH)  # a long list: some
-        yield Probe("artifacts", "the files changed", _short(answer), enough, required=True)
+        yield Probe(
+            "artifacts", "the files changed", _short(answer), enough_files(named), required=True
+        )
+
+
+def enough_files(named: Sequence[bool]) -> bool:
+    """Whether enough of the files changed are named: half of them, or a long list's
+    ``FILES_ENOUGH``."""
+    return sum(named) >= min(len(named) * FILES_SHARE, FILES_ENOUGH)
 
 
 def _folder_named(path: str, held: Terms) -> bool:

@@ -307,9 +307,6 @@ _ERROR_WORDS = re.compile(
 """What the last result of a branch says when it is a failure its tool did not flag."""
 ERROR_CHARS = 300
 
-_PARTS = re.compile(r"[;\uff1b]\s*|,\s+(?=`)")
-"""Where a sentence's parts end: each says of its own commands whether they ran."""
-
 
 def _error_in(message: dict[str, Any]) -> bool:
     """Whether a result's details carry an error its text does not (pi's tools put one in
@@ -841,10 +838,14 @@ _AFTER_COMMAND = frozenset(
 )
 
 
+_PARTS = re.compile(r"[;\uff1b]\s*|,\s+(?=`)")
+"""Where a sentence's parts end: each says of its own commands whether they ran."""
+
+
 def _said_ran(items: list[Item], said: Said) -> Iterator[Contradiction]:
-    """A command said to have been run that no call of the branch ran: in backticks in a
-    sentence that says so ("ran", "validated with", "was run"), or one the branch never shows
-    at all, said anywhere but in what is still to do."""
+    """A command said to have been run ("ran", "was run", "validated with", or the like in
+    another language, that outside what is still to do) that no call of the branch ran: in
+    backticks, or named right after the verb; not what the user ran by hand."""
     for item in items:
         for sentence in (c for s in sentences(item.text) for c in _PARTS.split(s)):
             verb = _RAN.search(sentence)  # a past tense: a claim, even among what is to do

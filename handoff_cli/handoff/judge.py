@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from handoff_cli.handoff.check import FILES_SHARE, Probe, Report
+from handoff_cli.handoff.check import Probe, Report, enough_files
 from handoff_cli.handoff.terms import Terms
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ def judged(report: Report, kinds: list[str], answers: list[str]) -> Report:
     probes = [held(p) for p in report.probes]
     files = [p.held for p in probes if p.question == "a file changed"]
     if files:  # the files changed, as many as the answer names
-        enough = sum(files) / len(files) >= FILES_SHARE
+        enough = enough_files(files)
         probes = [
             replace(p, held=enough) if p.question == "the files changed" else p for p in probes
         ]
