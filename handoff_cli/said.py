@@ -175,6 +175,12 @@ def only_a_template(text: str) -> bool:
     return found is not None and not found["words"].strip()
 
 
+def template_block(words: str) -> bool:
+    """Whether the person's ``words`` hold a template's own tagged block (``<agent-activation>``
+    over several lines): what surrounds it is the template author's text too."""
+    return "<" in words and any("\n" in m.group() for m in _TAGGED.finditer(words))
+
+
 def request_in(text: str) -> str | None:
     """The person's request in a user message's ``text``: their own words, when they ask for
     something (not a greeting, a bare yes or thanks, a slash command alone); else None."""

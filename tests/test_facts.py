@@ -533,3 +533,53 @@ def test_the_facts_hold_the_cwd_and_show_paths_from_it(tmp_path: Path, entries: 
 )
 def test_rules_in_any_language_and_phrasing(sentence: str, rule: bool) -> None:
     assert is_rule(sentence) is rule
+
+
+def test_a_call_the_branch_ends_on_with_no_result_is_unanswered(
+    tmp_path: Path, entries: Entries
+) -> None:
+    entries.user("Commit and push.")
+    entries.assistant(call("b1", "bash", command="git add -A\ngit commit -m wip"), stop="toolUse")
+    found = facts(tmp_path, entries)
+    assert found.unanswered == "git add -A\ngit commit -m wip"
+    result(entries, "b1", "[main 1a2b3c4] wip")
+    assert facts(tmp_path, entries).unanswered is None
+
+
+def test_the_rules_around_a_templates_own_block_are_its_authors(
+    tmp_path: Path, entries: Entries
+) -> None:
+    entries.user(
+        "You must fully embody this agent's persona. NEVER break character.\n\n"
+        '<agent-activation CRITICAL="TRUE">\n1. LOAD the agent file\n2. Stay in character\n'
+        "</agent-activation>"
+    )
+    entries.assistant("Loaded.")
+    entries.user("Set up git flow. Never push to main directly.")
+    assert facts(tmp_path, entries).rules == ("Never push to main directly.",)
+
+
+def test_a_long_chinese_sentence_gives_its_rule_clause_and_a_question_gives_none(
+    tmp_path: Path, entries: Entries
+) -> None:
+    entries.user(
+        "skill只能扫描一级子目录的话,有什么办法既能区分自动生成与我指定生成,还能使二者放在同一目录"
+    )
+    entries.assistant("可以用前缀。")
+    entries.user(
+        "删除目前claude下所有skills,软链并使用我提供的文件夹下的skills,"
+        "以后自动创建或者我要求创建的skills也都存放在我提供的文件下,单独文件夹统一存放"
+    )
+    entries.assistant("好的。")
+    entries.user("会自己创建skills?不要删除旧的文件")
+    entries.assistant("好的。")
+    entries.user(
+        "如果是流程上的踩坑记录，就必须完善流程的规范，如果是该知识点在知识库没有提到，那就更新对应的知识库，"
+        "如果是bug问题，那就不需要沉淀坑点。"
+    )
+    assert facts(tmp_path, entries).rules == (
+        "不要删除旧的文件",
+        "如果是流程上的踩坑记录，就必须完善流程的规范",
+        "以后自动创建或者我要求创建的skills也都存放在我提供的文件下",
+        "如果是bug问题，那就不需要沉淀坑点。",
+    )

@@ -40,6 +40,8 @@ from handoff_cli.handoff.claims import (
     document_items,
     items_of,
     named_files,
+    said_failing,
+    said_unknown,
     spans_of,
 )
 from handoff_cli.handoff.document import SECTIONS, section_list
@@ -162,7 +164,7 @@ def check_document(facts: Facts, document: str, branch: Sequence[Record] = ()) -
     known = {base(path) for path in (*facts.read_set, *facts.modified_files)}
     names = {base(path) for path in named_files(document)} - known
     said.look_for([*names, *(span.strip() for span in spans_of(document))])  # one read for all
-    probes = [*_task(facts, held), *_artifacts(facts, held), *_state(facts, held)]
+    probes = [*_task(facts, held), *_artifacts(facts, held), *_state(facts, held, document)]
     probes += _said(facts.rules, "rules", "a rule the user stated", held)
     probes += _said(_decisions(facts), "decisions", "a decision recorded earlier", held)
     probes += _errors(facts, held)
@@ -370,14 +372,38 @@ def _last_failure(facts: Facts) -> Command | None:
     return failed[-1] if failed else None
 
 
-def _state(facts: Facts, held: Terms) -> Iterator[Probe]:
+def _state(facts: Facts, held: Terms, document: str) -> Iterator[Probe]:
+    """Where the work stands: the call the branch ends on with no result (required: said to be
+    of unknown outcome, or to check), and the last failing check (required while it still
+    fails, and no open error says so: said to fail)."""
+    if facts.unanswered:
+        answer = (
+            f"`{one_line(facts.unanswered, ANSWER_CHARS)}` has no result: its outcome is unknown"
+        )
+        yield Probe(
+            "state",
+            "the call with no result",
+            answer,
+            said_unknown(document, facts.unanswered),
+            required=True,
+        )
     command = _last_failure(facts)
-    if command is not None and (command.resolved or not facts.open_error):  # else: the error
-        how = "failed, then fixed" if command.resolved else "failed, still open"
-        answer = f"`{command.text}` {how}"
+    if command is None or (facts.open_error and not command.resolved):
+        return  # none; or the open error, a required probe of its own
+    if command.resolved:
         kept = held.keeps(command.text)
         if kept is not None:
+            answer = f"`{command.text}` failed, then fixed"
             yield Probe("state", "the last failing command", answer, kept)
+    else:
+        answer = f"`{command.text}` failed, and never passed after"
+        yield Probe(
+            "state",
+            "the failing check",
+            answer,
+            said_failing(document, command.text),
+            required=True,
+        )
 
 
 def _said(texts: Iterable[str], dimension: str, question: str, held: Terms) -> Iterator[Probe]:
@@ -418,6 +444,12 @@ _TO_COME = re.compile(
     re.IGNORECASE,
 )
 """What is said of work to come, not of what the session did."""
+_NOT_THIS = re.compile(
+    r"\b(?:not|rather than|instead of|never|without)\b|而不是|而非|不是|ではなく|대신|вместо|"
+    r"em vez de|en lugar de|en vez de|statt|anstatt|au lieu de|plutôt que|thay vì|بدلا من",
+    re.IGNORECASE,
+)
+"""Where a clause turns to what was not done: the files named after it are no claim."""
 
 
 def _untouched_files(facts: Facts, said: Said, document: str) -> Iterator[Probe]:
@@ -426,7 +458,7 @@ def _untouched_files(facts: Facts, said: Said, document: str) -> Iterator[Probe]
     assistant's words."""
     known = {base(path) for path in (*facts.read_set, *facts.modified_files)}
     said_done = "\n".join(
-        clause
+        _NOT_THIS.split(clause, 1)[0]  # "in MEMORY.md, not in `~/.x/CLAUDE.md`": not a claim
         for item in document_items(document)
         if item.place != "pending"
         for clause in sentences(item.text)

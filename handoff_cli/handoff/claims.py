@@ -21,7 +21,7 @@ from typing import Any
 from handoff_cli.handoff import shell, tools
 from handoff_cli.handoff.document import Sections, sections_of, without_files
 from handoff_cli.handoff.facts import Facts, sentences
-from handoff_cli.handoff.terms import key_terms
+from handoff_cli.handoff.terms import HOLD_SHARE, Terms, key_terms
 from handoff_cli.sessions.session import Record
 from handoff_cli.text import text_of
 
@@ -382,8 +382,8 @@ _CHANGE = re.compile(
     r"patched|refactored|renamed|deleted|removed|implemented|extended|fixed|moved|guarded|"
     r"tightened|replaced|converted|switched|bumped|saved|backed up)\b|"
     # The same in the languages sessions are written in, as their words for it.
-    r"(?:已[^\uff0c\u3002\uff1b,.;]{0,12}?(?:修改|添加|新增|删除|更新|重写|创建|写入)|"
-    r"(?:修改|添加|新增|删除|更新|重写|创建|写入)了|改为|改成|"
+    r"(?:已[^\uff0c\u3002\uff1b,.;]{0,12}?(?:修改|添加|新增|新建|删除|更新|重写|创建|写入)|"
+    r"(?:修改|添加|新增|新建|删除|更新|重写|创建|写入)了|改为|改成|"
     r"(?:追加|追記|修正|変更|削除|作成|書き換え|編集|更新|保存|上書き)(?:した|しました|済み|済)|"
     r"补上|补充了|加了|改了|cập nhật|đã sửa|đã thêm|thêm vào|đã tạo|"
     r"изменен|добавлен|обновлен|удален|создан|исправлен|переписан|сохранен|"
@@ -782,11 +782,57 @@ _OPEN = re.compile(
 """A line that shows a failure open."""
 
 
+# --- what a document says of a command ---------------------------------------------------------
+
+
+def said_unknown(document: str, command: str) -> bool:
+    """Whether the document names ``command`` (a call left with no result) as one whose outcome
+    is unknown, or to be checked."""
+    return _said_of(document, command, _UNKNOWN)
+
+
+def said_failing(document: str, command: str) -> bool:
+    """Whether the document names ``command`` as one that failed."""
+    return _said_of(document, command, _FAILING)
+
+
+def _said_of(document: str, command: str, how: re.Pattern[str]) -> bool:
+    """An item that names ``command`` (half its key terms, or its program and subcommand) and
+    says ``how`` it stands."""
+    needle = _needle(command).split()
+    for item in document_items(without_files(document)):
+        held = Terms(item.text)
+        named = held.share(command) >= HOLD_SHARE or (needle and all(map(held.holds, needle)))
+        if named and how.search(item.text):
+            return True
+    return False
+
+
+_UNKNOWN = re.compile(
+    r"\b(?:unknown|unconfirmed|unclear|unverified|uncertain|whether|no (?:output|result|"
+    r"response|reply)|not (?:recorded|known|confirmed|verified)|never (?:returned|came back|"
+    r"finished|completed)|cut off|interrupted|check|verify|confirm)|"
+    r"chưa biết|không có kết quả|không rõ|kiểm tra|xác nhận|不知道|是否|未知|确认|確認|不明|"
+    r"かどうか|没有(?:任何)?(?:输出|结果)|알 수 없|확인|неизвестн|не ясно|провер|подтверд|"
+    r"não se sabe|desconhecid|desconocid|sem resultado|sin resultado|verific|confirm|unbekannt|"
+    r"unklar|\bob\b|prüf|inconnu|incertain|vérifi|aucun résultat|غير معروف|تحقق|تأكد",
+    re.IGNORECASE,
+)
+"""Words that say an outcome is not known, or is to be checked."""
+_FAILING = re.compile(
+    r"\b(?:fail\w*|errors?|broken|never pass\w*|not pass\w*|crash\w*|cannot|can't|could not|"
+    r"couldn't|unable|timed? ?out|timeout|exit(?: code)? [1-9]\d*|EPERM|EACCES)\b|"
+    r"失败|失敗|エラー|실패|오류|ошибк|не удал|falh|fall[oó]|fehl|échou|فشل|lỗi|thất bại",
+    re.IGNORECASE,
+)
+"""Words that say a command failed."""
+
+
 def _needle(command: str) -> str:
     """What a command is known by: its program (and a subcommand, for the tools that have
     them: ``npm run build``), past the steps that only set up (``cd app &&``) and the wrappers
     that only run it (``uv run``, ``python -m``); a call by its function's name."""
-    steps = [step.split() for step in re.split(r"&&|\|\||;", command)]
+    steps = [step.split() for step in re.split(r"&&|\|\||;|\n", command)]
     words = next((w for w in steps if w and w[0] not in _SETUP), [])
     while words and words[0] in _WRAPPERS:
         words = words[1:]

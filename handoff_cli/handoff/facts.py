@@ -44,6 +44,7 @@ from handoff_cli.said import (
     only_a_template,
     own_words,
     request_in,
+    template_block,
 )
 from handoff_cli.sessions.js import js_string
 from handoff_cli.sessions.jsonl import dumps, parse_line
@@ -139,6 +140,9 @@ class Facts:
     stopped: str | None = None
     """Where unfinished work stopped (a call with no result, a failed turn, an interruption,
     a question to the user, a promise of more)."""
+    unanswered: str | None = None
+    """The command of the last call the branch ends on with no result: what it did is
+    unknown."""
     previous_document: str | None = None
     """The handoff document the branch already holds: the one it starts from, or the latest
     recorded one. An update starts from it."""
@@ -218,6 +222,7 @@ class Facts:
             "branch_summaries": [[list(s) for s in b] for b in self.branch_summaries],
             "last_answer": self.last_answer,
             "stopped": self.stopped,
+            "unanswered": self.unanswered,
             "previous_document": self.previous_document,
             # Paths too: a token can be a folder's name, and the <files> block is written.
             "read_set": sorted(self.read_set),
@@ -238,6 +243,7 @@ class Facts:
             ),
             last_answer=done["last_answer"],
             stopped=done["stopped"],
+            unanswered=done["unanswered"],
             previous_document=done["previous_document"],
             read_set=frozenset(done["read_set"]),
         )
@@ -321,8 +327,20 @@ def _entry(record: Record) -> Entry | None:
 
 # --- the user's rules ---------------------------------------------------------------------------
 
-_SENTENCE_END = re.compile(r"(?<![\s(]\d[.])(?<=[.!?])\s+|(?<=[。！？])|\n+")
-"""Where a sentence ends: not after an item's number ("For 1. use the regex")."""
+_SENTENCE_END = re.compile(
+    r"(?<![\s(]\d[.])(?<=[.!?])\s+|(?<=[。！？])|(?<=[!?])(?=[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af])|\n+"
+)
+"""Where a sentence ends: not after an item's number ("For 1. use the regex"); in Chinese,
+Japanese or Korean, right after the mark."""
+_CJK_CLAUSE = re.compile(r"([,，;；])")
+_CONDITION = re.compile(r"如果|若|要是|假如|假设|当|もし|만약|만일")
+CJK_SENTENCE_CHARS = 60
+"""A sentence of Chinese, Japanese or Korean longer than this says several things, one to a
+clause: a rule is the clause that states it."""
+_CJK_QUESTION = re.compile(
+    r"[吗呢]$|有什么办法|怎么办|怎么样|如何|能不能|可不可以|でしょうか$|ますか$|까요$|나요$"
+)
+"""A question in Chinese, Japanese or Korean, asked without its mark."""
 _RULE = re.compile(
     r"^(?:always|never|don'?t|do not|must|only|avoid|prefer|make sure|be sure|ensure|no new|"
     r"stick to|stay within|keep (?:it|the|all|every|everything)\b|use|(?:please |just )?use|"
@@ -415,9 +433,34 @@ def _rules(request: str, seen: set[str]) -> Iterator[str]:
     """The rules ``request`` states that are not in ``seen`` (casefolded), which it joins."""
     for sentence in _SENTENCE_END.split(request):
         sentence = " ".join(sentence.split()).strip("-*• ")
-        if is_rule(sentence) and sentence.casefold() not in seen:
-            seen.add(sentence.casefold())
-            yield sentence
+        if _CJK_QUESTION.search(sentence):
+            continue
+        for part in _clauses_of(sentence):
+            if is_rule(part) and part.casefold() not in seen:
+                seen.add(part.casefold())
+                yield part
+
+
+def _clauses_of(sentence: str) -> list[str]:
+    """A sentence's parts that may each state a rule: a long one in Chinese, Japanese or Korean
+    by its clauses, a condition kept with the clause it governs (如果…, 那就…)."""
+    if len(sentence) <= CJK_SENTENCE_CHARS or len(_CJK.findall(sentence)) * 2 <= len(sentence):
+        return [sentence]
+    pieces = _CJK_CLAUSE.split(sentence)  # clause, mark, clause, mark, ...
+    clauses: list[str] = []
+    condition = False  # the last clause is a condition alone
+    for at in range(0, len(pieces), 2):
+        clause = pieces[at].strip()
+        if condition:
+            clauses[-1] += pieces[at - 1] + clause
+            condition = False
+        elif clause:
+            clauses.append(clause)
+            condition = bool(_CONDITION.match(clause)) and not is_rule(clause)
+    return clauses
+
+
+_CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]")
 
 
 # --- what an answer says --------------------------------------------------------------------
@@ -635,8 +678,8 @@ class _Reader:
                 self._acknowledged(words)
             return
         self._request(index, request[:REQUEST_CHARS])
-        if not only_a_template(text):  # a template's rules are its author's, not the user's
-            self.rules += _rules(request, self.seen_rules)
+        if not (only_a_template(text) or template_block(words)):
+            self.rules += _rules(request, self.seen_rules)  # a template's are its author's
         if self.last_answer and _PICKED.search(request) and len(request) <= 300:
             self.decisions.append(f'user: "{one_line(request, 300)}"')
 
@@ -880,6 +923,7 @@ class _Reader:
             answered=self.answered,
             finished=bool(requests) and stopped is None,
             stopped=stopped,
+            unanswered=next((c.command for c in reversed(self.calls.values()) if c.command), None),
             previous_document=self.previous_document,
             anchor=self.anchor,
             skipped=frozenset(self.skipped),
