@@ -33,7 +33,10 @@ from handoff_cli.sessions.tree import branch, leaf
 ROOT = Path(__file__).resolve().parent.parent
 CALIBRATION = ROOT / "tests" / "fixtures" / "calibration"
 HELDOUT = ROOT / "tests" / "fixtures" / "calibration-heldout"
-"""Written the same way, after the gate's rules were: measured, never tuned on."""
+"""Written the same way, after the gate's first rules were; read once measured, and three rules
+made of what it showed."""
+FRESH = ROOT / "tests" / "fixtures" / "calibration-fresh"
+"""Written the same way after those rules, by another hand: measured, never tuned on."""
 REAL = ROOT / "tests" / "fixtures" / "real"
 KINDS = ("good", "wrong", "incomplete", "empty")
 
@@ -158,7 +161,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="each document's score")
     args = parser.parse_args(argv)
-    for title, folder in (("development set", CALIBRATION), ("held-out set", HELDOUT)):
+    for title, folder in (
+        ("development set", CALIBRATION),
+        ("held-out set", HELDOUT),
+        ("fresh set", FRESH),
+    ):
         found = cases(folder)
         if not found:
             continue
