@@ -121,6 +121,32 @@ def test_claude_codes_folder_is_searched_with_nothing_configured(tmp_path: Path)
     ]
 
 
+def test_a_session_whose_first_line_is_longer_than_a_listings_head_is_listed_and_found(
+    tmp_path: Path,
+) -> None:
+    # A pasted image or a long paste in the first prompt: the first line alone is 200 KB.
+    home = tmp_path / "home"
+    folder = home / ".claude/projects/-tmp-x"
+    folder.mkdir(parents=True)
+    lines = (MADE / "tools.jsonl").read_text(encoding="utf-8").splitlines()
+    first = next(i for i, line in enumerate(lines) if '"type":"user"' in line)
+    record = json.loads(lines[first])
+    record["message"]["content"] = "Read notes.txt and tell me what it says. " + "x" * 200_000
+    lines[first] = json.dumps(record)
+    session = folder / "8904eaea-1111-4222-8333-444455556666.jsonl"
+    session.write_text("\n".join(lines[first:]) + "\n", encoding="utf-8")
+    assert len(lines[first]) > 64 * 1024
+    env = {"HOME": str(home), "HANDOFF_SESSIONS_DIR": ""}
+    listed = run_cli("list", "--json", env=env, cwd=tmp_path)
+    assert listed.code == 0, listed.stderr
+    rows = json.loads(listed.stdout)
+    assert [(row["id"], row["agent"]) for row in rows] == [(session.stem, CLAUDE)]
+    assert rows[0]["title"].startswith("Read notes.txt and tell me what it says. xxx")
+    for named in ("8904eaea", session):
+        shown = run_cli("show", named, "--json", env=env, cwd=tmp_path)
+        assert shown.code == 0, shown.stderr
+
+
 def test_the_project_folder_rule() -> None:
     assert claude.project_folder_name("/tmp/handoff-oracle-claude/my_proj.v2") == (
         "-tmp-handoff-oracle-claude-my-proj-v2"

@@ -8,14 +8,24 @@ it in ``REGISTERED``.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import BinaryIO
 
 from handoff_cli.agents import claude, codex, omp, pi
 from handoff_cli.agents.base import Agent, Format
 from handoff_cli.agents.context import Context
 from handoff_cli.errors import SessionFileError
 from handoff_cli.sessions import session
-from handoff_cli.sessions.session import Record, Session, open_regular
+from handoff_cli.sessions.jsonl import parse_line
+from handoff_cli.sessions.session import (
+    BOM,
+    Record,
+    Session,
+    is_header,
+    is_title_slot,
+    open_regular,
+)
 
 REGISTERED: dict[str, Agent] = {
     agent.name: agent for agent in (omp.AGENT, pi.AGENT, claude.AGENT, codex.AGENT)
@@ -55,6 +65,26 @@ def build_context(branch: list[Record], agent: str) -> Context:
 def format_of(head: bytes) -> Format | None:
     """The format of its own of the agent whose file starts with ``head``, if any."""
     return next((f for f in FORMATS.values() if f.owns_head(head)), None)
+
+
+def format_head(file: BinaryIO, head: bytes, size: int) -> bytes:
+    """``head``, the first bytes of ``file`` (``size`` long), read on up to ``HEAD_BYTES`` when
+    they cannot tell whose format the file is in: no agent's own seen, and no header of the pi
+    family's first (a first line of a pasted image or a long paste is cut). Listing, looking up
+    and loading a file so decide its format on the same bytes."""
+    if len(head) >= min(size, HEAD_BYTES) or format_of(head) is not None or _shared(head):
+        return head
+    return head + os.pread(file.fileno(), HEAD_BYTES - len(head), len(head))
+
+
+def _shared(head: bytes) -> bool:
+    """Whether ``head`` opens with the pi family's header (or omp's title slot), whole."""
+    first, newline, _ = head.removeprefix(BOM).partition(b"\n")
+    try:
+        value = parse_line(first) if newline else None
+    except ValueError:
+        return False
+    return is_header(value) or is_title_slot(value)
 
 
 def load_session(path: Path | str) -> Session:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import io
 import itertools
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from handoff_cli.agents import REGISTERED, format_of
+from handoff_cli.agents import REGISTERED, format_head, format_of
 from handoff_cli.errors import SessionFileError
 from handoff_cli.options import DEFAULT_SESSIONS_DIR
 from handoff_cli.sessions.session import numbered, open_regular, read_head
@@ -72,11 +73,12 @@ def holds_sessions(folder: Path) -> bool:
 def _is_session(path: Path) -> bool:
     try:
         with open_regular(path) as file:
-            head = file.read(HEAD_BYTES)
+            size = os.fstat(file.fileno()).st_size
+            head = format_head(file, file.read(HEAD_BYTES), size)
         if format_of(head) is not None:
             return True
         lines = list(io.BytesIO(head))
-        read_head(path, iter(numbered(lines[:-1] if len(head) == HEAD_BYTES else lines)))
+        read_head(path, iter(numbered(lines[:-1] if len(head) < size else lines)))
     except (OSError, SessionFileError):
         return False
     return True

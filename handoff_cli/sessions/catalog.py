@@ -22,7 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
-from handoff_cli.agents import claude, codex, format_of
+from handoff_cli.agents import claude, codex, format_head, format_of
 from handoff_cli.agents.base import Format
 from handoff_cli.agents.places import Root, expand
 from handoff_cli.errors import SessionFileError, UsageError, os_reason
@@ -239,7 +239,7 @@ def _scan(file: BinaryIO, status: os.stat_result, known: Known | None, now_ns: i
     scan of the rest. Only the bytes up to ``status``'s size are read: a line being appended
     meanwhile is the next list's."""
     size, fd = status.st_size, file.fileno()
-    head = file.read(min(HEAD_BYTES, size))
+    head = format_head(file, file.read(min(HEAD_BYTES, size)), size)
     tail = (
         head[-TAIL_BYTES:]
         if len(head) == size
@@ -747,7 +747,7 @@ def _handoff_head(path: Path) -> str | None:
     """The parent a session names, if it starts from a handoff document; else None: in a
     pi-family header, or our lineage line in a file of an agent's own format."""
     with open_regular(path) as file:
-        head = file.read(HEAD_BYTES)
+        head = format_head(file, file.read(HEAD_BYTES), os.fstat(file.fileno()).st_size)
     own = format_of(head)
     if own is not None:
         opening = own.opening(path, _parsed(io.BytesIO(head.removeprefix(BOM))))
