@@ -106,7 +106,7 @@ ABORTED = "aborted"
 IMAGE_OMITTED = "image content omitted because it could not be processed"
 
 _KEYS = {
-    "message": ("type", "id", "role", "content", "end_turn", "phase", "status"),
+    "message": ("type", "id", "role", "content", "phase", "status"),
     "reasoning": ("type", "id", "summary", "content", "encrypted_content"),
     "function_call": ("type", "id", "name", "namespace", "arguments", "call_id", "status"),
     "function_call_output": ("type", "id", "call_id", "output", "status"),
@@ -116,9 +116,10 @@ _KEYS = {
     "web_search_call": ("type", "id", "status", "action"),
     "image_generation_call": ("type", "id", "status", "revised_prompt", "result"),
     "compaction": ("type", "encrypted_content"),
+    "agent_message": ("type", "author", "recipient", "content"),
 }
 """The items Codex knows, each with the keys it sends back (``written/unknown-types``)."""
-_NULLS: dict[str, tuple[str, ...]] = {"reasoning": ("encrypted_content",)}
+_NULLS: dict[str, tuple[str, ...]] = {"reasoning": ("content", "encrypted_content")}
 """The keys Codex sends as null when an item has none (``written/reasoning``)."""
 _OUTPUTS = {
     "function_call": "function_call_output",
@@ -559,6 +560,13 @@ def _starts_turn(item: Entry) -> bool:
     return not _text(item.get("content")).lstrip().startswith(_NOT_TURNS)
 
 
+def _rolls_back(item: Entry) -> bool:
+    """An item a turn starts from, as ``thread_rolled_back`` counts them: a message of the
+    user's own, or another agent's message to this one (``agent_message``, a turn of its own
+    in a team of agents)."""
+    return item.get("type") == "agent_message" or _starts_turn(item)
+
+
 def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
@@ -720,8 +728,12 @@ def _context(branch: list[Record]) -> Context:
 def _sent(branch: list[Record]) -> Iterator[Entry]:
     """The items Codex sends, whole: the history read again when the context's JSON is asked
     for (what it is made of is read with long texts cut, as the rest is)."""
-    history, _ = _history(branch, None)
-    return (h.item for h in history if h.item is not None and not _own_context(h.item))
+    history, model = _history(branch, None)
+    return (
+        _sent_item(h.item, model)
+        for h in history
+        if h.item is not None and not _own_context(h.item)
+    )
 
 
 def _history(branch: list[Record], longest: int | None = LONGEST_TEXT) -> tuple[list[_Item], Any]:
@@ -756,14 +768,60 @@ def _wire(item: Entry) -> Entry | None:
     keys = _KEYS.get(kind) if isinstance(kind, str) else None
     if keys is None:
         return None
-    wire = {key: item[key] for key in keys if key in item} | {"type": kind}
-    for key in _NULLS.get(str(kind), ()):
-        wire.setdefault(key, None)
+    nulls = _NULLS.get(str(kind), ())
+    wire = {key: item.get(key) for key in keys if key in item or key in nulls} | {"type": kind}
     # Its images as Codex prepares them, in a message or a tool's output of several parts.
     parts = "content" if kind == "message" else "output" if kind in _OUTPUTS.values() else None
-    if parts is not None and isinstance(wire.get(parts), list):
-        wire[parts] = [_prepared(part) for part in wire[parts]]
+    listed = wire.get(parts) if parts is not None else None
+    if parts is not None and isinstance(listed, list):
+        wire[parts] = [_prepared(part) for part in listed]
     return wire
+
+
+OUTPUT_BYTES = 12_000
+"""The most of a tool's output Codex sends back under a model its catalog does not know (its
+fallback's 10,000 bytes and a fifth more): longer, its head and tail, half of this each, and
+between them the characters left out (real rollouts of gpt-5, 5.1, 5.1-codex-max, 5.2-codex
+and 5.3-codex)."""
+OUTPUT_TOKENS = 12_000
+"""The same under a model of its catalog, in tokens of four bytes, and the tokens left out
+between them (a gpt-5.5 rollout's output made 110,890 bytes: 24,000 each side)."""
+CATALOG = frozenset(
+    "codex-auto-review gpt-5.5 gpt-5.6-luna gpt-5.6-sol gpt-5.6-terra gpt-6-astra gpt-6-luna "
+    "gpt-6-sol gpt-6.1-sol gpt-6.1-terra gpt-6.2-astra gpt-6.2-sol gpt-daybreak-blue-latest "
+    "gpt-daybreak-red-latest".split()
+)
+"""The models Codex 0.171.0's own catalog holds (each with its outputs kept by tokens)."""
+
+
+def _sent_item(item: Entry, model: Any) -> Entry:
+    """An item as Codex sends it back under ``model``: a tool's output of one text kept to
+    its budget (``_kept_output``)."""
+    output = item.get("output")
+    if item.get("type") not in _OUTPUTS.values() or not isinstance(output, str):
+        return item
+    return item | {"output": _kept_output(output, model in CATALOG)}
+
+
+def _kept_output(output: str, by_tokens: bool) -> str:
+    """A tool's output over its budget as its head and its tail (on characters' edges), and
+    between them how much was left out."""
+    data = output.encode("utf-8", "surrogatepass")
+    most = OUTPUT_TOKENS * 4 if by_tokens else OUTPUT_BYTES
+    if len(data) <= most:
+        return output
+    head_end, tail_start = most // 2, len(data) - (most - most // 2)
+    while head_end > 0 and data[head_end] & 0xC0 == 0x80:
+        head_end -= 1
+    while tail_start < len(data) and data[tail_start] & 0xC0 == 0x80:
+        tail_start += 1
+    head = data[:head_end].decode("utf-8", "surrogatepass")
+    tail = data[tail_start:].decode("utf-8", "surrogatepass")
+    if by_tokens:
+        left_out = f"{_tokens_of(tail_start - head_end)} tokens"
+    else:
+        left_out = f"{len(output) - len(head) - len(tail)} chars"
+    return f"{head}\u2026{left_out} truncated\u2026{tail}"
 
 
 # --- images, as Codex prepares them before it sends them -----------------------------------------
@@ -941,7 +999,7 @@ def _rolled_back(history: list[_Item], turns: Any) -> list[_Item]:
     """The history without its last ``turns`` turns, each from a message of the user's on."""
     if not isinstance(turns, int) or isinstance(turns, bool) or turns <= 0:
         return history
-    starts = [i for i, h in enumerate(history) if h.item is not None and _starts_turn(h.item)]
+    starts = [i for i, h in enumerate(history) if h.item is not None and _rolls_back(h.item)]
     if len(starts) < turns:  # more turns than there are: all of them
         return history[: starts[0]] if starts else history
     return history[: starts[-turns]]

@@ -247,12 +247,17 @@ def install(root: Path, path: Path, sid: str, cwd: str) -> Path:
 
 
 def resume(
-    path: Path, flags: list[str] = RESUME_FLAGS, prompt: str = PROMPT, sid: str | None = None
+    path: Path,
+    flags: list[str] = RESUME_FLAGS,
+    prompt: str = PROMPT,
+    sid: str | None = None,
+    cwd: str | None = None,
 ) -> dict[str, Any]:
     """Resumes a session file as the issue does (installed as sid.jsonl, by default the id its
-    records name); what was sent, and what happened to the file."""
-    named, cwd = session_id_cwd(path)
-    sid = sid or named
+    records name; run from ``cwd``, by default its own); what was sent, and what happened to
+    the file."""
+    named, own = session_id_cwd(path)
+    sid, cwd = sid or named, cwd or own
     with tempfile.TemporaryDirectory(prefix="ccresume-") as tmp:
         root = Path(tmp)
         target = install(root, path, sid, cwd)

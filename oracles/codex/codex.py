@@ -145,6 +145,10 @@ class Server:
         self.proc.wait(timeout=10)
 
 
+BUILT_IN = "openai"
+"""Codex's built-in provider, which a config may not redefine."""
+
+
 def configure(codex_home: Path, port: int, provider: str, model: str, extra: list[str]) -> None:
     """``$CODEX_HOME/config.toml`` as issue 25 gives it, the provider called ``provider``."""
     codex_home.mkdir(parents=True, exist_ok=True)
@@ -156,18 +160,25 @@ def configure(codex_home: Path, port: int, provider: str, model: str, extra: lis
         "check_for_update_on_startup = false",
         *extra,
         "",
-        f"[model_providers.{provider}]",
-        f'name = "{provider}"',
-        f'base_url = "http://127.0.0.1:{port}/v1"',
-        'wire_api = "responses"',
-        'env_key = "FAKE_OPENAI_KEY"',
-        "request_max_retries = 0",
-        "stream_max_retries = 0",
-        "",
-        "[analytics]",
-        "enabled = false",
-        "",
     ]
+    if provider == BUILT_IN:
+        # Codex will not let a config redefine its own provider; a rollout made with it resumes
+        # only under it, pointed at the loopback, with an API key "logged in" in auth.json.
+        lines.insert(0, f'openai_base_url = "http://127.0.0.1:{port}/v1"')
+        auth = {"OPENAI_API_KEY": "sk-fake-oracle", "tokens": None, "last_refresh": None}
+        (codex_home / "auth.json").write_text(json.dumps(auth))
+    else:
+        lines += [
+            f"[model_providers.{provider}]",
+            f'name = "{provider}"',
+            f'base_url = "http://127.0.0.1:{port}/v1"',
+            'wire_api = "responses"',
+            'env_key = "FAKE_OPENAI_KEY"',
+            "request_max_retries = 0",
+            "stream_max_retries = 0",
+            "",
+        ]
+    lines += ["[analytics]", "enabled = false", ""]
     (codex_home / "config.toml").write_text("\n".join(lines))
 
 
@@ -512,6 +523,8 @@ def own_item(item: dict[str, Any]) -> str | None:
     a developer message (base instructions, permissions, skills, collaboration mode, model
     switch), or a user message that is Codex's environment context or AGENTS.md instructions
     (the fragments of its initial context)."""
+    if item.get("type") == "additional_tools":
+        return "additional_tools"  # tools Codex lists for this request (a fresh id each time)
     if item.get("type") != "message":
         return None
     if item.get("role") == "developer":
@@ -607,11 +620,18 @@ def resume_oracle(path: Path) -> tuple[dict[str, Any], dict[str, Any] | None]:
     }
     if appended is None:
         record["rewritten"] = True
-    context = (
-        session_context(run.requests[0]["body"], rollout_texts(path))
-        if run.rc == 0 and run.requests
-        else None
-    )
+    # Under the built-in provider Codex first tries a websocket (GETs, answered 404), then POSTs;
+    # a rollout over the model's window is compacted first (a request of its own).
+    posts = [r["body"] for r in run.requests if isinstance(r.get("body"), dict)]
+    turns = [b for b in posts if b.get("input") and message_text(b["input"][-1]) == PROMPT]
+    record["before_the_turn"] = len(posts) - len(turns)
+    context = None
+    if run.rc == 0 and posts:
+        # Compacted first: the history is what the compaction request carries, its own prompt
+        # (the last item) aside.
+        first = posts[0]
+        asked = PROMPT if turns and first is turns[0] else message_text(first["input"][-1])
+        context = session_context(first, rollout_texts(path), asked)
     return record, context
 
 
