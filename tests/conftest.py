@@ -36,8 +36,9 @@ from .helpers import zygote
 
 FIXTURES = Path(__file__).parent / "fixtures"
 NOT_SESSIONS = ("session_index.jsonl", "bare-first-version.jsonl")
-"""Fixtures named ``*.jsonl`` that are no sessions: Codex's index of names, and a rollout
-without its ``session_meta``, which Codex refuses too (tests/fixtures/codex/)."""
+"""Fixtures named ``*.jsonl`` left out of the sweeps: Codex's index of names, no session, and a
+rollout of its 2025 format (no ``session_meta``), which Codex refuses and we read as a transcript
+(tests/fixtures/codex/)."""
 PROJECT = Path(__file__).parent.parent
 EXAMPLES = PROJECT / "sessions"
 REAL = FIXTURES / "real"

@@ -147,7 +147,7 @@ def test_summary_fields(tmp_path: Path) -> None:
         "modified": path.stat().st_mtime,
         "cwd": HEADER["cwd"],
         "title": None,
-        "parent": {"id": None, "path": "/old.jsonl"},  # named, not found
+        "parent": {"id": None, "path": "/old.jsonl", "subagent": False},  # named, not found
         "children": [],
         "handed_off": False,
         "generation": 0,
@@ -252,7 +252,11 @@ def test_lineage_across_two_handoffs_and_a_fork(tmp_path: Path, capsys: Any) -> 
     assert found.to_json(one)["children"] == ["0199ffff-0000-7000-8000-00000000f0f0", two.id]
     assert [found.generation(s) for s in (one, two, three, by_path[fork])] == [0, 1, 2, 0]
     assert [found.handed_off(s) for s in (one, two, three)] == [True, True, False]
-    assert found.to_json(three)["parent"] == {"id": two.id, "path": str(second)}
+    assert found.to_json(three)["parent"] == {
+        "id": two.id,
+        "path": str(second),
+        "subagent": False,
+    }
     title = "Retry with backoff for the HTTP client"
     assert found.title(three) == found.title(two) == f"↳ {title}"
     # An id in parentSession links too, as the agents also write it.
@@ -342,7 +346,11 @@ def test_a_loop_of_parents_is_cut_at_its_oldest_session(
     rows = {row["id"]: row for row in orjson.loads(out)}
     assert {name: row["generation"] for name, row in rows.items()} == generations
     assert {name: row["title"] for name, row in rows.items()} == titles
-    assert rows["A"]["parent"] == {"id": loop[-1], "path": str(folder / f"{loop[-1]}.jsonl")}
+    assert rows["A"]["parent"] == {
+        "id": loop[-1],
+        "path": str(folder / f"{loop[-1]}.jsonl"),
+        "subagent": False,
+    }
 
     code, out, err = run_here(capsys, "list", folder)
     assert (code, err) == (0, warning)

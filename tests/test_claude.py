@@ -656,3 +656,13 @@ def test_to_a_folder_that_cannot_be_named_is_refused_before_the_writer(tmp_path:
     assert source.read_bytes() == before and not (tmp_path / "home").exists()
     both = run_cli("handoff", source, "--to", "pi", "--in-place")
     assert both.code == ExitCode.USAGE and "no --to" in both.stderr
+
+
+def test_list_tree_shows_each_sessions_subagents_beneath_it() -> None:
+    folder = Path(__file__).parent / "fixtures/real/claude/Eduardodmb__ClaudeWork"
+    plain = [row["id"] for row in json.loads(run_cli("list", "--json", folder).stdout)]
+    assert not any(i.startswith("agent-") for i in plain)  # part of their sessions
+    lines = run_cli("list", "--tree", folder).stdout.splitlines()
+    parent = next(i for i, line in enumerate(lines) if line.startswith("738a70de"))
+    below = lines[parent + 1 :]
+    assert len(below) == 16 and all("⤷ agent-a" in line for line in below)

@@ -411,7 +411,9 @@ def test_a_rollout_is_known_by_a_first_line_longer_than_the_head_read() -> None:
     assert b"\n" not in head and codex.owns_head(head)
     assert codex.owns_head((WRITTEN / "basic-legacy.jsonl").read_bytes()[:80])  # json.dumps'
     assert not codex.owns_head(b'{"type":"session","version":3,"id":"x"}\n')
-    assert not codex.owns_head((WRITTEN / "bare-first-version.jsonl").read_bytes())
+    legacy = WRITTEN / "bare-first-version.jsonl"  # Codex's 2025 format: read as a transcript
+    assert codex.owns_head(legacy.read_bytes())
+    assert load_session(legacy).not_resumed == codex.LEGACY
 
 
 CROSSED = {
@@ -618,3 +620,31 @@ def test_a_long_message_codex_put_in_is_its_own_context_as_a_short_one_is(
 def _item(role: str, text: str) -> dict[str, Any]:
     kind = "input_text" if role == "user" else "output_text"
     return {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
+
+
+REAL = Path(__file__).parent / "fixtures" / "real" / "codex"
+
+
+def test_a_rollout_of_the_2025_format_is_handed_off_to_another_agent(tmp_path: Path) -> None:
+    """Codex 0.171.0 no longer resumes it (``test_real_resume``): read as the transcript it
+    is, its folder from its environment context, handed off to Claude Code."""
+    old = next((REAL / "Elektriker-Edgar__PV-Projekt").glob("rollout-*.jsonl"))
+    copy = tmp_path / old.name
+    shutil.copyfile(old, copy)
+    env = {"HOME": str(tmp_path / "home")}
+    done = run_cli("handoff", copy, "--model", "extractive", "--to", "claude", env=env)
+    assert done.code == 0, done.stderr
+    assert "2025 format" in done.stderr
+    written = tmp_path / f"home/.claude/projects/E--ANPR-anpr-system/{done.stdout.strip()}.jsonl"
+    assert "specs/001-arguments/spec.md" in written.read_text(encoding="utf-8")
+
+
+def test_a_subagents_rollout_is_its_parents_child(tmp_path: Path) -> None:
+    folder = REAL / "doudouqie66__CommonTools"
+    listed = run_cli("list", "--tree", folder)
+    assert listed.code == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert lines[0].startswith("019f4efb") and lines[1].startswith("⤷ 019f4efd")
+    rows = {row["id"][:8]: row for row in json.loads(run_cli("list", "--json", folder).stdout)}
+    assert rows["019f4efd"]["parent"]["id"] == rows["019f4efb"]["id"]
+    assert rows["019f4efd"]["parent"]["subagent"] is True

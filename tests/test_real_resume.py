@@ -66,3 +66,27 @@ def test_context_is_what_codex_sent_resuming_a_real_rollout(path: Path) -> None:
     assert shown["messages"] == want
     model = record(path, "codex")["model"]  # "fake-model": none named, the oracle's own
     assert shown["model"] == (None if model == "fake-model" else f"openai/{model}")
+
+
+REFUSED = {
+    "Elektriker-Edgar__PV-Projekt": "a Codex rollout of its 2025 format (no session_meta), "
+    "which Codex 0.171.0 no longer resumes: read here as a transcript",
+    "doudouqie66__CommonTools": "Codex 0.171.0 resumes this subagent's rollout only through "
+    "its parent, 019f4efb-ae76-7e30-b44e-3fa464c16193",
+}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in tried("codex") if record(p, "codex")["code"] != 0],
+    ids=lambda p: p.parent.name,
+)
+def test_what_codex_refuses_is_read_and_says_why(path: Path) -> None:
+    """Codex refused these (its last words kept in the record): we read them all the same,
+    and say in one line what Codex would do with them."""
+    said = " ".join(record(path, "codex")["said"])
+    assert "empty" in said or "resume the parent first" in said
+    shown = run_cli("show", path, "--context", "--json")
+    assert shown.code == 0, shown.stderr
+    assert f"note: {path}: {REFUSED[path.parent.name]}" in shown.stderr
+    assert len(json.loads(shown.stdout)["messages"]) > 10

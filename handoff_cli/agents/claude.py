@@ -499,6 +499,8 @@ def opening(path: Path, values: Iterable[Any]) -> Opening:
     """What the values of a file's first lines (``values``, in order) say of its session,
     read up to its first user request, as ``load`` would read them."""
     header: Entry = {"type": "session", "version": CURRENT_VERSION, "id": path.stem}
+    if is_subagent_transcript(path):  # its session's child: <session id>/subagents/
+        header |= {"parentSession": path.parent.parent.name, "subagent": True}
     first_message: Message | None = None
     request: str | None = None
     for value in values:

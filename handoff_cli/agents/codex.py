@@ -221,11 +221,39 @@ def owns_head(head: bytes) -> bool:
         value = parse_line(first)
     except ValueError:
         return _META_START.match(first) is not None
-    return (
-        isinstance(value, dict)
-        and value.get("type") == "session_meta"
-        and isinstance(value.get("payload"), dict)
+    return isinstance(value, dict) and (
+        (value.get("type") == "session_meta" and isinstance(value.get("payload"), dict))
+        or _legacy_meta(value)
     )
+
+
+def _legacy_meta(value: Entry) -> bool:
+    """The first line of a rollout of Codex's 2025 format: its meta, bare (an id, a time, the
+    instructions), before the items, bare too, and ``{"record_type": "state"}`` lines."""
+    return (
+        "type" not in value
+        and "payload" not in value
+        and isinstance(value.get("id"), str)
+        and isinstance(value.get("timestamp"), str)
+    )
+
+
+LEGACY = (
+    f"a Codex rollout of its 2025 format (no session_meta), which Codex {VERSION} no longer "
+    "resumes: read here as a transcript"
+)
+
+
+def _line(value: Any, number: int) -> Any:
+    """A line as this module reads it: one of the 2025 format in today's shape (its meta as a
+    ``session_meta``, a bare item as a ``response_item``, its state lines as nothing)."""
+    if not isinstance(value, dict) or "payload" in value:
+        return value
+    if number == 1 and _legacy_meta(value):
+        return {"type": "session_meta", "payload": value, "timestamp": value["timestamp"]}
+    if value.get("type") in _KEYS:
+        return {"type": "response_item", "payload": value}
+    return value
 
 
 # --- loading ----------------------------------------------------------------------------------
@@ -260,6 +288,7 @@ def _load(path: Path, file: Any, source: _File) -> Session:
     names: dict[str, str] = {}
     typed: set[str] = set()
     """What the person typed, as Codex records it (``user_message`` events)."""
+    legacy = False
     for number, offset, raw in file_lines(file, path):  # a long line read once, by its offset
         try:
             try:
@@ -271,6 +300,9 @@ def _load(path: Path, file: Any, source: _File) -> Session:
             if not isinstance(value, dict):
                 skipped.append(number)
                 continue
+            if number == 1 and _legacy_meta(value):
+                legacy = True
+            value = _line(value, number)
             if "ordinal" in value:
                 header["ordinal"] = value["ordinal"]
             kind, payload = value.get("type"), value.get("payload")
@@ -284,6 +316,8 @@ def _load(path: Path, file: Any, source: _File) -> Session:
                 continue
             if kind == "turn_context":
                 model = payload.get("model")
+            if legacy and "cwd" not in header and kind == "response_item":
+                _cwd_of(header, payload)
             if kind == "event_msg":
                 typed.update(_typed(payload))
             record = _record(str(number), parent, value, model, names, offset, raw, source)
@@ -303,6 +337,7 @@ def _load(path: Path, file: Any, source: _File) -> Session:
         by_id={record.id: record for record in records},
         read_as=os.fstat(file.fileno()),
         agent=NAME,
+        not_resumed=LEGACY if legacy else _through_parent(header),
     )
 
 
@@ -354,6 +389,35 @@ def _meta(header: Entry, payload: Entry) -> None:
     for key, ours in (("cli_version", "cliVersion"), ("model_provider", "modelProvider")):
         if isinstance(payload.get(key), str):
             header[ours] = payload[key]
+    spawned = payload.get("source")
+    spawned = spawned.get("subagent") if isinstance(spawned, dict) else None
+    spawned = spawned.get("thread_spawn") if isinstance(spawned, dict) else None
+    parent = spawned.get("parent_thread_id") if isinstance(spawned, dict) else None
+    if isinstance(parent, str):  # a subagent's rollout: its lineage is its parent thread's
+        header["parentSession"] = parent
+        header["subagent"] = True
+        if payload.get("multi_agent_version") == "v2":
+            header["resumedThrough"] = parent
+
+
+_CWD = re.compile(r"<environment_context>\s*<cwd>([^<\n]+)</cwd>")
+
+
+def _cwd_of(header: Entry, item: Entry) -> None:
+    """The folder a rollout of the 2025 format was made in, which its meta does not name: the
+    one its environment context gives."""
+    if item.get("type") == "message" and item.get("role") == "user":
+        found = _CWD.search(text_of(item.get("content"), "\n"))
+        if found:
+            header["cwd"] = found.group(1).strip()
+
+
+def _through_parent(header: Entry) -> str | None:
+    """What Codex says of a subagent's rollout it resumes only through its parent thread."""
+    parent = header.get("resumedThrough")
+    if not isinstance(parent, str):
+        return None
+    return f"Codex {VERSION} resumes this subagent's rollout only through its parent, {parent}"
 
 
 def _record(
@@ -374,7 +438,7 @@ def _record(
     if kind == "response_item":
         if shared is None:
             if len(raw) > LONGEST_TEXT:  # read with its long texts cut: kept as written
-                payload = parse_line(raw)["payload"]
+                payload = _line(parse_line(raw), 0)["payload"]
             entry = {"type": str(payload.get("type")), "payload": payload}
     elif kind == "turn_context":  # what the context needs of it, not its whole settings
         entry = {"type": kind, "timestamp": value.get("timestamp"), "model": model}
@@ -456,7 +520,7 @@ def _raw(record: Record, longest: int | None = LONGEST_TEXT) -> Entry:
     heads and tails (``parse_bounded``), unless ``longest`` is None: what is sent or written."""
     assert record.source is not None, "a record is read from its file"
     data = record.source.read(record.offset, record.length)
-    value = parse_line(data) if longest is None else parse_bounded(data, longest)
+    value = _line(parse_line(data) if longest is None else parse_bounded(data, longest), 0)
     if not isinstance(value, dict) or not isinstance(value.get("payload"), dict):
         raise SessionFileError(record.source.path, "changed while being read", record.line)
     return value
@@ -471,7 +535,8 @@ def opening(path: Path, values: Iterable[Any]) -> Opening:
     request: str | None = None
     model: Any = None
     names: dict[str, str] = {}
-    for number, value in enumerate(values, 1):
+    for number, read in enumerate(values, 1):
+        value = _line(read, number)
         payload = value.get("payload") if isinstance(value, dict) else None
         if not isinstance(value, dict) or not isinstance(payload, dict):
             continue

@@ -995,7 +995,7 @@ def list_command(
     if here and cwd is not None:
         raise UsageError("--here and --cwd both choose a directory: give one")
     cache = expand(cache_dir) if cache_dir is not None else _cache_folder()
-    found = catalog(_named_roots(ctx, directories, sessions_dirs), cache=cache)
+    found = catalog(_named_roots(ctx, directories, sessions_dirs), cache=cache, subagents=tree)
     for problem in found.skipped:
         notice(f"warning: skipped {problem.path}: {problem.reason}")
     project = Path.cwd() if here else (expand(cwd) if cwd is not None else None)

@@ -170,6 +170,8 @@ def report_load_problems(session: Session) -> None:
             f"warning: {session.path}: skipped {len(skipped)} malformed {noun} "
             f"(line {_line_list(skipped)})"
         )
+    if session.not_resumed:
+        notice(f"note: {session.path}: {session.not_resumed}")
     duplicates = session.duplicate_ids
     if duplicates:
         shown = ", ".join(duplicates[:MAX_LISTED_LINES])

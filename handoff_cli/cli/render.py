@@ -291,7 +291,11 @@ def _parent_row(session: Session, family: Catalog | None, summary: SessionSummar
 
 
 def _kind(child: SessionSummary) -> str:
-    return "handoff" if child.starts_from_handoff else "fork"
+    return "subagent" if child.subagent else "handoff" if child.starts_from_handoff else "fork"
+
+
+_MARKS = {"subagent": "⤷ ", "handoff": "⇢ ", "fork": "⑂ "}
+"""How ``list --tree`` marks a child by its kind."""
 
 
 def _spans_days(branch: list[Record]) -> bool:
@@ -442,7 +446,8 @@ def show_list(family: Catalog, sessions: Iterable[SessionSummary]) -> None:
 
 
 def show_list_tree(family: Catalog, sessions: Iterable[SessionSummary]) -> None:
-    """The chains: each root session, oldest first, with its handoffs (``⇢``) and forks (``⑂``)
+    """The chains: each root session, oldest first, with its handoffs (``⇢``), forks (``⑂``)
+    and subagents (``⤷``)
     beneath, newest last. An only child stays in its parent's column, so a chain of handoffs
     reads down one column however long it is; a session where a loop of parents is cut is a
     root, marked ``⟲``. Drawn from a stack, not by recursion."""
@@ -466,7 +471,7 @@ def show_list_tree(family: Catalog, sessions: Iterable[SessionSummary]) -> None:
         if is_root(summary):
             kind = "⟲ " if family.cuts_loop(summary) else ""
         else:
-            kind = "⇢ " if summary.starts_from_handoff else "⑂ "
+            kind = _MARKS[_kind(summary)]
         console.print(_list_line(family, summary, ids, prefix + branch + kind))
         below = beneath(summary)
         inner = prefix + {"├─ ": "│  ", "└─ ": "   "}.get(branch, "")

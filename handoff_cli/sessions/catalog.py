@@ -77,6 +77,8 @@ class SessionSummary:
     """Its first entry is a handoff document: it was handed off to."""
     ends_with_handoff: bool = False
     """Its leaf is a recorded handoff: it was handed off, and nothing came after."""
+    subagent: bool = False
+    """It is the transcript of a subagent its parent session spawned."""
     agent: str | None = None
     """The agent whose folder holds it, if it is under one."""
     first_request: str | None = None
@@ -196,6 +198,7 @@ def _own_summary(
         modified=status.st_mtime,
         starts_from_handoff=head.starts_from_handoff,
         ends_with_handoff=own.ends_with_exchange(values) or own.ends_with_compaction(scan.tail),
+        subagent=head.header.get("subagent") is True,
         agent=own.NAME,  # its format is only that agent's, wherever the file lies
         first_request=head.first_request,
         entries=max(0, scan.known.newlines - own.HEADER_LINES),
@@ -375,11 +378,11 @@ def ends_with_handoff(tail: bytes) -> bool:
     return roles == ("user", "assistant") and is_handoff_prompt(text_of(asked.get("content")))
 
 
-def session_files(directory: Path) -> Iterator[tuple[Path, str]]:
+def session_files(directory: Path, subagents: bool = False) -> Iterator[tuple[Path, str]]:
     """Every regular ``*.jsonl`` file under ``directory``, recursively, in a stable order, with
-    its canonical path (resolved once a folder, not once a file). A FIFO or a device that
-    happens to be named so is passed over: reading it could hang. Linked folders are not
-    followed."""
+    its canonical path (resolved once a folder, not once a file); Claude Code's subagents'
+    transcripts only with ``subagents``. A FIFO or a device that happens to be named so is
+    passed over: reading it could hang. Linked folders are not followed."""
     pending = [(str(directory), os.path.realpath(directory))]
     while pending:
         folder, real = pending.pop()
@@ -396,7 +399,7 @@ def session_files(directory: Path) -> Iterator[tuple[Path, str]]:
                 elif (
                     entry.name.endswith(".jsonl")
                     and entry.is_file()
-                    and not claude.is_subagent_transcript(Path(entry.path))
+                    and (subagents or not claude.is_subagent_transcript(Path(entry.path)))
                 ):
                     linked = entry.is_symlink()
                     key = os.path.realpath(entry.path) if linked else os.path.join(real, entry.name)
@@ -554,6 +557,7 @@ class Catalog:
             else {
                 "id": parent.id if parent else (None if _is_path(named) else named),
                 "path": str(parent.path) if parent else (named if _is_path(named) else None),
+                "subagent": summary.subagent,
             },
             "children": [child.id for child in self.children(summary)],
             "handed_off": self.handed_off(summary),
@@ -652,11 +656,15 @@ def _common(one: str, other: str) -> int:
 
 
 def catalog(
-    where: Path | Sequence[Root], missing_ok: bool = False, cache: Path | None = None
+    where: Path | Sequence[Root],
+    missing_ok: bool = False,
+    cache: Path | None = None,
+    subagents: bool = False,
 ) -> Catalog:
-    """The sessions under a folder, or under each of ``roots``, each file once. A folder that
-    does not exist is a usage error, or, with ``missing_ok``, passed over. With ``cache`` (a
-    folder), what each file's whole holds is remembered there (``listcache``)."""
+    """The sessions under a folder, or under each of ``roots``, each file once (and with
+    ``subagents``, the transcripts of Claude Code's subagents, each its session's child). A
+    folder that does not exist is a usage error, or, with ``missing_ok``, passed over. With
+    ``cache`` (a folder), what each file's whole holds is remembered there (``listcache``)."""
     roots = [Root(where)] if isinstance(where, Path) else list(where)
     for root in roots:
         if not root.path.is_dir() and not (missing_ok and not root.path.exists()):
@@ -671,7 +679,7 @@ def catalog(
     for root in roots:
         if not root.path.is_dir():
             continue
-        for path, key in session_files(root.path):
+        for path, key in session_files(root.path, subagents):
             if key in seen:
                 continue
             seen.add(key)
