@@ -181,6 +181,51 @@ def template_block(words: str) -> bool:
     return "<" in words and any("\n" in m.group() for m in _TAGGED.finditer(words))
 
 
+PROMPT_FILE_CHARS = 1500
+"""A request this long that opens as a Markdown document is a prompt file's text."""
+
+
+_FRONT_MATTER = re.compile(r"\A\s*---[ \t]*\n(?:[\w-]+:[^\n]*\n)+---[ \t]*(?:\n|\Z)")
+
+
+def prompt_file(request: str) -> bool:
+    """Whether a request is a prompt file's text, sent by a slash command (one with front
+    matter, or a long Markdown document): what it asks is its author's wording."""
+    if _FRONT_MATTER.match(request):
+        return True
+    return len(request) >= PROMPT_FILE_CHARS and request.lstrip().startswith(("#", "---"))
+
+
+def templated(request: str) -> bool:
+    """Whether a request is a prompt file's or a template's text rather than the person's."""
+    return prompt_file(request) or template_block(request)
+
+
+class TitleRequest:
+    """The request a session is called by, offered each user message's text in order: the
+    first of the person's own words; a prompt file's or a template's text only when nothing
+    of theirs follows in what is read."""
+
+    def __init__(self) -> None:
+        self.found: str | None = None
+        self.template: str | None = None
+
+    def offer(self, text: str) -> bool:
+        """Take one user message's text; True once the request is found."""
+        request = request_in(text)
+        if request is None:
+            return False
+        if templated(request):
+            self.template = self.template or request
+            return False
+        self.found = request
+        return True
+
+    @property
+    def request(self) -> str | None:
+        return self.found or self.template
+
+
 def request_in(text: str) -> str | None:
     """The person's request in a user message's ``text``: their own words, when they ask for
     something (not a greeting, a bare yes or thanks, a slash command alone); else None."""

@@ -592,9 +592,9 @@ def test_a_long_text_is_read_no_further_than_its_key_terms_need() -> None:
 
 
 def test_the_gate_on_documents_written_by_hand_keeps_its_figures() -> None:
-    """``tests/fixtures/calibration`` (``make eval``), the development set: measured 26 of 29
-    good documents passed, 26 of 29 wrong ones and every empty one refused, 14 of 29 incomplete
-    ones refused, the good above the wrong in 24 sessions, and 42 of 70 planted errors of the
+    """``tests/fixtures/calibration`` (``make eval``), the development set: measured 27 of 30
+    good documents passed, 27 of 30 wrong ones and every empty one refused, 15 of 30 incomplete
+    ones refused, the good above the wrong in 25 sessions, and 43 of 72 planted errors of the
     checkable kinds caught by the contradiction they make. The second set (read once its
     figures were taken, and three rules made of what it showed): 6 of 6 good passed, 4 of 6
     wrong refused, every empty one refused, the good above the wrong in 4 sessions. The fresh
@@ -604,13 +604,13 @@ def test_the_gate_on_documents_written_by_hand_keeps_its_figures() -> None:
     found = calibration.cases()
     got = calibration.figures(found)
     n = got.sessions
-    assert n == 29 and calibration.unread() == ["codex-pv-projekt"]
-    assert got.passed["good"] >= 26 and got.passed["wrong"] <= 3 and got.passed["empty"] == 0
-    assert n - got.passed["incomplete"] >= 14
-    assert got.good_over_wrong >= 24
+    assert n == 30 and calibration.unread() == []
+    assert got.passed["good"] >= 27 and got.passed["wrong"] <= 3 and got.passed["empty"] == 0
+    assert n - got.passed["incomplete"] >= 15
+    assert got.good_over_wrong >= 25
     checkable = ("changed-not", "done-pending", "open-fixed", "ran-not")
-    assert sum(got.caught[kind] for kind in checkable) >= 42
-    assert sum(got.planted[kind] for kind in checkable) == 70
+    assert sum(got.caught[kind] for kind in checkable) >= 43
+    assert sum(got.planted[kind] for kind in checkable) == 72
     heldout = calibration.figures(calibration.cases(calibration.HELDOUT))
     assert heldout.sessions == 6 and heldout.passed["good"] == 6 and heldout.passed["empty"] == 0
     assert heldout.passed["wrong"] <= 2 and heldout.good_over_wrong >= 4
@@ -660,14 +660,19 @@ def test_a_check_that_failed_and_never_passed_is_said_to_fail() -> None:
 def test_a_file_named_as_what_was_not_done_is_no_claim_of_touching_it() -> None:
     facts = Facts(requests=("Record the naming rule.",), modified_files=("memory/MEMORY.md",))
     for said in (
-        "- The rule is in `memory/MEMORY.md`, not in the global `~/.claude/CLAUDE.md`.",
-        "- 规则写在项目级记忆 `memory/MEMORY.md`，而不是全局 `~/.claude/CLAUDE.md`。",
+        "- The rule is in `memory/MEMORY.md`, not in the global `~/.config/notes/RULES.md`.",
+        "- 规则写在项目级记忆 `memory/MEMORY.md`，而不是全局 `~/.config/notes/RULES.md`。",
     ):
         report = check_document(
             facts, document(("Goal", "Record the naming rule."), ("Progress", said))
         )
         assert not [p for p in report.probes if p.wrong], said
-    said = "- Wrote the rule to `memory/MEMORY.md` and `~/.claude/CLAUDE.md`."
+    said = "- Followed the repository guidelines of `AGENTS.md`."  # read by the agent itself
+    report = check_document(
+        facts, document(("Goal", "Record the naming rule."), ("Progress", said))
+    )
+    assert not [p for p in report.probes if p.wrong]
+    said = "- Wrote the rule to `memory/MEMORY.md` and `~/.config/notes/RULES.md`."
     report = check_document(
         facts, document(("Goal", "Record the naming rule."), ("Progress", said))
     )

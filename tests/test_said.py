@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from handoff_cli.said import is_acknowledgement, is_greeting, only_a_template, own_words, request_in
+from handoff_cli.said import (
+    TitleRequest,
+    is_acknowledgement,
+    is_greeting,
+    only_a_template,
+    own_words,
+    request_in,
+    templated,
+)
 
 
 @pytest.mark.parametrize(
@@ -100,3 +108,19 @@ def test_requests_are_not_acknowledgements(text: str) -> None:
 
 def test_a_slash_command_alone_asks_for_nothing() -> None:
     assert request_in("/compact") is None and request_in("/model gpt-5") == "/model gpt-5"
+
+
+def test_a_session_is_called_by_the_persons_own_words_not_a_templates() -> None:
+    front = "---\ndescription: Create or update the feature specification.\n---\n\nThe input."
+    activation = (
+        'You must fully embody this agent\'s persona.\n\n<agent-activation CRITICAL="TRUE">\n'
+        "1. LOAD the agent file\n</agent-activation>"
+    )
+    for template in (front, activation, "## Outline\n\n" + "Run the script. " * 120):
+        assert templated(template), template[:30]
+        titled = TitleRequest()
+        assert not titled.offer(template) and titled.request == template.strip()
+        assert not titled.offer("yes")  # no request
+        assert titled.offer("schreibe alles auf deutsch")
+        assert titled.request == "schreibe alles auf deutsch"
+    assert not templated("## A heading, then a short request")

@@ -82,6 +82,9 @@ class Opening(NamedTuple):
     """The first user request, on one line (``Session.title``'s rule)."""
     starts_from_handoff: bool
     """Its first message is a handoff document: it was handed off to."""
+    own_words: bool = True
+    """The request is the person's own words, not a template's (``said.TitleRequest``): read
+    on where the lines read hold none."""
 
 
 class KeptMessage(NamedTuple):

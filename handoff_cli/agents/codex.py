@@ -65,7 +65,7 @@ from handoff_cli.handoff.document import (
     summarised_document,
     wrap_document,
 )
-from handoff_cli.said import request_in
+from handoff_cli.said import TitleRequest
 from handoff_cli.sessions.files import uuid7
 from handoff_cli.sessions.js import UNDEFINED
 from handoff_cli.sessions.jsonl import (
@@ -532,7 +532,7 @@ def opening(path: Path, values: Iterable[Any]) -> Opening:
     them: the ``session_meta`` if it is the first, our lineage line, the first message."""
     header: Entry = {"type": "session", "version": CURRENT_VERSION, "id": path.stem}
     first_message: Message | None = None
-    request: str | None = None
+    titled = TitleRequest()
     model: Any = None
     names: dict[str, str] = {}
     for number, read in enumerate(values, 1):
@@ -557,11 +557,11 @@ def opening(path: Path, values: Iterable[Any]) -> Opening:
                 continue
             first_message = first_message or shared
             text = text_of(shared.get("content")) if shared["role"] == "user" else ""
-            request = None if is_handoff_prompt(text) else request_in(text)
-            if request is not None:
+            if text and not is_handoff_prompt(text) and titled.offer(text):
                 break
     starts = first_message is not None and first_message.get("customType") == HANDOFF_TYPE
-    return Opening(header, session_title(None, header, None, request), starts)
+    title = session_title(None, header, None, titled.request)
+    return Opening(header, title, starts, titled.found is not None)
 
 
 def starts_from_handoff(session: Session) -> bool:

@@ -53,6 +53,7 @@ from handoff_cli.handoff.terms import (
     Terms,
     key_terms,
 )
+from handoff_cli.said import prompt_file
 from handoff_cli.sessions.session import Record, Session, parent_session
 from handoff_cli.sessions.tree import branch
 from handoff_cli.text import one_line, text_of
@@ -71,7 +72,6 @@ RULES_ENOUGH = 6
 """The rules a document must hold for its rules to score in full (a spec of twenty is summed
 up, not copied)."""
 ANSWER_CHARS = 300
-PROMPT_FILE_CHARS = 1500
 MAX_DOCUMENT_BYTES = 1 << 20
 """The longest document ``read_document`` reads: some 130 times a document of the default
 ``--max-doc-tokens``. What is longer is no handoff document, and what never ends (a device, a
@@ -298,7 +298,7 @@ def _task(facts: Facts, held: Terms) -> Iterator[Probe]:
     """The original task (the first request that is no prompt file's text; held too when a
     later request that restates it is: people often say what they want better the second
     time) and the latest request."""
-    own = [r for r in facts.requests if not _prompt_file(r)]
+    own = [r for r in facts.requests if not prompt_file(r)]
     task, latest = (own[0] if own else None), facts.latest_request
     for text, question, required in (
         (task, "the original task", True),
@@ -312,13 +312,6 @@ def _task(facts: Facts, held: Terms) -> Iterator[Probe]:
             kept = any(held.keeps(r) for r in own[1:] if len(key_terms(r)) >= 3) or kept
         if kept is not None:  # else: in another language, with no name to hold it by
             yield Probe("task", question, _short(text), kept, required, basis=basis)
-
-
-def _prompt_file(request: str) -> bool:
-    """Whether a request is a prompt file's text, sent by a slash command (a long Markdown
-    document, or one with front matter): what it asks is its author's wording, which a
-    document rightly puts in its own terms."""
-    return len(request) >= PROMPT_FILE_CHARS and request.lstrip().startswith(("#", "---"))
 
 
 def _without_rules(request: str, rules: Iterable[str]) -> str:
@@ -450,6 +443,8 @@ _NOT_THIS = re.compile(
     re.IGNORECASE,
 )
 """Where a clause turns to what was not done: the files named after it are no claim."""
+_INSTRUCTIONS = frozenset(("AGENTS.md", "CLAUDE.md", "GEMINI.md", "AGENTS.override.md"))
+"""The instructions files the agents read by themselves, named in no call."""
 
 
 def _untouched_files(facts: Facts, said: Said, document: str) -> Iterator[Probe]:
@@ -466,7 +461,7 @@ def _untouched_files(facts: Facts, said: Said, document: str) -> Iterator[Probe]
     )
     for path in sorted(named_files(said_done)):
         name = base(path)
-        if name not in known and not said.names(name):
+        if name not in known and name not in _INSTRUCTIONS and not said.names(name):
             answer = f"`{path}` is named, but the session never read, changed or named it"
             yield Probe("artifacts", "a file the session never touched", answer, False, wrong=True)
 

@@ -44,7 +44,7 @@ from handoff_cli.said import (
     only_a_template,
     own_words,
     request_in,
-    template_block,
+    templated,
 )
 from handoff_cli.sessions.js import js_string
 from handoff_cli.sessions.jsonl import dumps, parse_line
@@ -678,7 +678,7 @@ class _Reader:
                 self._acknowledged(words)
             return
         self._request(index, request[:REQUEST_CHARS])
-        if not (only_a_template(text) or template_block(words)):
+        if not (only_a_template(text) or templated(words)):
             self.rules += _rules(request, self.seen_rules)  # a template's are its author's
         if self.last_answer and _PICKED.search(request) and len(request) <= 300:
             self.decisions.append(f'user: "{one_line(request, 300)}"')

@@ -32,7 +32,7 @@ from handoff_cli.handoff.document import (
     is_handoff_start,
     opens_session,
 )
-from handoff_cli.said import request_in
+from handoff_cli.said import TitleRequest
 from handoff_cli.sessions import listcache
 from handoff_cli.sessions.jsonl import parse_bounded, parse_line
 from handoff_cli.sessions.listcache import DIGEST_BYTES, RACY_NS, Known, digest
@@ -127,12 +127,12 @@ def _summarize(
         chunks.pop()  # the last line is cut off by the read
     lines = numbered(chunks)
     found = read_head(path, lines)
-    first_request: str | None = None
+    titled = TitleRequest()
     first_entry: Any = None  # the first after what a session's start writes
     for _, _, raw in lines:
-        # A line can be the first user message only if it holds "user": once the first
-        # entry is known, the rest need no parse.
-        wanted = first_entry is None or (first_request is None and b'"user"' in raw)
+        # A line can be a user message only if it holds "user": once the first entry is
+        # known, the rest need no parse.
+        wanted = first_entry is None or b'"user"' in raw
         if not wanted:
             continue
         try:
@@ -144,10 +144,13 @@ def _summarize(
         if first_entry is None and not opens_session(value):
             first_entry = value
         message = value.get("message")
-        if isinstance(message, dict) and message.get("role") == "user":
-            first_request = first_request or request_in(text_of(message.get("content")))
-        if first_request is not None:
+        if (
+            isinstance(message, dict)
+            and message.get("role") == "user"
+            and titled.offer(text_of(message.get("content")))
+        ):
             break
+    first_request = titled.request
     header = found.header
     starts_from_handoff = is_handoff_start(first_entry)
     request = None if starts_from_handoff else first_request
@@ -176,11 +179,12 @@ def _own_summary(
     """The summary of a session in an agent's own format (Claude Code's, Codex's), from the
     head and the tail of its file as for the others (its lines counted by the scan, which the
     cache keeps): the head says who it is, up to its first user request (the rest of the file
-    is read only where the head holds none), the tail whether it ends with our exchange."""
+    is read only where the head holds none of the person's own words), the tail whether it
+    ends with our exchange."""
     size = status.st_size
     # A line cut by the head's end is no JSON object (it does not end with its brace).
     head = own.opening(path, _parsed(io.BytesIO(scan.head.removeprefix(BOM))))
-    if head.first_request is None and len(scan.head) < size:
+    if not head.own_words and len(scan.head) < size:
         with open_regular(path) as file:  # a long line read once, by its offset
             lines = file_lines(file, path)
             raws = (raw.removeprefix(BOM) if number == 1 else raw for number, _, raw in lines)

@@ -30,7 +30,7 @@ import simdjson
 
 from handoff_cli.errors import SessionFileError, os_reason
 from handoff_cli.handoff.document import is_handoff_prompt
-from handoff_cli.said import request_in
+from handoff_cli.said import TitleRequest
 from handoff_cli.sessions.js import UNDEFINED, js_key, js_string, js_truthy
 from handoff_cli.sessions.jsonl import LONGEST_TEXT, Verbatim, dumps, parse_bounded, parse_line
 from handoff_cli.text import one_line, text_of
@@ -438,13 +438,13 @@ class Session:
         return session_title(self.title_slot, self.header, name, self._first_request())
 
     def _first_request(self) -> str | None:
+        found = TitleRequest()
         for record in self.records:
             if record.facts and record.facts.role == "user" and record.has_message:
                 text = text_of(record.message().get("content"))
-                request = None if is_handoff_prompt(text) else request_in(text)  # ours aside
-                if request is not None:
-                    return request
-        return None
+                if not is_handoff_prompt(text) and found.offer(text):  # ours aside
+                    break
+        return found.request
 
     @property
     def parent(self) -> str | None:
