@@ -648,3 +648,11 @@ def test_a_subagents_rollout_is_its_parents_child(tmp_path: Path) -> None:
     rows = {row["id"][:8]: row for row in json.loads(run_cli("list", "--json", folder).stdout)}
     assert rows["019f4efd"]["parent"]["id"] == rows["019f4efb"]["id"]
     assert rows["019f4efd"]["parent"]["subagent"] is True
+    child = Path(rows["019f4efd"]["path"])
+    facts = json.loads(run_cli("show", child, "--facts", "--json").stdout)
+    assert facts["spawned_by"] == rows["019f4efb"]["id"]
+    copy = tmp_path / child.name
+    shutil.copyfile(child, copy)
+    done = run_cli("handoff", copy, "--model", "extractive", "--dry-run", "--json")
+    assert done.code == 0, done.stderr
+    assert f"a subagent's conversation, spawned by session {facts['spawned_by']}" in done.stdout

@@ -30,7 +30,7 @@ from handoff_cli.handoff.plan import (
     rough_tokens,
     sized_requests,
 )
-from handoff_cli.handoff.prompt import ChatMessage
+from handoff_cli.handoff.prompt import ChatMessage, spawned
 from handoff_cli.handoff.writer import Answer, Brief, Planned, Written
 from handoff_cli.options import DEFAULT_DOCUMENT_TOKENS, Options
 from handoff_cli.text import one_line
@@ -262,6 +262,7 @@ class _Draft:
             errors.append(
                 f"The error still open: {command}" + (f"\n```\n{output}\n```" if output else "")
             )
+        self.critical[:0] = [spawned(facts.spawned_by)] if facts.spawned_by else []
         self.critical[:0] = errors
 
         def paths(found: Iterable[str]) -> str:

@@ -48,7 +48,7 @@ from handoff_cli.said import (
 )
 from handoff_cli.sessions.js import js_string
 from handoff_cli.sessions.jsonl import dumps, parse_line
-from handoff_cli.sessions.session import Entry, Record, Session, gc_paused
+from handoff_cli.sessions.session import Entry, Record, Session, gc_paused, parent_session
 from handoff_cli.text import one_line, text_of
 
 COMMAND_CHARS = shell.COMMAND_CHARS
@@ -96,6 +96,9 @@ class Facts:
 
     cwd: str | None = None
     """The session's working folder (its header's): what relative paths are relative to."""
+    spawned_by: str | None = None
+    """The session whose subagent this one is (its requests are that session's instructions to
+    it, not a person's), when it is one."""
     requests: tuple[str, ...] = ()
     """The person's substantive requests on the branch, in order, each verbatim (up to
     ``REQUEST_CHARS``): the first, then as many of the latest as ``REQUESTS_BUDGET`` holds."""
@@ -267,8 +270,9 @@ def facts_of(session: Session, branch: list[Record]) -> Facts:
             reader.entry(index, record, _entry(record))
             for fragment in beside.get(record.id, ()):
                 reader.entry(index, fragment, _entry(fragment))  # at its call's place
-    cwd = session.header.get("cwd")
-    return replace(reader.facts(), cwd=cwd if isinstance(cwd, str) else None)
+    cwd, parent = session.header.get("cwd"), parent_session(session.header)
+    spawned_by = parent if session.header.get("subagent") is True else None
+    return replace(reader.facts(), cwd=cwd if isinstance(cwd, str) else None, spawned_by=spawned_by)
 
 
 def facts_of_messages(messages: Iterable[dict[str, Any]]) -> Facts:

@@ -192,11 +192,21 @@ def handoff_prompt(
     return text + (f"\n\n{block}" if block else "") + appended
 
 
+def spawned(parent: str) -> str:
+    """What a subagent's conversation is, said once for the model and the built-in writer."""
+    return (
+        f"This is a subagent's conversation, spawned by session {parent}: its requests are that "
+        "session's instructions to it."
+    )
+
+
 def facts_block(facts: Facts, window: int | None = None) -> str:
     """The facts as a list the model is told to keep; the requests between the first and the
     latest only for a model whose ``window`` is ``REQUESTS_WINDOW`` or more (a small one
     needs its room for the conversation, which holds them anyway)."""
     lines: list[str] = []
+    if facts.spawned_by:
+        lines.append(f"- {spawned(facts.spawned_by)}")
     requests = list(facts.requests)
     if requests:
         lines.append(f"- The original task: {_quoted(requests.pop(0))}")
