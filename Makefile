@@ -9,7 +9,7 @@ JOBS ?= 2
 # not, and with PYTHONDONTWRITEBYTECODE set every process the tests start would compile again).
 COMPILE := $(BIN)/python -m compileall -q handoff_cli
 
-.PHONY: help demo install test stress check lint typecheck bench eval clean
+.PHONY: help demo install test test-heavy test-all stress check lint typecheck bench eval clean
 
 # The demo hands off a copy of an example session, so sessions/ stays as it is.
 DEMO := .demo
@@ -41,9 +41,15 @@ demo: $(STAMP)  ## hand off the example sessions (pi's, Claude Code's, Codex's) 
 
 install: $(STAMP)  ## create .venv with the project (editable), its test and lint tools
 
-test: $(STAMP)  ## the test suite, quick sizes (-m "not slow"): 2 kills, 2 writers, 15-60 fuzz cases each
+test: $(STAMP)  ## the quick test suite: 2 kills, 2 writers, 15-60 fuzz cases each
 	$(COMPILE)
-	$(BIN)/pytest -q -n $(JOBS) --dist loadgroup -m "not slow"
+	$(BIN)/pytest -q -n $(JOBS) --dist loadgroup
+
+test-heavy: $(STAMP)  ## the heavy tests: peak memory of 10-20 MB files, LiteLLM's own token counts
+	$(COMPILE)
+	$(BIN)/pytest -q -n $(JOBS) --dist loadgroup -m "heavy and not slow"
+
+test-all: test test-heavy  ## every test at its quick size (CI runs this)
 
 stress: $(STAMP)  ## the long safety runs (-m slow): 200 kills, 1,500 fuzz cases each, 6 writers
 	$(COMPILE)
@@ -56,7 +62,7 @@ lint: $(STAMP)  ## ruff
 typecheck: $(STAMP)  ## mypy (strict on handoff_cli, lighter on tests and bench)
 	$(BIN)/mypy
 
-check: lint typecheck test  ## lint, types and tests
+check: lint typecheck test-all  ## lint, types and every test at its quick size
 
 bench: $(STAMP)  ## print the performance figures
 	$(COMPILE)

@@ -650,6 +650,7 @@ def _fresh(path: Path, source: Path) -> Path:
     return path
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("megabytes", quick_and_stress(20, 100))
 @pytest.mark.parametrize("shape", SHAPES)
 def test_peak_memory_is_within_twice_the_file(
@@ -691,6 +692,7 @@ LONG_TEXT_COMMANDS = ("show", "export", "extractive handoff")
 costs them what reading its line does."""
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("megabytes", quick_and_stress(20, 100))
 @pytest.mark.parametrize("agent", LONG_TEXT_AGENTS)
 def test_peak_memory_of_a_text_that_never_repeats_is_within_twice_the_file(
@@ -779,6 +781,7 @@ def test_the_facts_let_a_call_go_once_it_is_answered(tmp_path: Path) -> None:
     assert (larger - smaller) / (more - calls) < 300
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("megabytes", quick_and_stress(20, 100))
 @pytest.mark.parametrize("shape", ["one huge line", "many tiny lines"])
 def test_recording_into_an_old_version_stays_within_twice_the_file(

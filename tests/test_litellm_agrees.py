@@ -32,7 +32,7 @@ from handoff_cli.llm.model import Model, resolve_model
 
 from .conftest import litellm
 
-pytestmark = pytest.mark.litellm  # every test here asks LiteLLM itself
+pytestmark = [pytest.mark.litellm, pytest.mark.heavy]  # LiteLLM itself asked: make test-heavy
 
 logging.getLogger("LiteLLM").setLevel(logging.CRITICAL)
 

@@ -33,7 +33,7 @@ from handoff_cli.options import Options
 
 from .conftest import EXAMPLES, FIXTURES, NOT_SESSIONS, fixture_files, litellm
 
-pytestmark = pytest.mark.litellm  # every test here asks LiteLLM itself
+pytestmark = [pytest.mark.litellm, pytest.mark.heavy]  # LiteLLM itself asked: make test-heavy
 
 logging.getLogger("LiteLLM").setLevel(logging.CRITICAL)
 
