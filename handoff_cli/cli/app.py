@@ -117,7 +117,7 @@ class _Commands(DefaultGroup, TyperGroup):
 
 app = typer.Typer(
     cls=_Commands,
-    help="Hand a pi / oh-my-pi coding-agent session over to a fresh one.\n\n"
+    help="Hand a coding agent's session (oh-my-pi, pi, Claude Code, Codex) over to a fresh one.\n\n"
     "`handoff SESSION [OPTIONS]` is short for `handoff handoff SESSION [OPTIONS]`.\n\n"
     + exit_codes_help()
     + ".",
@@ -220,7 +220,7 @@ def _root(
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print version.")
     ] = False,
 ) -> None:
-    """Hand a pi / oh-my-pi / Claude Code coding-agent session over to a fresh one."""
+    """Hand a coding agent's session (oh-my-pi, pi, Claude Code, Codex) over to a fresh one."""
 
 
 def _roots(named: list[Path] | None) -> list[Root]:
@@ -964,7 +964,10 @@ def list_command(
         Path | None, typer.Option("--cwd", help="Only the sessions of this directory.")
     ] = None,
     tree: Annotated[
-        bool, typer.Option("--tree", help="Draw the chains: each session's handoffs and forks.")
+        bool,
+        typer.Option(
+            "--tree", help="Draw the chains: each session's handoffs, forks and subagents."
+        ),
     ] = False,
     agent: Annotated[
         str | None,
