@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -21,7 +22,7 @@ from typing import Any
 import orjson
 import pytest
 
-from handoff_cli.agents import OMP, build_context
+from handoff_cli.agents import OMP, build_context, claude
 from handoff_cli.agents.context import Context
 from handoff_cli.cli.app import run
 from handoff_cli.cli.output import write_json
@@ -403,7 +404,13 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Itera
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # never the developer's
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # nor their defaults
+    # Claude Code falls back from a model on the day it retires: the day the real CLI was run.
+    monkeypatch.setattr(claude, "today", lambda: ORACLE_DAY)
     yield
+
+
+ORACLE_DAY = date(2026, 12, 2)
+"""The day Claude Code 2.1.332 resumed the fixtures (tests/fixtures/claude, .../real/claude)."""
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import signal
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -666,3 +667,143 @@ def test_list_tree_shows_each_sessions_subagents_beneath_it() -> None:
     parent = next(i for i, line in enumerate(lines) if line.startswith("738a70de"))
     below = lines[parent + 1 :]
     assert len(below) == 16 and all("⤷ agent-a" in line for line in below)
+
+
+def _session(tmp_path: Path, records: list[dict[str, Any]]) -> Path:
+    """A file of ``records`` (each a ``(type, uuid, parent, message)``-like dict, completed
+    with the keys the CLI writes)."""
+    path = tmp_path / "8904eaea-1111-4222-8333-444455556666.jsonl"
+    lines = [
+        json.dumps({"isSidechain": False, "timestamp": f"2026-11-30T10:00:{i:02d}.000Z"} | r)
+        for i, r in enumerate(records)
+    ]
+    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def _prompt(uuid: str, parent: str | None, content: Any) -> dict[str, Any]:
+    message = {"role": "user", "content": content}
+    return {"type": "user", "uuid": uuid, "parentUuid": parent, "message": message}
+
+
+def _answer(uuid: str, parent: str, content: list[Any], model: str = "claude-sonnet-4-6",
+            answer: str = "msg_1") -> dict[str, Any]:  # fmt: skip
+    message = {"id": answer, "role": "assistant", "model": model, "content": content}
+    return {"type": "assistant", "uuid": uuid, "parentUuid": parent, "message": message}
+
+
+def _call(call: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": call, "name": "Bash", "input": {"command": "ls"}}
+
+
+def _result(call: str) -> dict[str, Any]:
+    return {"tool_use_id": call, "type": "tool_result", "content": "ok"}
+
+
+@pytest.mark.parametrize(
+    ("model", "day", "resumed"),
+    [
+        ("claude-sonnet-4-5-20250929", "2026-11-29", "claude-sonnet-4-5-20250929"),
+        ("claude-sonnet-4-5-20250929", "2026-11-30", "claude-opus-5-5"),  # retired that day
+        ("claude-opus-4-5-20251101", "2026-12-02", "claude-opus-4-5-20251101"),
+        ("claude-opus-4-5-20251101", "2027-01-22", "claude-opus-5-5"),
+        ("claude-opus-4-1-20250805", "2026-01-01", "claude-opus-5-5"),  # remapped: the default
+        ("claude-opus-4-20250514", "2026-06-15", "claude-opus-5-5"),  # claude-opus-4-0's
+        ("CLAUDE-OPUS-4-6[1m]", "2026-12-02", "claude-opus-4-6"),
+        ("claude-opus-4.6-fast", "2026-12-02", "claude-opus-4.6-fast"),
+        ("us.anthropic.claude-sonnet-4-6", "2026-12-02", "us.anthropic.claude-sonnet-4-6"),
+        ("claude-3-7-sonnet-20250219", "2026-12-02", "claude-opus-5-5"),
+        ("minimax-m2.7", "2026-12-02", "claude-opus-5-5"),  # no family the CLI knows
+        ("opus", "2026-12-02", "claude-opus-5-5"),
+    ],
+)
+def test_the_model_resumed_on_is_one_the_cli_still_offers(
+    model: str, day: str, resumed: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(claude, "today", lambda: date.fromisoformat(day))
+    assert claude.resumed_on(model) == resumed
+
+
+def test_thinking_is_kept_from_an_answer_of_the_same_family(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session resumes on the last answer's model; an earlier answer keeps its signed
+    thinking when its model is that one by another name, loses it when it is another."""
+    monkeypatch.setattr(claude, "today", lambda: date(2026, 12, 2))
+    thought = {"type": "thinking", "thinking": "so", "signature": "sig"}
+    said = {"type": "text", "text": "a"}
+    path = _session(tmp_path, [
+        _prompt("u1", None, "q1"),
+        _answer("a1", "u1", [thought, said], "claude-opus-4.6", "msg_1"),
+        _prompt("u2", "a1", "q2"),
+        _answer("a2", "u2", [thought, said], "claude-sonnet-4-6", "msg_2"),
+        _prompt("u3", "a2", "q3"),
+        _answer("a3", "u3", [said], "claude-opus-4-6[1m]", "msg_3"),
+    ])  # fmt: skip
+    shown = shown_context(path)
+    assert shown["model"] == "anthropic/claude-opus-4-6"
+    answers = [m["content"] for m in shown["messages"] if m["role"] == "assistant"]
+    assert answers == [[thought, said], [said], [said]]
+
+
+def test_parallel_calls_beside_the_branch_are_put_back(tmp_path: Path) -> None:
+    """An answer with two calls is two records, chained, each result hanging from its call:
+    the leaf's branch passes the first result by, which is put back, by file position."""
+    path = _session(tmp_path, [
+        _prompt("u1", None, "q1"),
+        _answer("a1", "u1", [_call("toolu_1")]),
+        _answer("a2", "a1", [_call("toolu_2")]),
+        _prompt("r1", "a1", [_result("toolu_1")]),
+        _prompt("r2", "a2", [_result("toolu_2")]),
+        _answer("a3", "r2", [{"type": "text", "text": "done"}], answer="msg_2"),
+    ])  # fmt: skip
+    assert shown_context(path)["messages"] == [
+        {"role": "user", "content": "q1"},
+        {"role": "assistant", "content": [_call("toolu_1"), _call("toolu_2")]},
+        {"role": "user", "content": [_result("toolu_1"), _result("toolu_2")]},
+        {"role": "assistant", "content": [{"type": "text", "text": "done"}]},
+    ]
+
+
+def test_calls_without_a_result_are_paired_as_the_cli_pairs_them(tmp_path: Path) -> None:
+    """Before the last answer, a record none of whose calls has a result is not sent (the
+    prompts around it join) and one with some gets the missing one first; the last answer's
+    calls without one are interrupted, then "No response requested."."""
+    text = {"type": "text", "text": "x"}
+    path = _session(tmp_path, [
+        _prompt("u1", None, "q1"),
+        _answer("a1", "u1", [text, _call("toolu_1")], answer="msg_1"),
+        _prompt("u2", "a1", "q2"),
+        _answer("a2", "u2", [_call("toolu_2"), _call("toolu_3")], answer="msg_2"),
+        _prompt("r3", "a2", [_result("toolu_3")]),
+        _answer("a3", "r3", [_call("toolu_4"), _call("toolu_5")], answer="msg_3"),
+        _prompt("r4", "a3", [_result("toolu_4")]),
+    ])  # fmt: skip
+    missing = {
+        "type": "tool_result",
+        "tool_use_id": "toolu_2",
+        "content": "[Tool result missing due to internal error]",
+        "is_error": True,
+    }
+    interrupted = {
+        "type": "tool_result",
+        "content": "[Tool call interrupted: the session ended before this call's result was "
+        "recorded, so its outcome is unknown. Check whether it took effect before relying on it "
+        "or running it again.]",
+        "is_error": True,
+        "tool_use_id": "toolu_5",
+    }
+    messages = shown_context(path)["messages"]
+    assert messages == [
+        {"role": "user", "content": [{"type": "text", "text": "q1\n"}, {"type": "text",
+                                                                          "text": "q2"}]},
+        {"role": "assistant", "content": [_call("toolu_2"), _call("toolu_3")]},
+        {"role": "user", "content": [missing, _result("toolu_3")]},
+        {"role": "assistant", "content": [_call("toolu_4"), _call("toolu_5")]},
+        {"role": "user", "content": [_result("toolu_4"), interrupted]},
+        {"role": "assistant", "content": [{"type": "text", "text": "No response requested."}]},
+    ]  # fmt: skip
+    assert key_orders(messages[2:5:2]) == key_orders([
+        {"role": "user", "content": [missing, _result("toolu_3")]},
+        {"role": "user", "content": [_result("toolu_4"), interrupted]},
+    ])  # fmt: skip

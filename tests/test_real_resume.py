@@ -90,3 +90,14 @@ def test_what_codex_refuses_is_read_and_says_why(path: Path) -> None:
     assert shown.code == 0, shown.stderr
     assert f"note: {path}: {REFUSED[path.parent.name]}" in shown.stderr
     assert len(json.loads(shown.stdout)["messages"]) > 10
+
+
+@pytest.mark.parametrize("path", CLAUDE, ids=lambda p: f"{p.parent.name}/{p.name[:8]}")
+def test_context_is_what_claude_code_sent_resuming_a_real_session(path: Path) -> None:
+    """Every message, every key in its order, and the model it resumed on (on the day it ran,
+    ``conftest.ORACLE_DAY``): parallel calls put back beside the branch, another model's signed
+    thinking and what says nothing left out, calls without a result paired, a retired or unknown
+    model's session on the default."""
+    shown = ours(path)
+    assert shown["messages"] == sent(path, "claude")
+    assert shown["model"] == "anthropic/" + record(path, "claude")["model"]
