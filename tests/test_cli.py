@@ -21,8 +21,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from handoff_cli.cli.app import _finite as finite
 from handoff_cli.cli.app import app, run
+from handoff_cli.cli.flags import finite
 from handoff_cli.errors import EXIT_CODES, ExitCode, exit_codes_help
 from handoff_cli.options import check_api_base
 from handoff_cli.sessions.session import load_session

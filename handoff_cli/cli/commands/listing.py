@@ -1,0 +1,74 @@
+"""``handoff list``: the sessions, newest first, or their chains."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from handoff_cli.agents.places import expand
+from handoff_cli.cli.flags import (
+    CacheDirOpt,
+    CwdOpt,
+    HereOpt,
+    JsonOpt,
+    ListAgentOpt,
+    ListDirectoriesArg,
+    SessionsDirs,
+    TreeOpt,
+)
+from handoff_cli.cli.output import (
+    notice,
+    reader_may_leave,
+    write_json_value,
+)
+from handoff_cli.cli.signals import interrupt, take
+from handoff_cli.cli.where import cache_folder, named_roots, warn_loops
+from handoff_cli.errors import (
+    UsageError,
+)
+from handoff_cli.sessions.catalog import (
+    catalog,
+    same_folder,
+)
+
+if TYPE_CHECKING:
+    pass
+
+
+def list_command(
+    ctx: typer.Context,
+    directories: ListDirectoriesArg = None,
+    here: HereOpt = False,
+    cwd: CwdOpt = None,
+    tree: TreeOpt = False,
+    agent: ListAgentOpt = None,
+    json_out: JsonOpt = False,
+    sessions_dirs: SessionsDirs = None,
+    cache_dir: CacheDirOpt = None,
+) -> None:
+    """List the sessions, newest first (with --tree: chains, oldest first)."""
+    take(interrupt)
+    if tree and json_out:
+        raise UsageError("--tree draws the chains for people; --json already has them")
+    if here and cwd is not None:
+        raise UsageError("--here and --cwd both choose a directory: give one")
+    cache = expand(cache_dir) if cache_dir is not None else cache_folder()
+    found = catalog(named_roots(ctx, directories, sessions_dirs), cache=cache, subagents=tree)
+    for problem in found.skipped:
+        notice(f"warning: skipped {problem.path}: {problem.reason}")
+    project = Path.cwd() if here else (expand(cwd) if cwd is not None else None)
+    shown = [
+        s
+        for s in found.sessions
+        if (project is None or same_folder(s.cwd, project)) and agent in (None, s.agent)
+    ]
+    warn_loops(found, shown)
+    with reader_may_leave():
+        if json_out:
+            write_json_value([found.to_json(s) for s in shown])
+        else:
+            from handoff_cli.cli.render import show_list, show_list_tree
+
+            (show_list_tree if tree else show_list)(found, shown)
