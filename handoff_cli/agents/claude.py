@@ -71,7 +71,7 @@ from handoff_cli.handoff.document import (
     unwrap_document,
     wrap_document,
 )
-from handoff_cli.said import request_in
+from handoff_cli.said import TitleRequest
 from handoff_cli.sessions.js import UNDEFINED, js_truthy
 from handoff_cli.sessions.jsonl import (
     LONGEST_TEXT,
@@ -519,7 +519,7 @@ def opening(path: Path, values: Iterable[Any]) -> Opening:
     if is_subagent_transcript(path):  # its session's child: <session id>/subagents/
         header |= {"parentSession": path.parent.parent.name, "subagent": True}
     first_message: Message | None = None
-    request: str | None = None
+    titled = TitleRequest()
     for value in values:
         if not isinstance(value, dict):
             continue
@@ -536,13 +536,11 @@ def opening(path: Path, values: Iterable[Any]) -> Opening:
         if shared is None:
             continue
         first_message = first_message or shared
-        if shared["role"] == "user":
-            request = request_in(text_of(shared.get("content")))
-            if request is not None:
-                break
+        if shared["role"] == "user" and titled.offer(text_of(shared.get("content"))):
+            break
     starts = first_message is not None and first_message.get("customType") == HANDOFF_TYPE
-    title = session_title(None, header, None, request)
-    return Opening(header, title, starts)
+    title = session_title(None, header, None, titled.request)
+    return Opening(header, title, starts, titled.found is not None)
 
 
 def ends_with_compaction(tail: bytes) -> bool:
