@@ -47,7 +47,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from handoff_cli.handoff.document import SECTIONS
+from handoff_cli.document import SECTIONS
 
 HERE = Path(__file__).resolve().parent
 PYTHON = sys.executable
@@ -780,10 +780,10 @@ def bench_rotation(work: Path, sessions: int, handoffs: int, runs: int, rotation
     import asyncio
 
     from handoff_cli.agents import OMP
-    from handoff_cli.cli.output import Reporter
+    from handoff_cli.catalog import catalog
+    from handoff_cli.handoff.report import Reporter
     from handoff_cli.handoff.rotate import RotateOptions, arotate, select
     from handoff_cli.options import Options
-    from handoff_cli.sessions.catalog import catalog
 
     folder = work / "rotate"
     _rotation_folder(folder, sessions)

@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import NamedTuple
 
 from handoff_cli.agents import load_session
-from handoff_cli.cli.output import Reporter
+from handoff_cli.document import SECTIONS
 from handoff_cli.errors import HandoffError
 from handoff_cli.handoff.check import DIMENSIONS, Report, check_session
-from handoff_cli.handoff.document import SECTIONS
 from handoff_cli.handoff.pipeline import handoff
 from handoff_cli.handoff.prompt import FACTS_INTRO
+from handoff_cli.handoff.report import Reporter
 from handoff_cli.options import Options
 from handoff_cli.sessions.tree import branch, leaf
 from tests import calibration, labels

@@ -32,7 +32,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent)]
 
-from handoff_cli.handoff.document import SECTIONS  # noqa: E402
+from handoff_cli.document import SECTIONS  # noqa: E402
 from handoff_cli.handoff.redact import Redactor  # noqa: E402
 from tests.conftest import Entries, litellm, run_cli, write_session  # noqa: E402
 from tests.fakellm import FakeLLMServer, Reply  # noqa: E402

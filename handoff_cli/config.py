@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
+from handoff_cli.document import SECTIONS
 from handoff_cli.errors import ConfigError, UsageError, os_reason
-from handoff_cli.handoff.document import SECTIONS
 from handoff_cli.options import (
     DEFAULT_DOCUMENT_TOKENS,
     DEFAULT_IDLE,

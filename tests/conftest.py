@@ -26,7 +26,7 @@ from handoff_cli.agents import OMP, build_context, claude
 from handoff_cli.agents.context import Context
 from handoff_cli.cli.app import run
 from handoff_cli.cli.output import write_json
-from handoff_cli.handoff.document import SECTIONS
+from handoff_cli.document import SECTIONS
 from handoff_cli.sessions import files as writer
 from handoff_cli.sessions.session import load_session
 from handoff_cli.sessions.tree import branch, leaf

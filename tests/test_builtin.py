@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from handoff_cli.document import SECTIONS, missing_sections, sections_of, unwrap_document
 from handoff_cli.handoff.builtin import LIST_ITEMS, write_document
-from handoff_cli.handoff.document import SECTIONS, missing_sections, sections_of, unwrap_document
 from handoff_cli.handoff.facts import Command, Facts
 from handoff_cli.handoff.pipeline import handoff, prepare
 from handoff_cli.options import Options

@@ -14,20 +14,20 @@ from typing import Any
 import orjson
 import pytest
 
-from handoff_cli.cli.app import run
-from handoff_cli.errors import SessionFileError, UsageError
-from handoff_cli.handoff.document import HANDOFF_TYPE
-from handoff_cli.handoff.pipeline import handoff
-from handoff_cli.options import Options
-from handoff_cli.sessions import listcache
-from handoff_cli.sessions.catalog import (
+from handoff_cli.catalog import (
     Catalog,
     catalog,
     list_sessions,
+    listcache,
     resolve_session,
     summarize,
     unique_prefixes,
 )
+from handoff_cli.cli.app import run
+from handoff_cli.document import HANDOFF_TYPE
+from handoff_cli.errors import SessionFileError, UsageError
+from handoff_cli.handoff.pipeline import handoff
+from handoff_cli.options import Options
 from handoff_cli.sessions.files import append_entries
 from handoff_cli.sessions.session import load_session
 
@@ -114,7 +114,7 @@ def test_the_latest_name_is_found_anywhere_as_show_finds_it(
     tmp_path: Path, entries: Entries, monkeypatch: pytest.MonkeyPatch, block: int
 ) -> None:
     """A rename far past the head, and marks split across the blocks the file is read in."""
-    monkeypatch.setattr("handoff_cli.sessions.catalog.SCAN_BLOCK", block)
+    monkeypatch.setattr("handoff_cli.catalog.SCAN_BLOCK", block)
     entries.user("first request")
     entries.add("session_info", name="Early name")
     for n in range(400):

@@ -16,11 +16,11 @@ import orjson
 import pytest
 
 from handoff_cli.agents import load_session
+from handoff_cli.document import SECTIONS, files_block, with_files
 from handoff_cli.errors import HandoffError
 from handoff_cli.handoff import check as checking
 from handoff_cli.handoff.builtin import write_document
 from handoff_cli.handoff.check import REQUIRED_CAP, check_document, check_session
-from handoff_cli.handoff.document import SECTIONS, files_block, with_files
 from handoff_cli.handoff.facts import Command, Facts, facts_of
 from handoff_cli.handoff.judge import answers_of
 from handoff_cli.handoff.prompt import facts_block

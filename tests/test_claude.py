@@ -16,8 +16,8 @@ import pytest
 
 from handoff_cli.agents import CLAUDE, claude, load_session
 from handoff_cli.agents.places import default_roots
+from handoff_cli.document import WRAPPER_OPEN, is_handoff_prompt
 from handoff_cli.errors import ExitCode
-from handoff_cli.handoff.document import WRAPPER_OPEN, is_handoff_prompt
 
 from .conftest import (
     DOCUMENT,

@@ -10,8 +10,8 @@ import orjson
 import pytest
 
 from handoff_cli.cli.app import run
+from handoff_cli.document import SECTIONS, unwrap_document
 from handoff_cli.errors import ExitCode
-from handoff_cli.handoff.document import SECTIONS, unwrap_document
 
 from .conftest import (
     DOCUMENT,

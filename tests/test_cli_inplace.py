@@ -16,9 +16,9 @@ from typing import Any
 import orjson
 import pytest
 
+import handoff_cli.catalog as catalog
 from handoff_cli.agents.codex import SUMMARY_PREFIX
-from handoff_cli.handoff.document import WRAPPER_OPEN
-from handoff_cli.sessions import catalog
+from handoff_cli.document import WRAPPER_OPEN
 
 from .conftest import DOCUMENT, FIXTURES, cancel_mid_stream, files_in, model_env, run_cli
 from .fakellm import FakeLLMServer, RecordedRequest, Reply

@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
+import handoff_cli.catalog as catalog
 from handoff_cli.agents import CODEX, codex, get, load_session
 from handoff_cli.agents.choice import choose_agent
 from handoff_cli.agents.places import default_roots
+from handoff_cli.document import WRAPPER_OPEN, is_handoff_prompt
 from handoff_cli.errors import ExitCode
-from handoff_cli.handoff.document import WRAPPER_OPEN, is_handoff_prompt
 from handoff_cli.handoff.facts import facts_of
 from handoff_cli.options import AUTO
-from handoff_cli.sessions import catalog
 from handoff_cli.text import text_of
 
 from .conftest import DOCUMENT, EXAMPLES, FIXTURES, NOT_SESSIONS, model_env, run_cli

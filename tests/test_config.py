@@ -12,8 +12,8 @@ from typing import Any
 import orjson
 import pytest
 
+from handoff_cli.document import PROMPT_OPENINGS, SECTIONS
 from handoff_cli.errors import ExitCode
-from handoff_cli.handoff.document import PROMPT_OPENINGS, SECTIONS
 
 from .conftest import (
     DOCUMENT,

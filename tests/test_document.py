@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 import pytest
 
-from handoff_cli.handoff.document import (
+from handoff_cli.document import (
     PROMPT_OPENINGS,
     SECTIONS,
     files_block,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from handoff_cli.handoff.document import SECTIONS
+from handoff_cli.document import SECTIONS
 
 from .conftest import EXAMPLES, HEADER, PROJECT, Entries, handoff_entry, run_cli, write_session
 

@@ -21,7 +21,7 @@ import pytest
 
 from handoff_cli.agents import load_session
 from handoff_cli.cli.app import run
-from handoff_cli.handoff.document import SECTIONS
+from handoff_cli.document import SECTIONS
 from handoff_cli.handoff.facts import facts_of
 from handoff_cli.sessions.tree import branch, leaf
 

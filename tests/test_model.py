@@ -10,14 +10,15 @@ import httpx2 as httpx  # the HTTP client openai builds its errors from
 import openai
 import pytest
 
-from handoff_cli.cli.output import Reporter
+from handoff_cli.document import SECTIONS
 from handoff_cli.errors import ModelError, UsageError
 from handoff_cli.handoff.builtin import BUILTIN, EXTRACTIVE, Builtin, write_document
 from handoff_cli.handoff.conversation import Conversation
-from handoff_cli.handoff.document import SECTIONS
 from handoff_cli.handoff.facts import Facts, facts_of_messages
+from handoff_cli.handoff.loop import INTERRUPTED, run_on_loop
 from handoff_cli.handoff.plan import DEFAULT_WINDOW, rough_count
 from handoff_cli.handoff.prompt import ChatMessage, handoff_prompt
+from handoff_cli.handoff.report import Reporter
 from handoff_cli.handoff.writer import Answer
 from handoff_cli.llm import model as model_module
 from handoff_cli.llm.model import (
@@ -26,11 +27,10 @@ from handoff_cli.llm.model import (
     Model,
     acomplete,
     explain,
-    litellm_name,
     resolve_model,
-    run_on_loop,
     stated_limit,
 )
+from handoff_cli.llm.table import litellm_name
 from handoff_cli.options import Options
 
 from .fakellm import Error, FakeLLMServer, Reply
@@ -311,10 +311,10 @@ def test_an_error_the_interrupt_became_is_the_interrupt(
     monkeypatch.setattr(model_module, "_backoff", lambda error, attempt: 0.25)
     llm_server.script(Error.server_error(), Error.server_error())
     said: list[str] = []
-    model_module.INTERRUPTED.set()
+    INTERRUPTED.set()
     try:
         with pytest.raises(KeyboardInterrupt):
             complete_now(MESSAGES, served(llm_server), timeout=10, retries=2, warn=said.append)
     finally:
-        model_module.INTERRUPTED.clear()
+        INTERRUPTED.clear()
     assert said == []  # not tried again

@@ -22,7 +22,7 @@ from handoff_cli.agents.omp import (
     strip_read_selector,
     with_tokens_after,
 )
-from handoff_cli.handoff.document import files_block
+from handoff_cli.document import files_block
 from handoff_cli.handoff.facts import facts_of
 from handoff_cli.sessions.session import load_session
 from handoff_cli.sessions.tree import branch, leaf

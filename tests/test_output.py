@@ -12,12 +12,13 @@ import orjson
 import pytest
 
 from handoff_cli.cli.output import (
-    Reporter,
+    Notices,
     notice,
     report_load_problems,
     write_json,
     write_json_value,
 )
+from handoff_cli.handoff.report import Reporter
 from handoff_cli.sessions.session import Session, load_session
 
 from .conftest import HEADER, Entries, line, write_session
@@ -256,10 +257,13 @@ def test_skipped_lines_are_reported_before_duplicate_ids(
 # --- Reporter ---------------------------------------------------------------------------------
 
 
-def test_the_base_reporter_only_warns_and_reports_load_problems(
+def test_the_command_lines_reporter_only_warns_and_reports_load_problems(
     tmp_path: Path, entries: Entries, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    reporter = Reporter()
+    silent = Reporter()  # the library's: it prints nothing
+    silent.warn("nothing")
+    assert capsys.readouterr() == ("", "")
+    reporter = Notices()
     reporter.stage("asking the model")
     reporter.streamed(42)
     assert capsys.readouterr() == ("", "")

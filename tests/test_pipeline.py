@@ -14,7 +14,13 @@ import orjson
 import pytest
 
 from handoff_cli.agents import OMP, PI, build_context
-from handoff_cli.cli.output import Reporter
+from handoff_cli.document import (
+    PROMPT_OPENINGS,
+    SECTIONS,
+    unwrap_document,
+    without_files,
+    wrap_document,
+)
 from handoff_cli.errors import (
     ExitCode,
     HandoffError,
@@ -24,16 +30,10 @@ from handoff_cli.errors import (
 )
 from handoff_cli.handoff import pipeline as core
 from handoff_cli.handoff.builtin import EXTRACTIVE, Builtin
-from handoff_cli.handoff.document import (
-    PROMPT_OPENINGS,
-    SECTIONS,
-    unwrap_document,
-    without_files,
-    wrap_document,
-)
 from handoff_cli.handoff.pipeline import HandoffResult, dry_run, handoff, prepare
 from handoff_cli.handoff.plan import Budget, Counter
 from handoff_cli.handoff.prompt import FACTS_INTRO
+from handoff_cli.handoff.report import Reporter
 from handoff_cli.llm.model import Model, resolve_model
 from handoff_cli.options import Options
 from handoff_cli.sessions.js import js_time

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from handoff_cli.handoff.document import (
+from handoff_cli.document import (
     PROMPT_OPENINGS,
     SECTIONS,
     is_handoff_prompt,

@@ -14,7 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from handoff_cli.handoff.document import SECTIONS, unwrap_document
+from handoff_cli.document import SECTIONS, unwrap_document
 from handoff_cli.handoff.pipeline import handoff
 from handoff_cli.options import Options
 

@@ -15,7 +15,7 @@ import pytest
 
 from handoff_cli.agents import OMP, build_context, get
 from handoff_cli.agents import load_session as load_any
-from handoff_cli.cli.output import Reporter
+from handoff_cli.catalog import Catalog, SessionSummary
 from handoff_cli.cli.render import (
     HandoffProgress,
     _human_size,
@@ -28,7 +28,7 @@ from handoff_cli.cli.render import (
     show_list_tree,
     show_tree,
 )
-from handoff_cli.sessions.catalog import Catalog, SessionSummary
+from handoff_cli.handoff.report import Reporter
 from handoff_cli.sessions.session import Record, Session, load_session
 from handoff_cli.sessions.tree import branch, leaf
 

@@ -20,7 +20,7 @@ import orjson
 import pytest
 
 from handoff_cli.cli.app import run
-from handoff_cli.handoff.document import SECTIONS
+from handoff_cli.document import SECTIONS
 
 from .conftest import FIXTURES, NOT_SESSIONS, Entries, fixture_files, tool_call, write_session
 from .fakellm import FakeLLMServer, Reply

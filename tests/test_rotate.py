@@ -19,17 +19,17 @@ import pytest
 from handoff_cli.agents import OMP, PI, build_context
 from handoff_cli.agents.choice import choose_agent
 from handoff_cli.agents.places import Root
+from handoff_cli.catalog import catalog
 from handoff_cli.cli.app import run as cli_run
-from handoff_cli.cli.output import Reporter
+from handoff_cli.document import SECTIONS, is_handoff_prompt
 from handoff_cli.errors import HandedOffError
 from handoff_cli.handoff import pipeline
 from handoff_cli.handoff import rotate as rotation
-from handoff_cli.handoff.document import SECTIONS, is_handoff_prompt
 from handoff_cli.handoff.pipeline import Target, handoff
+from handoff_cli.handoff.report import Reporter
 from handoff_cli.handoff.rotate import RotateOptions, in_shard, select
 from handoff_cli.llm import model as model_module
 from handoff_cli.options import AUTO, Options, parse_duration, parse_shard
-from handoff_cli.sessions.catalog import catalog
 from handoff_cli.sessions.session import load_session
 from handoff_cli.text import text_of
 

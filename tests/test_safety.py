@@ -21,12 +21,12 @@ from typing import Any
 import orjson
 import pytest
 
+from handoff_cli.catalog import list_sessions
+from handoff_cli.document import SECTIONS
 from handoff_cli.errors import WriteError
-from handoff_cli.handoff.document import SECTIONS
 from handoff_cli.handoff.pipeline import handoff
 from handoff_cli.options import Options
 from handoff_cli.sessions import files as writer
-from handoff_cli.sessions.catalog import list_sessions
 from handoff_cli.sessions.session import load_session
 
 from .conftest import EXAMPLES, FAKE_MODEL, FIXTURES, handoff_entry, quick_and_stress, run_cli

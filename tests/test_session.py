@@ -10,9 +10,9 @@ import orjson
 import pytest
 
 from handoff_cli.agents import load_session as load_any
+from handoff_cli.catalog import summarize
 from handoff_cli.errors import ExitCode, SessionFileError
 from handoff_cli.sessions import session as session_module
-from handoff_cli.sessions.catalog import summarize
 from handoff_cli.sessions.session import load_session
 
 from .conftest import EXAMPLES, FIXTURES, HEADER, Entries, line, run_cli, tool_call, write_session

@@ -15,7 +15,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from handoff_cli.handoff.document import wrap_document
+from handoff_cli.document import wrap_document
 
 from .conftest import DOCUMENT as FULL_DOCUMENT
 from .conftest import HEADER, Entries, run_cli, write_session

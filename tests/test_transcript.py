@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from handoff_cli.agents import claude, codex, load_session
+from handoff_cli.document import PROMPT_OPENINGS, WRAPPER_CLOSE, WRAPPER_OPEN, wrap_document
 from handoff_cli.export.transcript import (
     AGENT,
     ASSISTANT,
@@ -34,7 +35,6 @@ from handoff_cli.export.transcript import (
     _strings,
     transcript_of,
 )
-from handoff_cli.handoff.document import PROMPT_OPENINGS, WRAPPER_CLOSE, WRAPPER_OPEN, wrap_document
 from handoff_cli.handoff.redact import Redactor
 from handoff_cli.sessions.tree import branch, leaf
 

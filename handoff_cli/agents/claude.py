@@ -62,8 +62,7 @@ from handoff_cli.agents.base import (
     Usage,
 )
 from handoff_cli.agents.context import Context
-from handoff_cli.errors import AlreadyCompactedError, SessionFileError, os_reason
-from handoff_cli.handoff.document import (
+from handoff_cli.document import (
     HANDOFF_TYPE,
     WRAPPER_CLOSE,
     WRAPPER_OPEN,
@@ -71,6 +70,7 @@ from handoff_cli.handoff.document import (
     unwrap_document,
     wrap_document,
 )
+from handoff_cli.errors import AlreadyCompactedError, SessionFileError, os_reason
 from handoff_cli.said import TitleRequest
 from handoff_cli.sessions.js import UNDEFINED, js_truthy
 from handoff_cli.sessions.jsonl import (

@@ -56,8 +56,7 @@ from handoff_cli.agents.base import (
     Usage,
 )
 from handoff_cli.agents.context import Context
-from handoff_cli.errors import AlreadyCompactedError, SessionFileError, os_reason
-from handoff_cli.handoff.document import (
+from handoff_cli.document import (
     HANDOFF_TYPE,
     WRAPPER_CLOSE,
     WRAPPER_OPEN,
@@ -65,6 +64,7 @@ from handoff_cli.handoff.document import (
     summarised_document,
     wrap_document,
 )
+from handoff_cli.errors import AlreadyCompactedError, SessionFileError, os_reason
 from handoff_cli.said import TitleRequest
 from handoff_cli.sessions.files import uuid7
 from handoff_cli.sessions.js import UNDEFINED

@@ -49,8 +49,8 @@ from handoff_cli.agents.context import (
     last_index,
 )
 from handoff_cli.agents.pi import separated
+from handoff_cli.document import HANDOFF_TYPE, files_block, js_order, with_files
 from handoff_cli.errors import AlreadyCompactedError, NothingToCompactError
-from handoff_cli.handoff.document import HANDOFF_TYPE, files_block, js_order, with_files
 from handoff_cli.sessions.files import new_entry_id, replace_file
 from handoff_cli.sessions.js import UNPAIRABLE, js_string, js_time, js_truthy
 from handoff_cli.sessions.jsonl import dumps

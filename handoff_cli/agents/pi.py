@@ -27,8 +27,8 @@ from typing import Any
 
 from handoff_cli.agents.base import Compaction, Message, refuse_in_place
 from handoff_cli.agents.context import Change, Context, entry_time, kept_from, last_index
+from handoff_cli.document import HANDOFF_TYPE
 from handoff_cli.errors import SessionFileError
-from handoff_cli.handoff.document import HANDOFF_TYPE
 from handoff_cli.sessions.js import UNDEFINED, js_string, js_truthy
 from handoff_cli.sessions.session import (
     Entry,

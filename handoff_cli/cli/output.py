@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, BinaryIO
 
-from handoff_cli.sessions.jsonl import Verbatim, dumps
+from handoff_cli.handoff.report import Reporter
+from handoff_cli.sessions.jsonl import dumps, write_object
 from handoff_cli.sessions.session import Session
 from handoff_cli.text import json_visible, visible
 
@@ -55,7 +56,7 @@ def write_json(fields: Mapping[str, Any], out: BinaryIO | None = None) -> None:
     gathered = _Gathered(write) if isinstance(out, io.RawIOBase) else None
     if gathered is not None:
         write = gathered.write
-    _write_object(fields, write)
+    write_object(fields, write)
     write(b"\n")
     if gathered is not None:
         gathered.flush()
@@ -88,32 +89,6 @@ class _Gathered:
         if self._pieces:
             self._write(b"".join(self._pieces))
             self._pieces, self._size = [], 0
-
-
-def objects(rows: Iterable[Mapping[str, Any]]) -> Iterator[Verbatim]:
-    """Each of ``rows`` as the JSON object ``write_json`` writes of it (an iterator in it
-    streamed), made one at a time: a long list of large ones is never held whole."""
-    for row in rows:
-        data = io.BytesIO()
-        _write_object(row, data.write)
-        yield Verbatim(data.getvalue())
-
-
-def _write_object(fields: Mapping[str, Any], write: Callable[[bytes | memoryview], Any]) -> None:
-    write(b"{")
-    for position, (key, value) in enumerate(fields.items()):
-        write(b"," if position else b"")
-        write(dumps(key) + b":")
-        if isinstance(value, Iterator):
-            write(b"[")
-            for index, item in enumerate(value):
-                if index:
-                    write(b",")
-                write(item.data if isinstance(item, Verbatim) else dumps(item))
-            write(b"]")
-        else:
-            write(dumps(value))
-    write(b"}")
 
 
 def write_json_value(value: Any, out: BinaryIO | None = None) -> None:
@@ -181,19 +156,11 @@ def report_load_problems(session: Session) -> None:
         )
 
 
-class Reporter:
-    """Where the handoff tells people how it goes; the CLI renders these on stderr."""
+class Notices(Reporter):
+    """The handoff's reporting on stderr: what loading skipped, and every warning."""
 
     def loaded(self, session: Session) -> None:
-        """The session is loaded: say what it had to skip."""
         report_load_problems(session)
 
-    def stage(self, text: str) -> None:
-        """A step begins (asking the model, writing)."""
-
-    def streamed(self, pieces: int) -> None:
-        """The answer is streaming in."""
-
     def warn(self, text: str) -> None:
-        """Something the user should know, which does not stop the handoff."""
         notice(text)

@@ -28,8 +28,8 @@ from rich.text import Span, Text
 from handoff_cli.agents import NAMES, claude, get
 from handoff_cli.agents.choice import Choice
 from handoff_cli.agents.context import FAILED_STOP_REASONS, Context, Message
-from handoff_cli.cli.output import Reporter
-from handoff_cli.sessions.catalog import Catalog, SessionSummary, by_age
+from handoff_cli.catalog import Catalog, SessionSummary, by_age
+from handoff_cli.cli.output import Notices
 from handoff_cli.sessions.js import UNDEFINED
 from handoff_cli.sessions.jsonl import LONGEST_TEXT, dumps
 from handoff_cli.sessions.session import Entry, Record, Session
@@ -553,7 +553,7 @@ def _document(text: str) -> Any:
     return rendered
 
 
-class HandoffProgress(Reporter):
+class HandoffProgress(Notices):
     """The handoff's progress on stderr: live on a terminal, a line per step otherwise, and
     nothing but warnings with ``--quiet``."""
 
@@ -620,7 +620,7 @@ def _money(cost: float | None) -> str:
     return "price unknown" if cost is None else f"${cost:.4f}"
 
 
-class RotateProgress(Reporter):
+class RotateProgress(Notices):
     """A rotation's progress on stderr: a bar on a terminal (sessions, tokens, cost so far),
     else a line a session; warnings always, each once; a summary at the end."""
 

@@ -13,6 +13,13 @@ from click.core import ParameterSource
 from handoff_cli.agents import get, load_session, omp
 from handoff_cli.agents.choice import Choice, choose_agent
 from handoff_cli.agents.places import Root, agent_of, roots
+from handoff_cli.catalog import (
+    Catalog,
+    SessionSummary,
+    catalog,
+    loop_warning,
+    resolve_session,
+)
 from handoff_cli.cli.output import (
     notice,
     report_load_problems,
@@ -23,13 +30,6 @@ from handoff_cli.errors import (
 )
 from handoff_cli.options import (
     AUTO,
-)
-from handoff_cli.sessions.catalog import (
-    Catalog,
-    SessionSummary,
-    catalog,
-    loop_warning,
-    resolve_session,
 )
 from handoff_cli.sessions.session import Session
 

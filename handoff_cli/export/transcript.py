@@ -23,7 +23,7 @@ import orjson
 
 from handoff_cli.agents import build_context, get
 from handoff_cli.agents.base import Agent
-from handoff_cli.handoff.document import (
+from handoff_cli.document import (
     HANDOFF_TYPE,
     is_handoff_prompt,
     is_handoff_start,

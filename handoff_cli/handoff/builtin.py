@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from handoff_cli.document import SECTIONS, Sections
 from handoff_cli.handoff.claims import finished_item
 from handoff_cli.handoff.conversation import Conversation
-from handoff_cli.handoff.document import SECTIONS, Sections
 from handoff_cli.handoff.facts import Facts, sentences
 from handoff_cli.handoff.plan import (
     CHARS_PER_TOKEN,
@@ -37,8 +37,8 @@ from handoff_cli.text import one_line
 
 if TYPE_CHECKING:
     from handoff_cli.agents.context import Context
-    from handoff_cli.cli.output import Reporter
     from handoff_cli.handoff.redact import Redactor
+    from handoff_cli.handoff.report import Reporter
 
 EXTRACTIVE = "handoff/extractive"
 """The built-in writer's name, as results and notes give it (``--model extractive``)."""

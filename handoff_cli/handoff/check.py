@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from handoff_cli.agents import load_session
+from handoff_cli.document import SECTIONS, section_list
 from handoff_cli.errors import HandoffError, NoDocumentHeldError, NothingToCheckError
 from handoff_cli.handoff.claims import (
     Said,
@@ -44,7 +45,6 @@ from handoff_cli.handoff.claims import (
     said_unknown,
     spans_of,
 )
-from handoff_cli.handoff.document import SECTIONS, section_list
 from handoff_cli.handoff.facts import Command, Facts, facts_of, sentences
 from handoff_cli.handoff.terms import (
     HOLD_SHARE,

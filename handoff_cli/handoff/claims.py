@@ -18,8 +18,8 @@ from functools import cached_property
 from itertools import chain
 from typing import Any
 
+from handoff_cli.document import Sections, sections_of, without_files
 from handoff_cli.handoff import shell, tools
-from handoff_cli.handoff.document import Sections, sections_of, without_files
 from handoff_cli.handoff.facts import Facts, sentences
 from handoff_cli.handoff.terms import HOLD_SHARE, Terms, key_terms
 from handoff_cli.sessions.session import Record

@@ -24,8 +24,7 @@ from typing import Any
 
 from handoff_cli.agents import claude
 from handoff_cli.agents.omp import listed_files
-from handoff_cli.handoff import shell, tools
-from handoff_cli.handoff.document import (
+from handoff_cli.document import (
     HANDOFF_TYPE,
     Sections,
     is_handoff_prompt,
@@ -37,6 +36,7 @@ from handoff_cli.handoff.document import (
     summarised_document,
     unwrap_document,
 )
+from handoff_cli.handoff import shell, tools
 from handoff_cli.said import (
     REQUEST_CHARS,
     asks,

@@ -11,6 +11,7 @@ fact's key terms, as ``check`` holds a document to them.
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,11 @@ from handoff_cli.handoff.check import Probe, Report, enough_files
 from handoff_cli.handoff.terms import Terms
 
 if TYPE_CHECKING:
-    from handoff_cli.llm.model import Model
+    from handoff_cli.handoff.writer import Answer
+    from handoff_cli.llm.table import ChatMessage
+
+Ask = Callable[[list["ChatMessage"]], Awaitable["Answer"]]
+"""A model asked one request, its answer awaited."""
 
 QUESTIONS = {
     "the original task": "What task did the user first give? State it as fully as the "
@@ -117,18 +122,14 @@ def judged(report: Report, kinds: list[str], answers: list[str]) -> Report:
     return Report(tuple(probes))
 
 
-async def ajudge(
-    report: Report, document: str, model: Model, *, timeout: float, retries: int
-) -> Judgement:
-    """Ask ``model`` the questions of ``report``'s probes about ``document``."""
-    from handoff_cli.llm.model import acomplete
-
+async def ajudge(report: Report, document: str, name: str, ask: Ask) -> Judgement:
+    """Ask the model called ``name``, by ``ask`` (the command line hands in its call), the
+    questions of ``report``'s probes about ``document``."""
     kinds = questions_of(report)
     if not kinds:
-        return Judgement(model.name, (), (), report)
-    request = [{"role": "user", "content": probe_request(document, kinds)}]
-    answer = await acomplete(request, model, timeout=timeout, retries=retries)
+        return Judgement(name, (), (), report)
+    answer = await ask([{"role": "user", "content": probe_request(document, kinds)}])
     answers = answers_of(answer.text, len(kinds))
     asked = tuple(QUESTIONS[kind] for kind in kinds)
     usage = (answer.input_tokens, answer.output_tokens, answer.cost_usd)
-    return Judgement(model.name, asked, tuple(answers), judged(report, kinds, answers), usage)
+    return Judgement(name, asked, tuple(answers), judged(report, kinds, answers), usage)

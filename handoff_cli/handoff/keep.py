@@ -29,7 +29,7 @@ from handoff_cli.handoff.conversation import json_size
 from handoff_cli.handoff.plan import rough_tokens
 from handoff_cli.handoff.prompt import ChatMessage, side_text, to_chat
 from handoff_cli.llm import tokens
-from handoff_cli.llm.model import litellm_name
+from handoff_cli.llm.table import litellm_name
 from handoff_cli.sessions.files import millis, new_entry_id
 from handoff_cli.sessions.jsonl import Verbatim
 from handoff_cli.sessions.session import Entry, Record

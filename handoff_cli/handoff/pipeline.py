@@ -42,7 +42,14 @@ from handoff_cli.agents.resume import (
     naming_entry,
     starting_entries,
 )
-from handoff_cli.cli.output import Reporter, objects
+from handoff_cli.catalog import TAIL_BYTES, ends_with_handoff, handoff_children
+from handoff_cli.document import (
+    SECTIONS,
+    files_block,
+    missing_sections,
+    with_files,
+    wrap_document,
+)
 from handoff_cli.errors import (
     CancelledError,
     HandedOffError,
@@ -56,22 +63,16 @@ from handoff_cli.errors import (
 )
 from handoff_cli.handoff.check import Report, check_document, repair_prompt
 from handoff_cli.handoff.conversation import Conversation
-from handoff_cli.handoff.document import (
-    SECTIONS,
-    files_block,
-    missing_sections,
-    with_files,
-    wrap_document,
-)
 from handoff_cli.handoff.facts import Facts, facts_of
 from handoff_cli.handoff.keep import family_entries, recent_turns
+from handoff_cli.handoff.loop import INTERRUPTED, run_on_loop
 from handoff_cli.handoff.plan import Plan, Sized
 from handoff_cli.handoff.prompt import ChatMessage, handoff_prompt, required_sections
 from handoff_cli.handoff.redact import Redactor
+from handoff_cli.handoff.report import Reporter
 from handoff_cli.handoff.writer import Answer, Writer
-from handoff_cli.llm.model import INTERRUPTED, resolve_model, run_on_loop
+from handoff_cli.llm.model import resolve_model
 from handoff_cli.options import Options
-from handoff_cli.sessions.catalog import TAIL_BYTES, ends_with_handoff, handoff_children
 from handoff_cli.sessions.files import (
     Locked,
     TitleSlot,
@@ -87,6 +88,7 @@ from handoff_cli.sessions.files import (
     write_new_session,
 )
 from handoff_cli.sessions.js import js_time
+from handoff_cli.sessions.jsonl import objects
 from handoff_cli.sessions.session import CURRENT_VERSION, Entry, Record, Session, open_regular
 from handoff_cli.sessions.tree import branch, leaf
 

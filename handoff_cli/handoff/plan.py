@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any, NamedTuple, Protocol
 
-from handoff_cli.handoff.document import SECTIONS, section_list
+from handoff_cli.document import SECTIONS, section_list
 from handoff_cli.handoff.prompt import IMAGE_LEFT_OUT, ChatMessage
 from handoff_cli.sessions.jsonl import dumps, parse_line
 from handoff_cli.text import cut_text, text_of

@@ -19,16 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from handoff_cli.agents.context import Message
+from handoff_cli.document import PROMPT_OPENINGS, SECTIONS, section_list
 from handoff_cli.errors import UsageError
-from handoff_cli.handoff.document import PROMPT_OPENINGS, SECTIONS, section_list
 from handoff_cli.handoff.facts import Facts
+from handoff_cli.llm.table import ChatMessage as ChatMessage
 from handoff_cli.options import DEFAULT_DOCUMENT_TOKENS
 from handoff_cli.sessions.js import js_string
 from handoff_cli.sessions.jsonl import dumps
 from handoff_cli.text import CutText
-
-ChatMessage = dict[str, Any]
-"""A message in OpenAI's chat format, as LiteLLM takes it."""
 
 _TASK = """\
 A new session of the coding agent will continue the work with this document as its only \

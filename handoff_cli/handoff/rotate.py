@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from handoff_cli.cli.output import Reporter
+from handoff_cli.catalog import Catalog, SessionSummary, same_folder
 from handoff_cli.errors import (
     CancelledError,
     ExitCode,
@@ -44,6 +44,7 @@ from handoff_cli.errors import (
     UnderScoreError,
     UsageError,
 )
+from handoff_cli.handoff.loop import run_on_loop
 from handoff_cli.handoff.pipeline import (
     DEFAULT_TARGET,
     Request,
@@ -56,10 +57,9 @@ from handoff_cli.handoff.pipeline import (
     writer_for,
 )
 from handoff_cli.handoff.plan import DEFAULT_WINDOW, rough_tokens
+from handoff_cli.handoff.report import Reporter
 from handoff_cli.handoff.writer import Writer
-from handoff_cli.llm.model import run_on_loop
 from handoff_cli.options import DEFAULT_JOBS, Options
-from handoff_cli.sessions.catalog import Catalog, SessionSummary, same_folder
 from handoff_cli.sessions.js import js_time
 
 THRESHOLD_SHARE = 0.8

@@ -19,10 +19,10 @@ from handoff_cli.handoff.prompt import ChatMessage
 
 if TYPE_CHECKING:
     from handoff_cli.agents.context import Context
-    from handoff_cli.cli.output import Reporter
     from handoff_cli.handoff.conversation import Conversation
     from handoff_cli.handoff.facts import Facts
     from handoff_cli.handoff.redact import Redactor
+    from handoff_cli.handoff.report import Reporter
     from handoff_cli.options import Options
 
 

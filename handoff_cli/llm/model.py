@@ -18,12 +18,11 @@ backoff) are ours, on rate limits, server errors and lost connections.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import random
 import re
 import threading
-from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
@@ -31,10 +30,11 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import orjson
 
+from handoff_cli.document import missing_sections
 from handoff_cli.errors import ModelError, NoDocumentError, SessionFileError, UsageError
 from handoff_cli.handoff.builtin import BUILTIN, EXTRACTIVE, Builtin
 from handoff_cli.handoff.conversation import Conversation
-from handoff_cli.handoff.document import missing_sections
+from handoff_cli.handoff.loop import INTERRUPTED
 from handoff_cli.handoff.plan import (
     CHARS_PER_TOKEN,
     DEFAULT_WINDOW,
@@ -56,12 +56,13 @@ from handoff_cli.handoff.redact import Redactor
 from handoff_cli.handoff.writer import Answer, Brief, Planned, Written
 from handoff_cli.llm import table as model_table
 from handoff_cli.llm import tokens
+from handoff_cli.llm.table import litellm_name
 from handoff_cli.sessions.jsonl import dumps
 from handoff_cli.sessions.session import file_shape
 
 if TYPE_CHECKING:
     from handoff_cli.agents.context import Context
-    from handoff_cli.cli.output import Reporter
+    from handoff_cli.handoff.report import Reporter
     from handoff_cli.options import Options
 
 
@@ -104,16 +105,6 @@ T = TypeVar("T")
 Progress = Callable[[int], None]
 """Called as the answer streams in, with the number of output tokens so far."""
 
-# pi's provider names where LiteLLM's differ.
-PROVIDERS = {
-    "google": "gemini",
-    "google-vertex": "vertex_ai",
-    "google-gemini-cli": "gemini",
-    "amazon-bedrock": "bedrock",
-    "azure-openai-responses": "azure",
-    "github-copilot": "github_copilot",
-    "vercel-ai-gateway": "vercel_ai_gateway",
-}
 ALIASES = {"extractive": EXTRACTIVE}
 MAX_BACKOFF_S = 30.0
 NO_KEY = "sk-no-key-needed"  # OpenAI's client insists on a key, which local servers ignore
@@ -391,12 +382,6 @@ def _combined(first: Answer, second: Answer, text: str) -> Answer:
     )
 
 
-def litellm_name(session_model: str) -> str:
-    """LiteLLM's name for a model as the agents write it ("provider/model")."""
-    provider, _, model = session_model.partition("/")
-    return f"{PROVIDERS.get(provider, provider)}/{model}" if model else session_model
-
-
 def _known(session_model: str | None) -> bool:
     """Whether the session names a model: what the agents print for a turn with no provider
     or model (``undefined/undefined``, ``null/...``) names none."""
@@ -653,35 +638,6 @@ async def acomplete(
             warn(f"warning: {reason}; trying again in {wait:.1f} s ({attempt + 1} of {retries})")
             await asyncio.sleep(wait)
     raise AssertionError("unreachable")
-
-
-_threads = threading.local()
-INTERRUPTED = threading.Event()
-"""Set by the signal that cancels a handoff, before its handler raises ``KeyboardInterrupt``
-(and cleared as the handoff ends). That interrupt lands wherever the program is, and a library
-may catch it there and raise its own error instead (pydantic, building a schema as LiteLLM
-reads the stream, raises a ``SchemaError``, which LiteLLM reports as a broken stream): that
-error is the interrupt, never one to retry or report."""
-
-
-def run_on_loop(work: Coroutine[Any, Any, T]) -> T:
-    """Run ``work`` to its end on this thread's event loop, which stays open between runs
-    (LiteLLM keeps its HTTP clients per loop). An interrupt (Ctrl-C, SIGTERM) cancels the work
-    first, so that its connection is closed before the interrupt goes on."""
-    loop: asyncio.AbstractEventLoop | None = getattr(_threads, "loop", None)
-    if loop is None:
-        loop = _threads.loop = asyncio.new_event_loop()
-    task = loop.create_task(work)
-    try:
-        return loop.run_until_complete(task)
-    except BaseException as error:
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                loop.run_until_complete(task)
-        if INTERRUPTED.is_set() and not isinstance(error, KeyboardInterrupt):
-            raise KeyboardInterrupt from None  # whatever the interrupt was turned into
-        raise
 
 
 def _too_long(litellm: ModuleType, error: Exception) -> bool:

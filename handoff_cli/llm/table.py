@@ -226,3 +226,25 @@ def _info(key: str, provider: str, entry: Mapping[str, Any]) -> ModelInfo | None
 def _rate(entry: Mapping[str, Any], side: str) -> float | None:
     rate = entry.get(f"{side}_cost_per_token")
     return float(rate) if isinstance(rate, (int, float)) else None
+
+
+ChatMessage = dict[str, Any]
+"""A message in OpenAI's chat format, as LiteLLM takes it."""
+
+
+# pi's provider names where LiteLLM's differ.
+PROVIDERS = {
+    "google": "gemini",
+    "google-vertex": "vertex_ai",
+    "google-gemini-cli": "gemini",
+    "amazon-bedrock": "bedrock",
+    "azure-openai-responses": "azure",
+    "github-copilot": "github_copilot",
+    "vercel-ai-gateway": "vercel_ai_gateway",
+}
+
+
+def litellm_name(session_model: str) -> str:
+    """LiteLLM's name for a model as the agents write it ("provider/model")."""
+    provider, _, model = session_model.partition("/")
+    return f"{PROVIDERS.get(provider, provider)}/{model}" if model else session_model

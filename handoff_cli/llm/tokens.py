@@ -36,8 +36,8 @@ import tiktoken
 import tiktoken.registry
 from tiktoken.model import MODEL_TO_ENCODING
 
-from handoff_cli.handoff.prompt import ChatMessage
 from handoff_cli.llm import table as model_table
+from handoff_cli.llm.table import ChatMessage
 
 REPLY_PRIMER = 3
 """What LiteLLM adds to every request for the answer's start (no tools are ever sent)."""

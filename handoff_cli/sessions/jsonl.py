@@ -13,11 +13,12 @@ respelled; nothing is walked in Python unless orjson cannot write the value at a
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import sys
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple, overload
 
 import orjson
@@ -323,3 +324,32 @@ def _string(text: str) -> bytes:
         # Lone surrogates, which UTF-8 cannot hold: escaped, as JSON.stringify escapes them.
         quoted = json.dumps(text, ensure_ascii=False)
         return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted).encode()
+
+
+# --- JSON objects written in pieces ------------------------------------------------------------
+
+
+def objects(rows: Iterable[Mapping[str, Any]]) -> Iterator[Verbatim]:
+    """Each of ``rows`` as the JSON object ``write_json`` writes of it (an iterator in it
+    streamed), made one at a time: a long list of large ones is never held whole."""
+    for row in rows:
+        data = io.BytesIO()
+        write_object(row, data.write)
+        yield Verbatim(data.getvalue())
+
+
+def write_object(fields: Mapping[str, Any], write: Callable[[bytes | memoryview], Any]) -> None:
+    write(b"{")
+    for position, (key, value) in enumerate(fields.items()):
+        write(b"," if position else b"")
+        write(dumps(key) + b":")
+        if isinstance(value, Iterator):
+            write(b"[")
+            for index, item in enumerate(value):
+                if index:
+                    write(b",")
+                write(item.data if isinstance(item, Verbatim) else dumps(item))
+            write(b"]")
+        else:
+            write(dumps(value))
+    write(b"}")

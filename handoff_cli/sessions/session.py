@@ -28,8 +28,8 @@ from typing import Any, BinaryIO, NamedTuple
 import orjson
 import simdjson
 
+from handoff_cli.document import is_handoff_prompt
 from handoff_cli.errors import SessionFileError, os_reason
-from handoff_cli.handoff.document import is_handoff_prompt
 from handoff_cli.said import TitleRequest
 from handoff_cli.sessions.js import UNDEFINED, js_key, js_string, js_truthy
 from handoff_cli.sessions.jsonl import LONGEST_TEXT, Verbatim, dumps, parse_bounded, parse_line

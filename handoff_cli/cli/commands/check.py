@@ -41,8 +41,12 @@ from handoff_cli.options import (
 from handoff_cli.sessions.tree import branch, leaf
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
     from handoff_cli.handoff.check import Checked
     from handoff_cli.handoff.judge import Judgement
+    from handoff_cli.handoff.writer import Answer
+    from handoff_cli.llm.table import ChatMessage
 
 
 def check(
@@ -97,7 +101,8 @@ def _judge(
     """The probes answered by the model ``name`` from the document alone."""
     from handoff_cli.errors import ModelError
     from handoff_cli.handoff.judge import ajudge
-    from handoff_cli.llm.model import Model, resolve_model, run_on_loop
+    from handoff_cli.handoff.loop import run_on_loop
+    from handoff_cli.llm.model import Model, resolve_model
 
     model = resolve_model(name, None, api_key=api_key, api_base=api_base, warn=notice)
     if not isinstance(model, Model):
@@ -106,8 +111,12 @@ def _judge(
         keys = " or ".join(model.missing_keys)
         raise ModelError(f"{model.name}: no credentials: set {keys}, or pass --api-key")
     notice(f"asking {model.name} the probes…")
-    judged = ajudge(checked.report, checked.document, model, timeout=timeout, retries=retries)
-    return run_on_loop(judged)
+    from handoff_cli.llm.model import acomplete
+
+    def ask(request: list[ChatMessage]) -> Awaitable[Answer]:
+        return acomplete(request, model, timeout=timeout, retries=retries)
+
+    return run_on_loop(ajudge(checked.report, checked.document, model.name, ask))
 
 
 def _read_document(path: Path) -> str:

@@ -40,7 +40,7 @@ from handoff_cli.cli.flags import (
     handoff_options,
 )
 from handoff_cli.cli.output import (
-    Reporter,
+    Notices,
     notice,
     reader_gone,
     reader_may_leave,
@@ -146,7 +146,7 @@ def _hand_off(path: Path, options: Options, target: Target, quiet: bool) -> Hand
     from handoff_cli.handoff.pipeline import dry_run, handoff
 
     if options.dry_run:
-        planned = dry_run(path, options, Reporter(), target=target)
+        planned = dry_run(path, options, Notices(), target=target)
         with reader_may_leave():  # each request streamed, built as it is written
             write_json(planned.to_json())
         return None

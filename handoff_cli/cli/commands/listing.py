@@ -8,6 +8,10 @@ from typing import TYPE_CHECKING
 import typer
 
 from handoff_cli.agents.places import expand
+from handoff_cli.catalog import (
+    catalog,
+    same_folder,
+)
 from handoff_cli.cli.flags import (
     CacheDirOpt,
     CwdOpt,
@@ -27,10 +31,6 @@ from handoff_cli.cli.signals import interrupt, take
 from handoff_cli.cli.where import cache_folder, named_roots, warn_loops
 from handoff_cli.errors import (
     UsageError,
-)
-from handoff_cli.sessions.catalog import (
-    catalog,
-    same_folder,
 )
 
 if TYPE_CHECKING:

@@ -10,6 +10,9 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from handoff_cli.agents.places import expand
+from handoff_cli.catalog import (
+    catalog,
+)
 from handoff_cli.cli.flags import (
     AgentOpt,
     ApiBaseOpt,
@@ -64,14 +67,11 @@ from handoff_cli.options import (
     parse_duration,
     parse_shard,
 )
-from handoff_cli.sessions.catalog import (
-    catalog,
-)
 
 if TYPE_CHECKING:
+    from handoff_cli.catalog import Catalog
     from handoff_cli.cli.render import RotateProgress
     from handoff_cli.handoff.rotate import Outcome, RotateOptions, Rotation
-    from handoff_cli.sessions.catalog import Catalog
 
 
 def rotate(

@@ -8,6 +8,9 @@ import typer
 
 from handoff_cli.agents.choice import Choice
 from handoff_cli.agents.places import Root
+from handoff_cli.catalog import (
+    catalog,
+)
 from handoff_cli.cli.flags import AgentOpt, JsonOpt, LeafOpt, SessionArg, SessionsDirs
 from handoff_cli.cli.output import (
     notice,
@@ -23,9 +26,6 @@ from handoff_cli.errors import (
 )
 from handoff_cli.options import (
     AUTO,
-)
-from handoff_cli.sessions.catalog import (
-    catalog,
 )
 from handoff_cli.sessions.session import Record, Session
 from handoff_cli.sessions.tree import branch, leaf

@@ -25,17 +25,17 @@ from typing import Any, BinaryIO, NamedTuple
 from handoff_cli.agents import claude, codex, format_head, format_of
 from handoff_cli.agents.base import Format
 from handoff_cli.agents.places import Root, expand
-from handoff_cli.errors import SessionFileError, UsageError, os_reason
-from handoff_cli.handoff.document import (
+from handoff_cli.catalog import listcache
+from handoff_cli.catalog.listcache import DIGEST_BYTES, RACY_NS, Known, digest
+from handoff_cli.document import (
     HANDOFF_TYPE,
     is_handoff_prompt,
     is_handoff_start,
     opens_session,
 )
+from handoff_cli.errors import SessionFileError, UsageError, os_reason
 from handoff_cli.said import TitleRequest
-from handoff_cli.sessions import listcache
 from handoff_cli.sessions.jsonl import parse_bounded, parse_line
-from handoff_cli.sessions.listcache import DIGEST_BYTES, RACY_NS, Known, digest
 from handoff_cli.sessions.session import (
     BOM,
     file_lines,
