@@ -591,6 +591,7 @@ def test_a_long_text_is_read_no_further_than_its_key_terms_need() -> None:
 # --- calibration: documents written by hand for real sessions ---------------------------------
 
 
+@pytest.mark.heavy  # a whole corpus: make test-heavy
 def test_the_gate_on_documents_written_by_hand_keeps_its_figures() -> None:
     """``tests/fixtures/calibration`` (``make eval``), the development set: measured 27 of 30
     good documents passed, 27 of 30 wrong ones and every empty one refused, 15 of 30 incomplete

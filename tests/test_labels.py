@@ -29,6 +29,7 @@ def in_process(home: Path, args: list[str]) -> str:
     return done.stdout
 
 
+@pytest.mark.heavy  # a whole corpus: make test-heavy
 def test_real_sessions_pass_their_labels() -> None:
     results, refused = labels.run_all(in_process)
     found = labels.counts(results)

@@ -590,6 +590,7 @@ def window_server(server: FakeLLMServer) -> None:
     server.default = Reply(DOCUMENT)
 
 
+@pytest.mark.heavy  # a whole corpus: make test-heavy
 def test_ten_times_the_window_hands_off_in_chunks(
     tmp_path: Path, llm_server: FakeLLMServer
 ) -> None:

@@ -167,6 +167,7 @@ def test_what_the_red_team_found_is_masked(text: str, secret: str) -> None:
     assert secret not in Redactor().text(text)
 
 
+@pytest.mark.heavy  # a whole corpus: make test-heavy
 def test_the_corpus_every_secret_masked_and_no_trap_touched() -> None:
     """``tests/fixtures/secrets``: recall 100%, no false positive, and the right kinds."""
     score = secrets_corpus.score(lambda text: Redactor().text(text))
@@ -547,6 +548,7 @@ def _texts() -> list[str]:
     return texts
 
 
+@pytest.mark.heavy  # a whole corpus: make test-heavy
 def test_the_anchors_find_what_every_rule_everywhere_finds() -> None:
     """Running the rules only from the anchors gives what running them at every position does:
     on the corpus and on random texts, one by one and all at once; and masking again finds

@@ -119,6 +119,7 @@ def test_folded_requests_with_secrets_are_as_they_were(
     check("handoff, small window, secrets", digest(b"\n".join(bodies)))
 
 
+@pytest.mark.heavy  # a whole corpus: make test-heavy
 def test_a_real_handoff_of_a_long_session_is_as_it_was(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], llm_server: FakeLLMServer
 ) -> None:

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from handoff_cli.agents import claude, codex, load_session
 from handoff_cli.document import PROMPT_OPENINGS, WRAPPER_CLOSE, WRAPPER_OPEN, wrap_document
 from handoff_cli.export.transcript import (
@@ -333,6 +335,7 @@ MADE_LIKE = re.compile(
 """Lines of that kind with the session's own in them (a path, a count)."""
 
 
+@pytest.mark.heavy  # a whole corpus: make test-heavy
 def test_the_transcript_holds_every_text_the_real_agents_send() -> None:
     """Every line of every text of the contexts the real agents built of the fixtures (what was
     said, thought, summarised, called and answered) is in the transcript of the same branch,
