@@ -64,6 +64,20 @@ class CutText(str):
         return cut
 
 
+def quarter_tokens(text: str) -> int:
+    """How the agents count a text's tokens with no model: a quarter of its UTF-8 bytes,
+    rounded up (of the whole text, where it was read in part)."""
+    size = (
+        text.utf8_bytes if isinstance(text, CutText) else len(text.encode("utf-8", "surrogatepass"))
+    )
+    return quarter_of(size)
+
+
+def quarter_of(size: int) -> int:
+    """A quarter of ``size`` bytes, rounded up: their tokens by the agents' estimate."""
+    return (size + 3) >> 2
+
+
 def cut_marker(count: int) -> str:
     """What stands in a cut text for the ``count`` characters left out."""
     return f"\n[… {count:,} characters cut …]\n"

@@ -17,7 +17,6 @@ from handoff_cli.agents import OMP
 from handoff_cli.agents.omp import (
     compaction_entry,
     cut,
-    estimate,
     sessions_folder,
     strip_read_selector,
     with_tokens_after,
@@ -26,6 +25,7 @@ from handoff_cli.document import files_block
 from handoff_cli.handoff.facts import facts_of
 from handoff_cli.sessions.session import load_session
 from handoff_cli.sessions.tree import branch, leaf
+from handoff_cli.text import quarter_tokens
 
 from .conftest import FIXTURES, OMP183, key_orders, printed
 
@@ -157,8 +157,8 @@ def test_read_selectors_are_stripped_by_the_read_tools_grammar(path: str, stripp
 
 
 def test_the_estimate_is_a_quarter_of_the_utf8_bytes_rounded_up() -> None:
-    assert [estimate(t) for t in ("", "a", "abcd", "abcde", "é" * 2)] == [0, 1, 1, 2, 1]
-    assert estimate("x" * 10_001) == 2_501
+    assert [quarter_tokens(t) for t in ("", "a", "abcd", "abcde", "é" * 2)] == [0, 1, 1, 2, 1]
+    assert quarter_tokens("x" * 10_001) == 2_501
 
 
 FILE_LISTS = json.loads((FIXTURES / "files" / "omp-file-lists.json").read_text())

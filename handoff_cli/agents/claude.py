@@ -101,7 +101,7 @@ from handoff_cli.sessions.session import (
 )
 from handoff_cli.sessions.tree import branch as tree_branch
 from handoff_cli.sessions.tree import children
-from handoff_cli.text import text_of
+from handoff_cli.text import quarter_tokens, text_of
 
 NAME = "claude"
 HEADER_LINES = 0
@@ -1710,7 +1710,7 @@ class _Compaction:
         tail = _tail(self.old, self.old.id)
         transcript = _TRANSCRIPT.format(mask(str(self.old.path)))
         content = f"{COMPACT_OPENING}\n\n{wrap_document(document)}\n\n{transcript}"
-        after = _estimate(content) + _estimate(ACKNOWLEDGEMENT)
+        after = quarter_tokens(content) + quarter_tokens(ACKNOWLEDGEMENT)
         metadata = {"trigger": "manual", "preTokens": self.tokens_before, "postTokens": after}
         boundary: Entry = {
             "parentUuid": None,
@@ -1772,10 +1772,6 @@ def _context_tokens(branch: list[Record]) -> int:
         counts = (usage.get(key) for key in _CONTEXT_USAGE)
         return sum(c for c in counts if isinstance(c, int) and not isinstance(c, bool))
     return 0
-
-
-def _estimate(text: str) -> int:
-    return (len(text.encode("utf-8", "surrogatepass")) + 3) >> 2
 
 
 def _handed_off(summary: str) -> str | None:

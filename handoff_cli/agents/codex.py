@@ -89,7 +89,7 @@ from handoff_cli.sessions.session import (
     session_title,
     spanning,
 )
-from handoff_cli.text import text_of
+from handoff_cli.text import quarter_of, quarter_tokens, text_of
 
 NAME = "codex"
 HEADER_LINES = 1
@@ -883,7 +883,7 @@ def _kept_output(output: str, by_tokens: bool) -> str:
     head = data[:head_end].decode("utf-8", "surrogatepass")
     tail = data[tail_start:].decode("utf-8", "surrogatepass")
     if by_tokens:
-        left_out = f"{_tokens_of(tail_start - head_end)} tokens"
+        left_out = f"{quarter_of(tail_start - head_end)} tokens"
     else:
         left_out = f"{len(output) - len(head) - len(tail)} chars"
     return f"{head}\u2026{left_out} truncated\u2026{tail}"
@@ -1164,7 +1164,7 @@ def _replacement(history: Iterable[Entry]) -> list[Entry]:
         if left == 0:
             break
         text = _text(item.get("content"))
-        tokens = _tokens(text)
+        tokens = quarter_tokens(text)
         if tokens > left:
             kept.append(_with_id(_cut_middle(item, text, left)))
             break
@@ -1186,7 +1186,7 @@ def _cut_middle(item: Entry, text: str, tokens: int) -> Entry:
         tail_start += 1
     parts = (
         data[:head_end],
-        f"\u2026{_tokens_of(tail_start - head_end)} tokens truncated\u2026".encode(),
+        f"\u2026{quarter_of(tail_start - head_end)} tokens truncated\u2026".encode(),
         data[tail_start:],
     )
     content = [{"type": "input_text", "text": p.decode("utf-8", "surrogatepass")} for p in parts]
@@ -1204,18 +1204,9 @@ def _with_id(item: Entry) -> Entry:
     return {"type": item.get("type"), "id": f"msg_{uuid7()}"} | item
 
 
-def _tokens(text: str) -> int:
-    """Codex's estimate of a text: a quarter of its UTF-8 bytes, rounded up."""
-    return _tokens_of(len(text.encode("utf-8", "surrogatepass")))
-
-
-def _tokens_of(size: int) -> int:
-    return (size + 3) // 4
-
-
 def _estimate(items: Iterable[Entry]) -> int:
     """Codex's estimate of items: each one's JSON, a quarter of its bytes."""
-    return sum(_tokens_of(len(dumps(item))) for item in items)
+    return sum(quarter_of(len(dumps(item))) for item in items)
 
 
 # --- what it writes: a new rollout holding a handoff, and the exchange in the old one -------

@@ -63,7 +63,7 @@ from handoff_cli.sessions.session import (
     with_facts,
     without_signature,
 )
-from handoff_cli.text import CutText, is_url
+from handoff_cli.text import is_url, quarter_tokens
 
 NAME = "omp"
 
@@ -827,15 +827,6 @@ def tokens_after(branch: list[Record], entry: Entry) -> int:
 # --- counting, as the agent's Tokenizer does with no model ------------------------------------
 
 
-def estimate(text: str) -> int:
-    """A quarter of the text's UTF-8 bytes, rounded up (of the whole text, where it was read
-    in part)."""
-    size = (
-        text.utf8_bytes if isinstance(text, CutText) else len(text.encode("utf-8", "surrogatepass"))
-    )
-    return (size + 3) >> 2
-
-
 def message_tokens(message: Any, encrypted: bool = True) -> int:
     """One message's tokens: each of its texts estimated alone, a fixed charge per image.
     ``encrypted``: count thinking signatures and other opaque reasoning too."""
@@ -844,7 +835,7 @@ def message_tokens(message: Any, encrypted: bool = True) -> int:
     role, content = message.get("role"), message.get("content")
     if role == "bashExecution":
         texts = [message.get(k) for k in ("command", "output")]
-        return sum(estimate(t) for t in texts if isinstance(t, str))
+        return sum(quarter_tokens(t) for t in texts if isinstance(t, str))
     fragments: list[str] = []
     extra = 0
     if role in ("user", "developer", "custom", "hookMessage", "toolResult"):
@@ -872,7 +863,7 @@ def message_tokens(message: Any, encrypted: bool = True) -> int:
             extra += len(images) * FRAME_TOKENS
     else:
         return 0
-    return extra + sum(estimate(t) for t in fragments if isinstance(t, str))
+    return extra + sum(quarter_tokens(t) for t in fragments if isinstance(t, str))
 
 
 def _assistant_texts(content: Any, encrypted: bool) -> Iterator[Any]:
