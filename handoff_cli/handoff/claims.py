@@ -337,15 +337,13 @@ def _calls_of(message: dict[str, Any]) -> list[str]:
             if not isinstance(arguments, dict):
                 continue
             name = block.get("name")
-            if isinstance(name, str) and name.casefold() in _PROGRAMS - _SHELLS:  # named as one
+            if isinstance(name, str) and name.casefold() in _PROGRAMS - shell.SHELLS:  # a program's name
                 calls.append(" ".join((name, *_strings(arguments))))
             else:  # what runs, not what is written or read
                 calls += _strings([arguments.get(key) for key in _RUN_KEYS])
     return calls
 
 
-_SHELLS = frozenset(("bash", "sh", "zsh"))
-"""Tools named as a shell: what they run is their command."""
 _RUN_KEYS = ("command", "cmd", "script", "code", "input")
 """The arguments of a tool call that hold what it runs."""
 

@@ -419,14 +419,14 @@ _OUTPUT_OPTIONS = frozenset(("--output", "--out", "--output-file", "-out", "-key
 _OUTPUT_O = frozenset("curl gcc g++ cc clang clang++ go rustc zig pandoc".split())
 
 
-_SHELLS = frozenset(
+SHELLS = frozenset(
     "bash sh zsh dash ksh fish pwsh pwsh.exe powershell powershell.exe cmd.exe".split()
 )
 
 
 def _script_of(words: tuple[str, ...]) -> str | None:
     """The script a shell is given to run (``bash -lc 'script'``, ``pwsh -Command script``)."""
-    if words[0] not in _SHELLS:
+    if words[0] not in SHELLS:
         return None
     for flag, script in pairwise(words):
         if flag.startswith("-") and flag.casefold().lstrip("-") in ("c", "lc", "ic", "command"):
