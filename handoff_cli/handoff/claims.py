@@ -337,7 +337,7 @@ def _calls_of(message: dict[str, Any]) -> list[str]:
             if not isinstance(arguments, dict):
                 continue
             name = block.get("name")
-            if isinstance(name, str) and name.casefold() in _PROGRAMS - shell.SHELLS:  # a program's name
+            if isinstance(name, str) and name.casefold() in _PROGRAMS - shell.SHELLS:  # a program
                 calls.append(" ".join((name, *_strings(arguments))))
             else:  # what runs, not what is written or read
                 calls += _strings([arguments.get(key) for key in _RUN_KEYS])
