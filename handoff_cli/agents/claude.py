@@ -309,18 +309,15 @@ def load(path: Path) -> Session:
 class _File(Source):
     """A Claude Code file, read again by byte range; with what its records are read for that
     is not kept in them, by their lines' offsets: the tool a result answers (named by its call,
-    in another record), which records are a sidechain's (few: none in most files), each
-    answer's ``message.id`` and which user records hold tool results (what puts back the
-    records of an answer that hang beside a branch: ``_recovered``), and its records."""
+    in another record), which records are a sidechain's (few: none in most files); and its
+    records, in file order (where ``_recovered`` finds what hangs beside a branch)."""
 
-    __slots__ = ("answers", "records", "result_tools", "results", "sidechains")
+    __slots__ = ("records", "result_tools", "sidechains")
 
     def __init__(self, path: Path, fd: int) -> None:
         super().__init__(path, fd)
         self.result_tools: dict[int, str] = {}
         self.sidechains: set[int] = set()
-        self.answers: dict[int, str] = {}
-        self.results: set[int] = set()
         self.records: list[Record] | None = None
 
 
@@ -393,14 +390,8 @@ def _record(value: Entry, offset: int, length: int, source: _File, read: _Read) 
         )
     if kind == "assistant":
         _note_calls(value["message"], read.tool_names)
-        answer = value["message"].get("id")
-        if isinstance(answer, str):
-            source.answers[offset] = sys.intern(answer)
-    else:
-        if shared["role"] == "toolResult" and (tool := read.tool_of(shared["toolCallId"])):
-            source.result_tools[offset] = tool
-        if any(True for _ in _results(value["message"].get("content"))):
-            source.results.add(offset)
+    elif shared["role"] == "toolResult" and (tool := read.tool_of(shared["toolCallId"])):
+        source.result_tools[offset] = tool
     # The calls a message makes or answers matter to oh-my-pi's rules alone, which never read a
     # file of Claude Code's: without them, nearly every record's facts are one of a few.
     facts = message_facts(shared)._replace(tool_call_ids=(), answers=None)
@@ -924,22 +915,55 @@ def _recovered(branch: list[Record]) -> list[Record]:
     parallel tool calls is written a record a call, each result hanging from its call, so
     walking up from the leaf passes one chain of them. Each answer's records off the branch,
     and the results hanging from any of its records, go in by file position between its first
-    and last record on the branch."""
+    and last record on the branch. They hang from the branch, or from one another: one pass in
+    file order finds them, reading the lines of those alone (nothing is kept per record)."""
     source = branch[0].source if branch else None
     if not isinstance(source, _File) or source.records is None:
         return branch
-    on_branch = {r.id for r in branch}
-    wanted = {source.answers[r.offset] for r in branch if r.offset in source.answers}
+    answer_of = {r.id: _answer_id(r) for r in branch if _answers(r)}
+    wanted = {answer for answer in answer_of.values() if answer is not None}
+    if not wanted:
+        return branch
+    reached = {r.id for r in branch}
     answers: dict[str, list[Record]] = {}
     results: dict[str, list[Record]] = {}
     for record in source.records:
-        answer = source.answers.get(record.offset)
-        if answer in wanted:
-            answers.setdefault(answer, []).append(record)
-        elif record.offset in source.results and record.parent_id is not None:
-            results.setdefault(record.parent_id, []).append(record)
-    spans = _spans(branch, answers, results, on_branch)
+        if record.parent_id not in reached or record.id in reached:
+            continue
+        if _answers(record):
+            answer = _answer_id(record)
+            if answer not in wanted:
+                continue
+            answer_of[record.id] = answer
+            answers.setdefault(str(answer), []).append(record)
+        elif answer_of.get(str(record.parent_id)) is not None and _holds_results(record):
+            results.setdefault(str(record.parent_id), []).append(record)
+        else:
+            continue
+        reached.add(record.id)
+    if not answers and not results:
+        return branch
+    for record in branch:  # each answer's records on the branch, to find its results by
+        answer = answer_of.get(record.id)
+        if answer is not None:
+            answers.setdefault(answer, []).insert(0, record)
+    spans = _spans(branch, answer_of, answers, results)
     return _slotted(branch, spans) if spans else branch
+
+
+def _answers(record: Record) -> bool:
+    return record.facts is not None and record.facts.role == "assistant"
+
+
+def _answer_id(record: Record) -> str | None:
+    message = _raw(record).get("message")
+    answer = message.get("id") if isinstance(message, dict) else None
+    return answer if isinstance(answer, str) else None
+
+
+def _holds_results(record: Record) -> bool:
+    message = _raw(record).get("message")
+    return isinstance(message, dict) and any(True for _ in _results(message.get("content")))
 
 
 class _Span(NamedTuple):
@@ -953,17 +977,16 @@ class _Span(NamedTuple):
 
 def _spans(
     branch: list[Record],
+    answer_of: dict[str, str | None],
     answers: dict[str, list[Record]],
     results: dict[str, list[Record]],
-    taken: set[str],
 ) -> list[_Span]:
-    source = branch[0].source
-    assert isinstance(source, _File), "a Claude Code record is read from its file"
+    taken = {r.id for r in branch}
     position = {r.id: i for i, r in enumerate(branch)}
     spans: list[_Span] = []
     done: set[str] = set()
     for start, record in enumerate(branch):
-        answer = source.answers.get(record.offset)
+        answer = answer_of.get(record.id)
         if answer is None or answer in done:
             continue
         done.add(answer)
@@ -972,7 +995,7 @@ def _spans(
         found += [t for r in own for t in results.get(r.id, ()) if t.id not in taken]
         taken.update(r.id for r in found)
         end = max((position[r.id] + 1 for r in own if r.id in position), default=start + 1)
-        while end < len(branch) and source.answers.get(branch[end].offset) == answer:
+        while end < len(branch) and answer_of.get(branch[end].id) == answer:
             end += 1
         if not found:
             continue
