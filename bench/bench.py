@@ -595,6 +595,10 @@ def bench_planning(work: Path, window: int = 128_000) -> None:
     largest."""
     from handoff_cli.agents import OMP
     from handoff_cli.handoff.pipeline import dry_run, prepare
+    from handoff_cli.handoff.writer import register
+    from handoff_cli.llm.model import resolve_model
+
+    register(resolve_model)
     from handoff_cli.llm.model import Model
     from handoff_cli.options import Options
 
@@ -783,6 +787,10 @@ def bench_rotation(work: Path, sessions: int, handoffs: int, runs: int, rotation
     from handoff_cli.catalog import catalog
     from handoff_cli.handoff.report import Reporter
     from handoff_cli.handoff.rotate import RotateOptions, arotate, select
+    from handoff_cli.handoff.writer import register
+    from handoff_cli.llm.model import resolve_model
+
+    register(resolve_model)
     from handoff_cli.options import Options
 
     folder = work / "rotate"

@@ -32,6 +32,8 @@ from handoff_cli.handoff.check import DIMENSIONS, Report, check_session
 from handoff_cli.handoff.pipeline import handoff
 from handoff_cli.handoff.prompt import FACTS_INTRO
 from handoff_cli.handoff.report import Reporter
+from handoff_cli.handoff.writer import register
+from handoff_cli.llm.model import resolve_model
 from handoff_cli.options import Options
 from handoff_cli.sessions.tree import branch, leaf
 from tests import calibration, labels
@@ -41,6 +43,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = (ROOT / "tests" / "fixtures", ROOT / "sessions")
 FLOOR = 0.95
 LOOPBACK = "openai/gpt-4o-mini"
+
+register(resolve_model)  # the writer decided as the command line decides it
 
 
 Answering = Callable[[RecordedRequest], Reply]

@@ -27,6 +27,8 @@ from handoff_cli.agents.context import Context
 from handoff_cli.cli.app import run
 from handoff_cli.cli.output import write_json
 from handoff_cli.document import SECTIONS
+from handoff_cli.handoff.writer import register
+from handoff_cli.llm.model import resolve_model
 from handoff_cli.sessions import files as writer
 from handoff_cli.sessions.session import load_session
 from handoff_cli.sessions.tree import branch, leaf
@@ -45,6 +47,8 @@ EXAMPLES = PROJECT / "sessions"
 REAL = FIXTURES / "real"
 """Sessions people committed to public repositories, each with a label file written by reading
 it (tests/test_labels.py, tests/labels.py): large, and left out of the sweeps below."""
+
+register(resolve_model)  # as the command line hands it in: tests call the library too
 
 
 def fixture_files() -> list[Path]:

@@ -328,8 +328,10 @@ from pathlib import Path
 from handoff_cli.cli.app import run
 from handoff_cli.options import Options
 from handoff_cli.handoff.pipeline import dry_run
+from handoff_cli.handoff.writer import register
 from handoff_cli.llm.model import resolve_model
 
+register(resolve_model)  # as the command line hands it in
 session, folder = Path(sys.argv[1]), sys.argv[2]
 options = Options(model="openai/gpt-4o", api_key="sk-test", context_window=8_000)
 planned = dry_run(session, options)

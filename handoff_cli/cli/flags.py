@@ -562,3 +562,12 @@ ProbeModelOpt = Annotated[
     ),
 ]
 HandoffJsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+
+
+def hand_in_the_model_writer() -> None:
+    """The writer a handoff is decided by: a model through LiteLLM, or the built-in writer
+    (``llm.model.resolve_model``), handed to the layer below (``handoff.writer.register``)."""
+    from handoff_cli.handoff.writer import register
+    from handoff_cli.llm.model import resolve_model
+
+    register(resolve_model)

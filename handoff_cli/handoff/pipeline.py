@@ -70,8 +70,7 @@ from handoff_cli.handoff.plan import Plan, Sized
 from handoff_cli.handoff.prompt import ChatMessage, handoff_prompt, required_sections
 from handoff_cli.handoff.redact import Redactor
 from handoff_cli.handoff.report import Reporter
-from handoff_cli.handoff.writer import Answer, Writer
-from handoff_cli.llm.model import resolve_model
+from handoff_cli.handoff.writer import Answer, Writer, resolver
 from handoff_cli.options import Options
 from handoff_cli.sessions.files import (
     Locked,
@@ -346,10 +345,12 @@ Writers = Callable[[str | None], Writer]
 
 
 def writer_for(options: Options, reporter: Reporter) -> Writers:
-    """How the writer is decided (``llm.model.resolve_model``), its notes told ``reporter``."""
+    """How the writer is decided (by the resolver handed in: ``writer.register``), its notes
+    told ``reporter``."""
+    resolve = resolver()
 
     def decide(session_model: str | None) -> Writer:
-        writer = resolve_model(
+        writer = resolve(
             options.model,
             session_model,
             api_key=options.api_key,

@@ -3,13 +3,15 @@
 As simonw/llm gives each model a class behind one interface, a handoff holds one ``Writer``
 and never asks which it is: the built-in writer (``builtin.Builtin``: the facts alone, no
 conversation, no cost) or a model reached through LiteLLM (``llm.model.Model``: the
-conversation planned into its window, asked, repaired). ``llm.model.resolve_model`` decides
-which, once; the pipeline reads the session, gives the writer what it asks for, and writes
-what it answers.
+conversation planned into its window, asked, repaired). A resolver decides which, once: the
+layer above hands its own in (the command line registers ``llm.model.resolve_model``); the
+pipeline reads the session, gives the writer
+what it asks for, and writes what it answers.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Protocol
@@ -160,3 +162,41 @@ class Writer(Protocol):
         the checks found: ``check.repair_prompt``); None: this writer cannot do better than it
         did."""
         ...
+
+
+# --- who decides the writer ---------------------------------------------------------------------
+
+
+class Resolve(Protocol):
+    """Decides the writer: the model ``requested``, else the session's own (``session_model``),
+    with the settings given (``llm.model.resolve_model`` is the one the program registers)."""
+
+    def __call__(
+        self,
+        requested: str | None,
+        session_model: str | None,
+        *,
+        api_key: str | None = None,
+        api_base: str | None = None,
+        context_window: int | None = None,
+        prices: tuple[float, float] | None = None,
+        warn: Callable[[str], None] = ...,
+        planned: bool = False,
+    ) -> Writer: ...
+
+
+_RESOLVE: list[Resolve] = []
+
+
+def register(resolve: Resolve) -> None:
+    """Hand in the resolver handoffs decide their writer with."""
+    _RESOLVE[:] = [resolve]
+
+
+def resolver() -> Resolve:
+    """The resolver handed in; none handed in is a program put together wrong."""
+    if not _RESOLVE:
+        raise RuntimeError(
+            "no writer resolver: register(handoff_cli.llm.model.resolve_model) first"
+        )
+    return _RESOLVE[0]

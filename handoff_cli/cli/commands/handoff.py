@@ -70,6 +70,7 @@ from handoff_cli.options import (
 if TYPE_CHECKING:
     from handoff_cli.handoff.pipeline import HandoffResult, Target
     from handoff_cli.options import Options
+from handoff_cli.cli.flags import hand_in_the_model_writer
 
 
 def handoff_command(
@@ -108,6 +109,8 @@ def handoff_command(
     the document becomes a compaction in SESSION itself, and its own id is printed.
     """
     from handoff_cli.handoff.pipeline import on_signal
+
+    hand_in_the_model_writer()
 
     if in_place and (no_record or out_dir is not None or to is not None):
         raise UsageError(

@@ -72,6 +72,7 @@ if TYPE_CHECKING:
     from handoff_cli.catalog import Catalog
     from handoff_cli.cli.render import RotateProgress
     from handoff_cli.handoff.rotate import Outcome, RotateOptions, Rotation
+from handoff_cli.cli.flags import hand_in_the_model_writer
 
 
 def rotate(
@@ -113,6 +114,7 @@ def rotate(
     """
     take(interrupt)
     options = _rotate_options(**configured(ctx))
+    hand_in_the_model_writer()
     found = catalog(named_roots(ctx, directories, sessions_dirs))
     return _rotate(found, options, dry_run, max_cost, json_out, quiet)
 
