@@ -109,12 +109,9 @@ def rotate(
     sessions_dirs: SessionsDirs = None,
 ) -> int | None:
     """Hand off every long, idle session under the folders, each exactly once: for CI and cron.
-
-    Prints `OLD_ID NEW_ID` for each session handed off (--json: a JSON object a session).
-    """
+    Prints `OLD_ID NEW_ID` for each session handed off (--json: a JSON object a session)."""
     take(interrupt)
     options = _rotate_options(**configured(ctx))
-    hand_in_the_model_writer()
     found = catalog(named_roots(ctx, directories, sessions_dirs))
     return _rotate(found, options, dry_run, max_cost, json_out, quiet)
 
@@ -128,6 +125,7 @@ def _rotate(
     quiet: bool,
 ) -> int | None:
     """Plan the rotation, check its budget, and (but for a dry run) run it."""
+    hand_in_the_model_writer()
     from handoff_cli.cli.render import RotateProgress
     from handoff_cli.handoff.pipeline import Target
     from handoff_cli.handoff.rotate import check_budget, plan_rotation
