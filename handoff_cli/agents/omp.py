@@ -49,7 +49,7 @@ from handoff_cli.agents.context import (
     last_index,
 )
 from handoff_cli.agents.pi import separated
-from handoff_cli.document import HANDOFF_TYPE, files_block, js_order, with_files
+from handoff_cli.document import HANDOFF_TYPE, files_block, is_handoff_prompt, js_order, with_files
 from handoff_cli.errors import AlreadyCompactedError, NothingToCompactError
 from handoff_cli.sessions.files import new_entry_id, replace_file
 from handoff_cli.sessions.js import UNPAIRABLE, js_string, js_time, js_truthy
@@ -63,7 +63,7 @@ from handoff_cli.sessions.session import (
     with_facts,
     without_signature,
 )
-from handoff_cli.text import is_url, quarter_tokens
+from handoff_cli.text import is_url, quarter_tokens, text_of
 
 NAME = "omp"
 
@@ -643,6 +643,26 @@ def strip_read_selector(path: str) -> str:
         if (raws[0] and ranges[1]) or (ranges[0] and raws[1]):
             base = base[:inner_colon]
     return base
+
+
+def ends_with_exchange(entries: list[Entry]) -> bool:
+    """Whether the last entries of a file of the pi family (its last objects, in order) are a
+    recorded handoff: our prompt, then the document answering it (then perhaps the session's
+    own model named again), or our in-place handoff, a compaction of method ``handoff``."""
+    entries = entries[-3:]
+    if len(entries) == 3 and entries[-1].get("type") == "model_change":
+        entries = entries[:-1]  # the session's own model named again after the answer
+    entries = entries[-2:]
+    leaf = entries[-1] if entries else {}
+    if leaf.get("type") == "compaction":
+        return bool(leaf.get("method") == HANDOFF_TYPE)
+    if len(entries) < 2 or leaf.get("parentId") != entries[0].get("id"):
+        return False
+    asked, answered = (e.get("message") for e in entries)
+    if not (isinstance(asked, dict) and isinstance(answered, dict)):
+        return False
+    roles = (asked.get("role"), answered.get("role"))
+    return roles == ("user", "assistant") and is_handoff_prompt(text_of(asked.get("content")))
 
 
 # --- its in-place handoff: the cut ------------------------------------------------------------

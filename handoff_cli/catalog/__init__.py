@@ -22,17 +22,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
-from handoff_cli.agents import claude, codex, format_head, format_of
+from handoff_cli.agents import claude, codex, format_head, format_of, omp
 from handoff_cli.agents.base import Format
 from handoff_cli.agents.places import Root, expand
 from handoff_cli.catalog import listcache
 from handoff_cli.catalog.listcache import DIGEST_BYTES, RACY_NS, Known, digest
-from handoff_cli.document import (
-    HANDOFF_TYPE,
-    is_handoff_prompt,
-    is_handoff_start,
-    opens_session,
-)
+from handoff_cli.document import is_handoff_start, opens_session
 from handoff_cli.errors import SessionFileError, UsageError, os_reason
 from handoff_cli.said import TitleRequest
 from handoff_cli.sessions.jsonl import parse_bounded, parse_line
@@ -367,19 +362,7 @@ def ends_with_handoff(tail: bytes) -> bool:
     entries = entries[-3:]
     if any(isinstance(e.get("uuid"), str) for e in entries):
         return claude.ends_with_exchange(entries)
-    if len(entries) == 3 and entries[-1].get("type") == "model_change":
-        entries.pop()  # the session's own model named again after the answer
-    entries = entries[-2:]
-    leaf = entries[-1]
-    if leaf.get("type") == "compaction":
-        return bool(leaf.get("method") == HANDOFF_TYPE)
-    if len(entries) < 2 or leaf.get("parentId") != entries[0].get("id"):
-        return False
-    asked, answered = (e.get("message") for e in entries)
-    if not (isinstance(asked, dict) and isinstance(answered, dict)):
-        return False
-    roles = (asked.get("role"), answered.get("role"))
-    return roles == ("user", "assistant") and is_handoff_prompt(text_of(asked.get("content")))
+    return omp.ends_with_exchange(entries)  # the pi family's entries
 
 
 def session_files(directory: Path, subagents: bool = False) -> Iterator[tuple[Path, str]]:
