@@ -39,6 +39,8 @@ from handoff_cli.sessions.tree import branch, leaf
 from . import sessiongen
 from .conftest import EXAMPLES, HEADER, fixture_files, quick_and_stress
 
+pytestmark = pytest.mark.heavy  # hundreds of mutated sessions: make test-heavy
+
 QUICK = settings(
     max_examples=60,
     deadline=5_000,

@@ -121,6 +121,7 @@ def check_new_sessions(folder: Path, source: Path) -> list[Path]:
     return made
 
 
+@pytest.mark.heavy  # processes killed at every moment: make test-heavy
 @pytest.mark.parametrize("trials", quick_and_stress(2, STRESS_TRIALS))
 def test_killed_at_any_moment_nothing_is_damaged(
     tmp_path: Path, llm_server: FakeLLMServer, trials: int

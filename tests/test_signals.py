@@ -84,6 +84,7 @@ STRESS = [
 ]
 
 
+@pytest.mark.heavy  # fresh processes signalled: make test-heavy
 @pytest.mark.parametrize("cases", quick_and_stress(QUICK, STRESS))
 def test_a_signal_from_the_first_instruction_on_cancels_cleanly(
     tmp_path: Path,
