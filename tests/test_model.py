@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2 as httpx  # the HTTP client openai builds its errors from
-import openai
 import pytest
 
 from handoff_cli.document import SECTIONS
@@ -209,7 +208,9 @@ def test_the_builtin_writer_answers_in_process_from_the_facts() -> None:
 # --- what the user is told ---------------------------------------------------------------------
 
 
-def status_error(status: int, message: str) -> openai.APIStatusError:
+def status_error(status: int, message: str) -> Exception:
+    import openai  # here: its import is half a second of every worker's collection
+
     response = httpx.Response(status, request=REQUEST)
     kinds = {401: openai.AuthenticationError, 429: openai.RateLimitError}
     kind = kinds.get(status, openai.APIStatusError)
@@ -217,6 +218,8 @@ def status_error(status: int, message: str) -> openai.APIStatusError:
 
 
 def test_explain_says_what_went_wrong_in_one_line() -> None:
+    import openai
+
     assert explain(openai.APITimeoutError(request=REQUEST), 5) == "no answer within 5 s"
     refused = explain(openai.APIConnectionError(request=REQUEST), 5)
     assert refused.startswith("cannot reach the model's server")
@@ -228,6 +231,8 @@ def test_explain_says_what_went_wrong_in_one_line() -> None:
 
 
 def test_backoff_honours_retry_after_within_the_cap() -> None:
+    import openai
+
     def with_header(value: str) -> Exception:
         response = httpx.Response(429, headers={"retry-after": value}, request=REQUEST)
         return openai.RateLimitError("slow", response=response, body=None)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 import orjson
 import pytest
 import regex  # type: ignore[import-untyped]  # Unicode's properties; LiteLLM's tiktoken needs it
@@ -29,11 +31,18 @@ def test_one_line_folds_and_cuts() -> None:
 # last of): controls, format characters, surrogates, line and paragraph separators, and the
 # default-ignorable code points, which are drawn as nothing.
 UNSEEN = regex.compile(r"[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]")
-CLASS = [chr(code) for code in range(0x110000) if UNSEEN.match(chr(code))]
-OTHERS = "".join(chr(code) for code in range(0x110000) if not UNSEEN.match(chr(code)))
+
+
+@cache
+def unseen() -> tuple[list[str], str]:
+    """Every character of that class, and all the others as one text (made when a test asks:
+    a pass over every code point, which collecting the tests should not pay)."""
+    chars = [chr(code) for code in range(0x110000)]
+    return [c for c in chars if UNSEEN.match(c)], "".join(c for c in chars if not UNSEEN.match(c))
 
 
 def test_every_character_drawn_as_nothing_or_that_moves_the_cursor_is_made_visible() -> None:
+    CLASS = unseen()[0]  # the class's name
     assert {"\x7f", "\u00ad", "\u034f", "\u3164", "\ufff9", "\ufe0f", "\U000e0100"} <= set(CLASS)
     # Between letters, and (but for an emoji's own selectors and joiner) between keycap digits
     # and between emoji.
@@ -52,6 +61,7 @@ def test_every_character_drawn_as_nothing_or_that_moves_the_cursor_is_made_visib
 def test_every_other_character_is_shown_as_it_is() -> None:
     """Letters, marks, spaces, symbols, private use, and what Python's Unicode does not know
     yet (a later Unicode's emoji)."""
+    OTHERS = unseen()[1]  # the rest's name
     assert visible(OTHERS) == visible(OTHERS, lines=True) == readable(OTHERS) == OTHERS
     assert json_visible(orjson.dumps(OTHERS)) == orjson.dumps(OTHERS)
 
