@@ -22,7 +22,7 @@ from handoff_cli.handoff import check as checking
 from handoff_cli.handoff.builtin import write_document
 from handoff_cli.handoff.check import REQUIRED_CAP, check_document, check_session
 from handoff_cli.handoff.facts import Command, Facts, facts_of
-from handoff_cli.handoff.judge import answers_of
+from handoff_cli.handoff.judge import answers_of, questions_of
 from handoff_cli.handoff.prompt import facts_block
 from handoff_cli.handoff.terms import key_terms
 from handoff_cli.options import DEFAULT_MIN_SCORE
@@ -678,3 +678,11 @@ def test_a_file_named_as_what_was_not_done_is_no_claim_of_touching_it() -> None:
         facts, document(("Goal", "Record the naming rule."), ("Progress", said))
     )
     assert [p.question for p in report.probes if p.wrong] == ["a file the session never touched"]
+
+
+def test_the_probe_model_is_asked_where_the_work_stands_too() -> None:
+    failed = Command("npm test", ok=False, exit_code=1)
+    facts = Facts(requests=("Fix the build.",), unanswered="git push", commands=(failed,))
+    report = check_document(facts, document(("Goal", "Fix the build.")))
+    asked = questions_of(report)
+    assert "the call with no result" in asked and "the failing check" in asked

@@ -36,6 +36,10 @@ QUESTIONS = {
     "List each.",
     "a decision recorded earlier": "Which decisions were made, and why? List each.",
     "the open error": "Which error is still open, unresolved? Quote its command or message.",
+    "the call with no result": "Which command did the session end on with no result recorded, "
+    "and is its outcome known? Give the command.",
+    "the failing check": "Which test, build or check failed and has not passed since? Give the "
+    "command.",
 }
 """The question each kind of probe is asked as (those of what a document gets wrong are not:
 nothing in a document answers them)."""
