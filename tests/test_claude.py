@@ -667,6 +667,9 @@ def test_list_tree_shows_each_sessions_subagents_beneath_it() -> None:
     parent = next(i for i, line in enumerate(lines) if line.startswith("738a70de"))
     below = lines[parent + 1 :]
     assert len(below) == 16 and all("⤷ agent-a" in line for line in below)
+    transcript = next(folder.glob("738a70de-*/subagents/agent-*.jsonl"))
+    facts = json.loads(run_cli("show", transcript, "--facts", "--json").stdout)
+    assert facts["spawned_by"] == "738a70de-a593-468d-9535-0a1a31be5d45"  # loaded as listed
 
 
 def _session(tmp_path: Path, records: list[dict[str, Any]]) -> Path:

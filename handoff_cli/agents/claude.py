@@ -251,7 +251,7 @@ def load(path: Path) -> Session:
     duplicates: list[str] = []
     read = _Read(by_id, {}, {})
     named_leaf: str | None = None
-    header: Entry = {"type": "session", "version": CURRENT_VERSION, "id": path.stem}
+    header = _header(path)
     try:
         with open_regular(path, READ_BUFFER) as file, gc_paused():
             source = _File(path, os.dup(file.fileno()))
@@ -503,12 +503,19 @@ def _raw(record: Record, longest: int | None = LONGEST_TEXT) -> Entry:
     return value
 
 
+def _header(path: Path) -> Entry:
+    """The header a file is given before its records are read: its id, its name's; a
+    subagent's transcript (``<session id>/subagents/``) its session's child."""
+    header: Entry = {"type": "session", "version": CURRENT_VERSION, "id": path.stem}
+    if is_subagent_transcript(path):
+        header |= {"parentSession": path.parent.parent.name, "subagent": True}
+    return header
+
+
 def opening(path: Path, values: Iterable[Any]) -> Opening:
     """What the values of a file's first lines (``values``, in order) say of its session,
     read up to its first user request, as ``load`` would read them."""
-    header: Entry = {"type": "session", "version": CURRENT_VERSION, "id": path.stem}
-    if is_subagent_transcript(path):  # its session's child: <session id>/subagents/
-        header |= {"parentSession": path.parent.parent.name, "subagent": True}
+    header = _header(path)
     first_message: Message | None = None
     titled = TitleRequest()
     for value in values:
