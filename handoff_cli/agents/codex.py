@@ -871,8 +871,10 @@ def _sent_item(item: Entry, model: Any) -> Entry:
 def _kept_output(output: str, by_tokens: bool) -> str:
     """A tool's output over its budget as its head and its tail (on characters' edges), and
     between them how much was left out."""
-    data = output.encode("utf-8", "surrogatepass")
     most = OUTPUT_TOKENS * 4 if by_tokens else OUTPUT_BYTES
+    if len(output) * 4 <= most:  # within the budget whatever its characters: not encoded
+        return output
+    data = output.encode("utf-8", "surrogatepass")
     if len(data) <= most:
         return output
     head_end, tail_start = most // 2, len(data) - (most - most // 2)
