@@ -9,12 +9,23 @@ the agents differ.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import io
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, Protocol
 
 from handoff_cli.errors import InPlaceRefusedError
-from handoff_cli.sessions.session import Entry, MessageFacts, Record, Session
+from handoff_cli.sessions.files import Change
+from handoff_cli.sessions.jsonl import parse_bounded, parse_line
+from handoff_cli.sessions.session import (
+    BOM,
+    Entry,
+    MessageFacts,
+    Record,
+    Session,
+    file_lines,
+    open_regular,
+)
 
 if TYPE_CHECKING:
     from handoff_cli.agents.context import Context
@@ -120,13 +131,29 @@ NOTHING_KEPT = Kept("", (), (), 0)
 """No turn kept: the new session holds the document alone."""
 
 
+class Glance(NamedTuple):
+    """What ``list`` reads of a session file in a format of an agent's own, from its head and
+    its tail (``Format.glance``)."""
+
+    opening: Opening
+    ends_with_handoff: bool
+    """Its leaf is a recorded handoff (our exchange, or a compaction ours in place)."""
+    entries: int
+    """How many entries it holds, as ``list`` counts them."""
+
+
 class Format(Protocol):
-    """What the module of an agent with a file format of its own (Claude Code's, Codex's)
-    provides beside its ``Agent``: how its files are known and read, and what it writes."""
+    """The storage seam: what the module of an agent with a format of its own (Claude Code's,
+    Codex's, a plugin's) provides beside its ``Agent``: how its files are named, known and read,
+    and what a handoff writes, which the pipeline writes under its own rules (a new session
+    whole or not at all; the old one, under its lock and checked unchanged, appended to in
+    whole lines or rewritten whole: ``files.Change``)."""
 
     NAME: str
-    HEADER_LINES: int
-    """How many of a file's first lines are its header, not entries."""
+    SUFFIX: str
+    """How its session files are named (``.jsonl``): what the catalog looks at."""
+    OWNS_BYTES: int
+    """How much of a file's start ``owns_head`` may need."""
 
     def owns_head(self, head: bytes) -> bool:
         """Whether a file starting with ``head`` is in this format."""
@@ -134,20 +161,14 @@ class Format(Protocol):
     def load(self, path: Path) -> Session:
         """The file read into the shared ``Session``."""
 
-    def opening(self, path: Path, values: Iterable[Any]) -> Opening:
-        """What the values of the first lines of the file at ``path`` (in order, None for a
-        line that is no JSON) say of its session, read up to its first user request, as
-        ``load`` would read them."""
+    def is_subagent(self, path: Path) -> bool:
+        """Whether the file at ``path`` is where the agent keeps a subagent's transcript (by
+        its path alone): ``list`` shows one only under its session (``--tree``)."""
 
-    def starts_from_handoff(self, session: Session) -> bool:
-        """Whether the session was handed off to."""
-
-    def ends_with_exchange(self, values: list[Any]) -> bool:
-        """Whether the file's last objects, ``values``, are a recorded handoff."""
-
-    def ends_with_compaction(self, tail: bytes) -> bool:
-        """Whether the file, whose last bytes are ``tail``, ends with the agent's compaction
-        that an in-place handoff wrote (however long its line)."""
+    def glance(self, path: Path, head: bytes, tail: bytes, size: int, lines: int) -> Glance:
+        """What the file at ``path`` (``size`` bytes, ``lines`` newlines) says of its session,
+        from its first and last bytes, as ``load`` would read it: the file may be opened again
+        where they do not tell (a first request on a long line)."""
 
     def new_uuid(self) -> str:
         """A new session's id."""
@@ -183,10 +204,55 @@ class Format(Protocol):
     ) -> list[Entry]:
         """The handoff recorded in ``old`` as the agent records a turn."""
 
-    def continued(self, lines: list[Entry], old: Session, since: bytes) -> list[Entry]:
-        """``lines`` as they are appended to ``old``'s file, now that others have appended
-        ``since`` to it (the bytes after what was read, read under the lock): numbered on from
-        the file's last line, where the format numbers its lines."""
+    def recorded(self, lines: list[Entry], old: Session, since: bytes) -> Change:
+        """How ``lines`` (an exchange, or a compaction in place) are written to ``old``'s file,
+        now that others have appended ``since`` to it (the bytes after what was read, read
+        under the lock): appended, numbered on from the file's last line where the format
+        numbers its lines, or the file rewritten whole (then only where ``since`` is empty)."""
+
+
+def glance_lines(
+    path: Path,
+    head: bytes,
+    tail: bytes,
+    size: int,
+    entries: int,
+    opening: Callable[[Path, Iterable[Any]], Opening],
+    ends_with: Callable[[list[Any]], bool],
+) -> Glance:
+    """``Format.glance`` of a format of JSON lines: ``opening`` made of the values of the
+    head's lines (the file read again, a line at a time, where they hold no request in the
+    person's own words), ``ends_with`` told the values of the tail's whole lines."""
+    found = opening(path, _parsed(io.BytesIO(head.removeprefix(BOM))))
+    if not found.own_words and len(head) < size:
+        with open_regular(path) as file:  # a long line read once, by its offset
+            lines = file_lines(file, path)
+            raws = (raw.removeprefix(BOM) if number == 1 else raw for number, _, raw in lines)
+            found = opening(path, _parsed(raws))
+    ended = io.BytesIO(tail).readlines()
+    return Glance(found, ends_with(_values(ended if len(tail) == size else ended[1:])), entries)
+
+
+def _parsed(lines: Iterable[bytes]) -> Iterator[Any]:
+    """The value of each line, None for one that does not parse (a line cut by the head's end
+    is no JSON object); its long texts as their heads and tails (``parse_bounded``): a first
+    request of 100 MB names a session by its start."""
+    for raw in lines:
+        try:
+            yield parse_bounded(raw)
+        except ValueError:
+            yield None
+
+
+def _values(lines: Iterable[bytes]) -> list[Any]:
+    """The values of the lines that parse."""
+    values = []
+    for raw in lines:
+        try:
+            values.append(parse_line(raw))
+        except ValueError:
+            continue
+    return values
 
 
 class Agent(Protocol):

@@ -54,12 +54,14 @@ from handoff_cli.agents.base import (
     NOTHING_KEPT,
     Compacted,
     Compaction,
+    Glance,
     Kept,
     Mask,
     Message,
     Opening,
     OwnFormatAgent,
     Usage,
+    glance_lines,
 )
 from handoff_cli.agents.context import Context
 from handoff_cli.document import (
@@ -72,6 +74,7 @@ from handoff_cli.document import (
 )
 from handoff_cli.errors import AlreadyCompactedError, SessionFileError, os_reason
 from handoff_cli.said import TitleRequest
+from handoff_cli.sessions.files import Append, Change
 from handoff_cli.sessions.js import UNDEFINED, js_truthy
 from handoff_cli.sessions.jsonl import (
     LONGEST_TEXT,
@@ -104,6 +107,7 @@ from handoff_cli.sessions.tree import children
 from handoff_cli.text import quarter_tokens, text_of
 
 NAME = "claude"
+SUFFIX = ".jsonl"
 HEADER_LINES = 0
 """It has no header: every line is a record."""
 PROVIDER = "anthropic"
@@ -193,7 +197,7 @@ def project_folder_name(cwd: str) -> str | None:
     return folded if len(folded) <= FOLDED_LIMIT else None
 
 
-def is_subagent_transcript(path: Path) -> bool:
+def is_subagent(path: Path) -> bool:
     """A subagent's transcript (``<session id>/subagents/agent-<id>.jsonl``): part of its
     session, not a session of its own."""
     return path.parent.name == "subagents" and path.name.startswith("agent-")
@@ -507,7 +511,7 @@ def _header(path: Path) -> Entry:
     """The header a file is given before its records are read: its id, its name's; a
     subagent's transcript (``<session id>/subagents/``) its session's child."""
     header: Entry = {"type": "session", "version": CURRENT_VERSION, "id": path.stem}
-    if is_subagent_transcript(path):
+    if is_subagent(path):
         header |= {"parentSession": path.parent.parent.name, "subagent": True}
     return header
 
@@ -544,6 +548,17 @@ def opening(path: Path, values: Iterable[Any]) -> Opening:
 def ends_with_compaction(tail: bytes) -> bool:
     """Never: no compaction of Claude Code's is written by a handoff."""
     return False
+
+
+def glance(path: Path, head: bytes, tail: bytes, size: int, lines: int) -> Glance:
+    """What ``list`` reads of the file at ``path`` (``Format.glance``)."""
+    return glance_lines(
+        path, head, tail, size, lines - HEADER_LINES, opening, _ends_with_handoff(tail)
+    )
+
+
+def _ends_with_handoff(tail: bytes) -> Callable[[list[Any]], bool]:
+    return lambda values: ends_with_exchange(values) or ends_with_compaction(tail)
 
 
 def starts_from_handoff(session: Session) -> bool:
@@ -1526,9 +1541,10 @@ def exchange(
     return [asked, answered, _last_prompt(prompt, answered, tail)]
 
 
-def continued(lines: list[Entry], old: Session, since: bytes) -> list[Entry]:
-    """``lines`` as appended: Claude Code numbers no lines (its records chain by ``uuid``)."""
-    return lines
+def recorded(lines: list[Entry], old: Session, since: bytes) -> Change:
+    """``lines`` appended as they are: Claude Code numbers no lines (its records chain by
+    ``uuid``)."""
+    return Append(lines)
 
 
 def _tail(old: Session, session_id: str) -> Entry:

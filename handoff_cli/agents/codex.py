@@ -37,7 +37,7 @@ import re
 import shlex
 import uuid
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -48,12 +48,14 @@ from handoff_cli.agents.base import (
     NOTHING_KEPT,
     Compacted,
     Compaction,
+    Glance,
     Kept,
     Mask,
     Message,
     Opening,
     OwnFormatAgent,
     Usage,
+    glance_lines,
 )
 from handoff_cli.agents.context import Context
 from handoff_cli.document import (
@@ -66,7 +68,7 @@ from handoff_cli.document import (
 )
 from handoff_cli.errors import AlreadyCompactedError, SessionFileError, os_reason
 from handoff_cli.said import TitleRequest
-from handoff_cli.sessions.files import uuid7
+from handoff_cli.sessions.files import Append, Change, uuid7
 from handoff_cli.sessions.js import UNDEFINED
 from handoff_cli.sessions.jsonl import (
     LONGEST_TEXT,
@@ -92,6 +94,7 @@ from handoff_cli.sessions.session import (
 from handoff_cli.text import quarter_of, quarter_tokens, text_of
 
 NAME = "codex"
+SUFFIX = ".jsonl"
 HEADER_LINES = 1
 """Its ``session_meta``."""
 PROVIDER = "openai"
@@ -562,6 +565,22 @@ def opening(path: Path, values: Iterable[Any]) -> Opening:
     starts = first_message is not None and first_message.get("customType") == HANDOFF_TYPE
     title = session_title(None, header, None, titled.request)
     return Opening(header, title, starts, titled.found is not None)
+
+
+def is_subagent(path: Path) -> bool:
+    """A subagent's rollout is a session of its own, named by its parent (``thread_spawn``)."""
+    return False
+
+
+def glance(path: Path, head: bytes, tail: bytes, size: int, lines: int) -> Glance:
+    """What ``list`` reads of the file at ``path`` (``Format.glance``)."""
+    return glance_lines(
+        path, head, tail, size, lines - HEADER_LINES, opening, _ends_with_handoff(tail)
+    )
+
+
+def _ends_with_handoff(tail: bytes) -> Callable[[list[Any]], bool]:
+    return lambda values: ends_with_exchange(values) or ends_with_compaction(tail)
 
 
 def starts_from_handoff(session: Session) -> bool:
@@ -1306,20 +1325,18 @@ def exchange(
     return [*_lines(turn[:2], asked_at, None), *_lines(turn[2:], answered_at, None)]
 
 
-def continued(lines: list[Entry], old: Session, since: bytes) -> list[Entry]:
-    """``lines`` in the rollout's own line shape: its ordinals continued from its last line's
-    (one another writer appended since it was read, among ``since``, else the last read),
-    none where it has none. Decided under the lock, so that two writers of ours never give
-    one ordinal twice."""
+def recorded(lines: list[Entry], old: Session, since: bytes) -> Change:
+    """``lines`` appended in the rollout's own line shape: its ordinals continued from its last
+    line's (one another writer appended since it was read, among ``since``, else the last
+    read), none where it has none. Decided under the lock, so that two writers of ours never
+    give one ordinal twice."""
     last = _last_ordinal(since)
     if last is None:
         last = old.header.get("ordinal")
     if not _is_ordinal(last):
-        return lines
-    return [
-        {"timestamp": line["timestamp"], "ordinal": last + n} | line
-        for n, line in enumerate(lines, 1)
-    ]
+        return Append(lines)
+    numbered = enumerate(lines, 1)
+    return Append([{"timestamp": li["timestamp"], "ordinal": last + n} | li for n, li in numbered])
 
 
 def _last_ordinal(data: bytes) -> int | None:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from handoff_cli.agents import REGISTERED, format_head, format_of
+from handoff_cli.agents import REGISTERED, format_head, format_of, suffixes
 from handoff_cli.errors import SessionFileError
 from handoff_cli.options import DEFAULT_SESSIONS_DIR
 from handoff_cli.sessions.session import numbered, open_regular, read_head
@@ -55,18 +55,22 @@ first line still says it is a Codex rollout."""
 LOOKED_AT = 16
 """Files opened at most: in a folder of sessions the first one is one; in a folder of other
 things, every command would otherwise read them all."""
-_LAYOUTS = ("*.jsonl", "*/*.jsonl", "[0-9][0-9][0-9][0-9]/[0-9][0-9]/[0-9][0-9]/rollout-*.jsonl")
-"""Where the agents put session files in their folders: in it or one folder down (the pi
-family's, Claude Code's), in date folders (Codex's); digits only, so that a web app's own tree
-is not walked."""
+_DATED = "[0-9][0-9][0-9][0-9]/[0-9][0-9]/[0-9][0-9]/rollout-*.jsonl"
+"""Codex's date folders: digits only, so that a web app's own tree is not walked."""
+
+
+def _layouts() -> list[str]:
+    """Where the agents put session files in their folders: in it or one folder down (the pi
+    family's, Claude Code's, most), in date folders (Codex's)."""
+    return [f"{down}*{suffix}" for down in ("", "*/") for suffix in suffixes()] + [_DATED]
 
 
 def holds_sessions(folder: Path) -> bool:
     """Whether ``folder`` holds an agent's session, laid out as the agents lay them out
-    (``_LAYOUTS``): a file that opens with a session header, or in an agent's own format."""
+    (``_layouts``): a file that opens with a session header, or in an agent's own format."""
     if not folder.is_dir():
         return False
-    files = itertools.chain.from_iterable(sorted(folder.glob(layout)) for layout in _LAYOUTS)
+    files = itertools.chain.from_iterable(sorted(folder.glob(layout)) for layout in _layouts())
     return any(_is_session(path) for path in itertools.islice(files, LOOKED_AT))
 
 
@@ -74,7 +78,7 @@ def _is_session(path: Path) -> bool:
     try:
         with open_regular(path) as file:
             size = os.fstat(file.fileno()).st_size
-            head = format_head(file, file.read(HEAD_BYTES), size)
+            head = format_head(file.fileno(), file.read(HEAD_BYTES), size)
         if format_of(head) is not None:
             return True
         lines = list(io.BytesIO(head))

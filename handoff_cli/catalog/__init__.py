@@ -22,7 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
-from handoff_cli.agents import claude, codex, format_head, format_of, omp
+from handoff_cli.agents import FORMATS, format_head, format_of, omp, suffixes
 from handoff_cli.agents.base import Format
 from handoff_cli.agents.places import Root, expand
 from handoff_cli.catalog import listcache
@@ -30,10 +30,8 @@ from handoff_cli.catalog.listcache import DIGEST_BYTES, RACY_NS, Known, digest
 from handoff_cli.document import is_handoff_start, opens_session
 from handoff_cli.errors import SessionFileError, UsageError, os_reason
 from handoff_cli.said import TitleRequest
-from handoff_cli.sessions.jsonl import parse_bounded, parse_line
+from handoff_cli.sessions.jsonl import parse_line
 from handoff_cli.sessions.session import (
-    BOM,
-    file_lines,
     numbered,
     open_regular,
     parent_session,
@@ -171,21 +169,10 @@ def _summarize(
 def _own_summary(
     own: Format, path: Path, key: str, status: os.stat_result, scan: _Scan
 ) -> SessionSummary:
-    """The summary of a session in an agent's own format (Claude Code's, Codex's), from the
-    head and the tail of its file as for the others (its lines counted by the scan, which the
-    cache keeps): the head says who it is, up to its first user request (the rest of the file
-    is read only where the head holds none of the person's own words), the tail whether it
-    ends with our exchange."""
-    size = status.st_size
-    # A line cut by the head's end is no JSON object (it does not end with its brace).
-    head = own.opening(path, _parsed(io.BytesIO(scan.head.removeprefix(BOM))))
-    if not head.own_words and len(scan.head) < size:
-        with open_regular(path) as file:  # a long line read once, by its offset
-            lines = file_lines(file, path)
-            raws = (raw.removeprefix(BOM) if number == 1 else raw for number, _, raw in lines)
-            head = own.opening(path, _parsed(raws))
-    tail = io.BytesIO(scan.tail).readlines()
-    values = list(_values(tail if len(scan.tail) == size else tail[1:]))  # the first is cut
+    """The summary of a session in an agent's own format, as its module glances at the head
+    and the tail of its file (its lines counted by the scan, which the cache keeps)."""
+    glance = own.glance(path, scan.head, scan.tail, status.st_size, scan.known.newlines)
+    head = glance.opening
     return SessionSummary(
         id=head.header["id"],
         path=path,
@@ -193,35 +180,16 @@ def _own_summary(
         cwd=str(head.header.get("cwd", "")),
         title=None if head.starts_from_handoff else head.first_request,
         parent_session=parent_session(head.header),
-        size=size,
+        size=status.st_size,
         modified=status.st_mtime,
         starts_from_handoff=head.starts_from_handoff,
-        ends_with_handoff=own.ends_with_exchange(values) or own.ends_with_compaction(scan.tail),
+        ends_with_handoff=glance.ends_with_handoff,
         subagent=head.header.get("subagent") is True,
         agent=own.NAME,  # its format is only that agent's, wherever the file lies
         first_request=head.first_request,
-        entries=max(0, scan.known.newlines - own.HEADER_LINES),
+        entries=glance.entries,
         key=key,
     )
-
-
-def _parsed(lines: Iterable[bytes]) -> Iterator[Any]:
-    """The value of each line, None for one that does not parse; its long texts as their heads
-    and tails (``parse_bounded``): a first request of 100 MB names a session by its start."""
-    for raw in lines:
-        try:
-            yield parse_bounded(raw)
-        except ValueError:
-            yield None
-
-
-def _values(lines: Iterable[bytes]) -> Iterator[Any]:
-    """The values of the lines that parse."""
-    for raw in lines:
-        try:
-            yield parse_line(raw)
-        except ValueError:
-            continue
 
 
 class _Scan(NamedTuple):
@@ -241,7 +209,7 @@ def _scan(file: BinaryIO, status: os.stat_result, known: Known | None, now_ns: i
     scan of the rest. Only the bytes up to ``status``'s size are read: a line being appended
     meanwhile is the next list's."""
     size, fd = status.st_size, file.fileno()
-    head = format_head(file, file.read(min(HEAD_BYTES, size)), size)
+    head = format_head(fd, file.read(min(HEAD_BYTES, size)), size)
     tail = (
         head[-TAIL_BYTES:]
         if len(head) == size
@@ -344,33 +312,39 @@ def _latest_name(file: BinaryIO, starts: list[int]) -> str | None:
 
 
 def ends_with_handoff(tail: bytes) -> bool:
-    """Whether the leaf is a recorded handoff: our exchange (the handoff prompt, then the
-    answer, then perhaps the session's model named again), or an in-place handoff (a
-    compaction of oh-my-pi's of method ``handoff``, or ours of a Codex rollout, whose line can
-    be longer than ``tail``)."""
-    if codex.ends_with_compaction(tail):
-        return True
-    lines = [line for line in tail.rsplit(b"\n", 6)[1:] if line.strip()][-4:]
+    """Whether the leaf of a file in the pi family's format, whose last bytes are ``tail``, is
+    a recorded handoff: our exchange (the handoff prompt, then the answer, then perhaps the
+    session's model named again), or an in-place handoff (a compaction of oh-my-pi's of
+    method ``handoff``)."""
+    lines = [line for line in tail.rsplit(b"\n", 6)[1:] if line.strip()][-3:]
     try:
         entries = [parse_line(line) for line in lines]
     except ValueError:
         return False
     if not entries or not all(isinstance(e, dict) for e in entries):
         return False
-    if any(isinstance(e.get("payload"), dict) for e in entries):  # a rollout's lines
-        return codex.ends_with_exchange(entries)
-    entries = entries[-3:]
-    if any(isinstance(e.get("uuid"), str) for e in entries):
-        return claude.ends_with_exchange(entries)
-    return omp.ends_with_exchange(entries)  # the pi family's entries
+    return omp.ends_with_exchange(entries)
+
+
+def leaf_handed_off(path: Path, fd: int, size: int) -> bool:
+    """Whether the session file open at ``fd`` (``size`` bytes: what was read, or all there
+    is under the lock) ends with a recorded handoff, in whichever format it is."""
+    tail = os.pread(fd, min(size, TAIL_BYTES), max(0, size - TAIL_BYTES))
+    head = format_head(fd, os.pread(fd, min(size, HEAD_BYTES), 0), size)
+    own = format_of(head)
+    if own is None:
+        return ends_with_handoff(tail)
+    return own.glance(path, head, tail, size, 0).ends_with_handoff
 
 
 def session_files(directory: Path, subagents: bool = False) -> Iterator[tuple[Path, str]]:
-    """Every regular ``*.jsonl`` file under ``directory``, recursively, in a stable order, with
-    its canonical path (resolved once a folder, not once a file); Claude Code's subagents'
-    transcripts only with ``subagents``. A FIFO or a device that happens to be named so is
-    passed over: reading it could hang. Linked folders are not followed."""
+    """Every regular session file (named as ``agents.suffixes``) under ``directory``,
+    recursively, in a stable order, with its canonical path (resolved once a folder, not once a
+    file); subagents' transcripts (``Format.is_subagent``) only with ``subagents``. A FIFO or a
+    device that happens to be named so is passed over: reading it could hang. Linked folders
+    are not followed."""
     pending = [(str(directory), os.path.realpath(directory))]
+    named = suffixes()
     while pending:
         folder, real = pending.pop()
         try:
@@ -384,9 +358,9 @@ def session_files(directory: Path, subagents: bool = False) -> Iterator[tuple[Pa
                 if entry.is_dir(follow_symlinks=False):
                     folders.append((entry.path, os.path.join(real, entry.name)))
                 elif (
-                    entry.name.endswith(".jsonl")
+                    entry.name.endswith(named)
                     and entry.is_file()
-                    and (subagents or not claude.is_subagent_transcript(Path(entry.path)))
+                    and (subagents or not _subagent(Path(entry.path)))
                 ):
                     linked = entry.is_symlink()
                     key = os.path.realpath(entry.path) if linked else os.path.join(real, entry.name)
@@ -394,6 +368,11 @@ def session_files(directory: Path, subagents: bool = False) -> Iterator[tuple[Pa
             except OSError:
                 continue
         pending += reversed(folders)
+
+
+def _subagent(path: Path) -> bool:
+    """Whether the file at ``path`` is where an agent keeps a subagent's transcript."""
+    return any(own.is_subagent(path) for own in FORMATS.values())
 
 
 @dataclass
@@ -613,7 +592,7 @@ def loop_warning(loop: Sequence[SessionSummary]) -> str:
 
 
 def _is_path(named: str) -> bool:
-    return os.sep in named or named.endswith(".jsonl")
+    return os.sep in named or named.endswith(suffixes())
 
 
 SHORTEST_ID = 8
@@ -696,7 +675,7 @@ def resolve_session(spec: str, where: Path | Sequence[Root], cwd: Path | None = 
         raise UsageError("SESSION is empty: give a session file, or a session id or prefix")
     path = expand(spec)
     roots = [Root(where)] if isinstance(where, Path) else list(where)
-    if path.exists() or os.sep in spec or spec.endswith(".jsonl"):
+    if path.exists() or os.sep in spec or spec.endswith(suffixes()):
         return path
     return catalog(roots, missing_ok=True).find(spec, cwd).path
 
@@ -713,7 +692,8 @@ def handoff_children(folder: Path, parent: Path, parent_id: str, since_ms: int) 
     since = iso_name_stamp(since_ms)
     found = []
     try:
-        names = [entry for entry in os.scandir(folder) if entry.name.endswith(".jsonl")]
+        named = suffixes()
+        names = [entry for entry in os.scandir(folder) if entry.name.endswith(named)]
     except OSError:
         return []
     for entry in names:
@@ -742,10 +722,11 @@ def _handoff_head(path: Path) -> str | None:
     """The parent a session names, if it starts from a handoff document; else None: in a
     pi-family header, or our lineage line in a file of an agent's own format."""
     with open_regular(path) as file:
-        head = format_head(file, file.read(HEAD_BYTES), os.fstat(file.fileno()).st_size)
+        size = os.fstat(file.fileno()).st_size
+        head = format_head(file.fileno(), file.read(HEAD_BYTES), size)
     own = format_of(head)
     if own is not None:
-        opening = own.opening(path, _parsed(io.BytesIO(head.removeprefix(BOM))))
+        opening = own.glance(path, head, head[-TAIL_BYTES:], size, 0).opening
         return parent_session(opening.header) if opening.starts_from_handoff else None
     lines = numbered(io.BytesIO(head))
     found = read_head(path, lines)

@@ -13,7 +13,7 @@ import click
 import typer
 from click.core import ParameterSource
 
-from handoff_cli.agents import NAMES
+from handoff_cli.agents import names
 from handoff_cli.agents.places import expand
 from handoff_cli.cli.output import (
     notice,
@@ -70,7 +70,7 @@ AgentOpt = Annotated[
     typer.Option(
         "--agent",
         envvar="HANDOFF_AGENT",
-        click_type=click.Choice([*NAMES, AUTO]),
+        click_type=click.Choice([*names(), AUTO]),
         help="Whose rules read the session: pi's, oh-my-pi's (omp), Claude Code's (claude), "
         "Codex's (codex), or auto: the agent whose folder holds it, else the one its content "
         "points to.",
@@ -338,7 +338,7 @@ ToOpt = Annotated[
     str | None,
     typer.Option(
         "--to",
-        click_type=click.Choice(list(NAMES)),
+        click_type=click.Choice(list(names())),
         help="Start the new session as this agent's file, in its folder for the session's cwd "
         "[default: the session's own agent, beside it].",
         show_default=False,
@@ -519,7 +519,7 @@ ListAgentOpt = Annotated[
     str | None,
     typer.Option(
         "--agent",
-        click_type=click.Choice(NAMES),
+        click_type=click.Choice(names()),
         help="Only the sessions in this agent's folders.",
         show_default=False,
     ),

@@ -25,7 +25,7 @@ from rich.progress import (
 from rich.status import Status
 from rich.text import Span, Text
 
-from handoff_cli.agents import NAMES, claude, get
+from handoff_cli.agents import claude, get, names
 from handoff_cli.agents.choice import Choice
 from handoff_cli.agents.context import FAILED_STOP_REASONS, Context, Message
 from handoff_cli.catalog import Catalog, SessionSummary, by_age
@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # rotation's types; importing it (and the core) would slow `s
     from handoff_cli.handoff.rotate import Estimate, Outcome, Totals
 
 EXCERPT_CHARS = 90
-AGENT_WIDTH = max(len(name) for name in NAMES)
+AGENT_WIDTH = max(len(name) for name in names())
 
 ROLE_STYLES = {
     "user": "bold green",

@@ -42,7 +42,7 @@ from handoff_cli.agents.resume import (
     naming_entry,
     starting_entries,
 )
-from handoff_cli.catalog import TAIL_BYTES, ends_with_handoff, handoff_children
+from handoff_cli.catalog import handoff_children, leaf_handed_off
 from handoff_cli.document import (
     SECTIONS,
     files_block,
@@ -73,7 +73,10 @@ from handoff_cli.handoff.report import Reporter
 from handoff_cli.handoff.writer import Answer, Writer, resolver
 from handoff_cli.options import Options
 from handoff_cli.sessions.files import (
+    Append,
+    Change,
     Locked,
+    Rewrite,
     TitleSlot,
     iso_timestamp,
     lock_attempts,
@@ -485,9 +488,7 @@ def _handed_off_since(session: Session) -> bool:
     was read): then it is not this run's to hand off, and the writer is never asked."""
     try:
         with open_regular(session.path) as file:  # not what a FIFO swapped in would wait for
-            size = os.fstat(file.fileno()).st_size
-            file.seek(max(0, size - TAIL_BYTES))
-            return ends_with_handoff(file.read(TAIL_BYTES))
+            return leaf_handed_off(session.path, file.fileno(), os.fstat(file.fileno()).st_size)
     except FileNotFoundError:
         raise SessionChangedError(session.path, "it is gone") from None
     except OSError as error:
@@ -770,7 +771,7 @@ def _commit(
         _check_held(request, held, target.exclusive, new_file.parent)
         new_path = _write_new(new_file, data)
         try:
-            _append(held, _continued(own, request, held, recorded))
+            _write(held, _recorded(own, request, held, recorded))
         except BaseException:
             new_path.unlink(missing_ok=True)
             raise
@@ -802,18 +803,20 @@ def _own_exchange(own: Format, request: Request, answer: Answer) -> list[Entry]:
     )  # fmt: skip
 
 
-def _continued(
-    own: Format | None, request: Request, held: Locked, lines: list[Entry]
-) -> list[Entry]:
-    """``lines`` as appended to the session held, in an agent's own format: numbered on from
-    what the file holds now, under the lock (``Format.continued``)."""
+def _recorded(own: Format | None, request: Request, held: Locked, lines: list[Entry]) -> Change:
+    """How ``lines`` are written to the session held, under its lock: appended, or, in an
+    agent's own format, as its module says (``Format.recorded``), told what others appended
+    since it was read. A file its agent rewrites whole is rewritten only if nothing was."""
     if own is None:
-        return lines
+        return Append(lines)
     session = request.source.session
     assert session.read_as is not None, "a loaded session knows how it was read"
     read = session.read_as.st_size
     since = held.read(read, held.status().st_size - read)
-    return own.continued(lines, session, since)
+    change = own.recorded(lines, session, since)
+    if isinstance(change, Rewrite) and since:
+        raise SessionChangedError(held.path, "it was written to")
+    return change
 
 
 def _own_session(
@@ -897,7 +900,7 @@ def _commit_in_place(
     made = where.write(answer.text, iso_timestamp(), mask)
     own = FORMATS.get(request.source.agent)
     _check_held(request, held, target.exclusive, held.path.parent)
-    _append(held, _continued(own, request, held, made.lines))
+    _write(held, _recorded(own, request, held, made.lines))
     return InPlace(
         entry_id=made.entry_id,
         first_kept_entry_id=where.first_kept_entry_id,
@@ -953,7 +956,7 @@ def _check_held(request: Request, held: Locked, exclusive: bool, folder: Path) -
 def _not_handed_off(held: Locked, session: Session, folder: Path) -> None:
     """Rotation's exactly-once rule, decided on the file as it is under the lock: its leaf is
     no recorded handoff, and no handoff of it newer than its last entry exists."""
-    if ends_with_handoff(held.tail(TAIL_BYTES)):
+    if leaf_handed_off(held.path, held.fd, held.status().st_size):
         raise HandedOffError()
     last = js_time(session.records[-1].stamp) if session.records else None
     since = last if last is not None else int(held.status().st_mtime * 1000)
@@ -982,9 +985,9 @@ def _unchanged(held: Locked, request: Request, strictly: bool) -> None:
         raise SessionChangedError(held.path, "it was written to")
 
 
-def _append(held: Locked, entries: list[Entry]) -> None:
+def _write(held: Locked, change: Change) -> None:
     try:
-        held.append(entries)
+        held.write(change)
     except OSError as error:
         raise WriteError(held.path, error) from None
 

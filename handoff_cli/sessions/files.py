@@ -135,6 +135,22 @@ def _write_all(fd: int, data: bytes | memoryview) -> None:
         view = view[os.write(fd, view) :]
 
 
+class Append(NamedTuple):
+    """Entries to add to a session file, as whole lines (``Locked.append``)."""
+
+    entries: list[Entry]
+
+
+class Rewrite(NamedTuple):
+    """A session file's new content, written whole in place of the old (``Locked.replace``)."""
+
+    data: bytes
+
+
+Change = Append | Rewrite
+"""What a commit writes to a session that exists, in the way its agent keeps it."""
+
+
 Span = tuple[int, int]
 """Where bytes of ours landed in a file: [start, end)."""
 
@@ -188,6 +204,13 @@ class Locked:
         except OSError:
             _take_back(self.path, self.fd, ours)
             raise
+
+    def write(self, change: Change) -> None:
+        """``change``, appended or written whole."""
+        if isinstance(change, Append):
+            self.append(change.entries)
+        else:
+            self.replace([change.data])
 
     def replace(self, data: Iterable[bytes | memoryview]) -> None:
         """Replace the file whole with ``data``, its pieces in order (docs/session-format.md
