@@ -35,6 +35,24 @@ if TYPE_CHECKING:
     from handoff_cli.config import Config
     from handoff_cli.handoff.prompt import Template
 
+
+class AgentChoice(click.Choice[str]):
+    """One of the agents registered when the command line is parsed (a plugin's too, whenever
+    it was registered), or one of ``more``."""
+
+    def __init__(self, *more: str) -> None:
+        super().__init__(more)
+        self.more = more
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return (*names(), *self.more)
+
+    @choices.setter
+    def choices(self, value: Any) -> None:
+        """The registry says them: what ``click.Choice`` sets is ``more``."""
+
+
 SessionArg = Annotated[
     str,
     typer.Argument(
@@ -70,7 +88,7 @@ AgentOpt = Annotated[
     typer.Option(
         "--agent",
         envvar="HANDOFF_AGENT",
-        click_type=click.Choice([*names(), AUTO]),
+        click_type=AgentChoice(AUTO),
         help="Whose rules read the session: pi's, oh-my-pi's (omp), Claude Code's (claude), "
         "Codex's (codex), or auto: the agent whose folder holds it, else the one its content "
         "points to.",
@@ -338,7 +356,7 @@ ToOpt = Annotated[
     str | None,
     typer.Option(
         "--to",
-        click_type=click.Choice(list(names())),
+        click_type=AgentChoice(),
         help="Start the new session as this agent's file, in its folder for the session's cwd "
         "[default: the session's own agent, beside it].",
         show_default=False,
@@ -519,7 +537,7 @@ ListAgentOpt = Annotated[
     str | None,
     typer.Option(
         "--agent",
-        click_type=click.Choice(names()),
+        click_type=AgentChoice(),
         help="Only the sessions in this agent's folders.",
         show_default=False,
     ),

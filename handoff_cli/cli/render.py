@@ -41,7 +41,6 @@ if TYPE_CHECKING:  # rotation's types; importing it (and the core) would slow `s
     from handoff_cli.handoff.rotate import Estimate, Outcome, Totals
 
 EXCERPT_CHARS = 90
-AGENT_WIDTH = max(len(name) for name in names())
 
 ROLE_STYLES = {
     "user": "bold green",
@@ -419,7 +418,7 @@ def _list_line(family: Catalog, summary: SessionSummary, ids: _Ids, mark: str = 
     ids.append(line, summary.id)
     line.append(f"  {summary.timestamp[:19].replace('T', ' ')}", "dim")
     line.append(f"  {_human_size(summary.size):>8}")
-    line.append(f"  {summary.agent or '?':<{AGENT_WIDTH}}", "magenta")
+    line.append(f"  {summary.agent or '?':<{max(map(len, names()))}}", "magenta")
     line.append(f"  {summary.cwd}", "cyan")
     line.append(f"  {family.title(summary) or '(untitled)'}")
     parent = family.parent(summary)

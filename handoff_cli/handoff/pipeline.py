@@ -973,7 +973,11 @@ def _unchanged(held: Locked, request: Request, strictly: bool) -> None:
     read_as = source.session.read_as
     assert read_as is not None, "a loaded session knows how it was read"
     now = held.status()
-    if now.st_ino != read_as.st_ino:
+    try:
+        named = os.stat(held.path)  # an agent that rewrites its file renames a new one in
+    except FileNotFoundError:
+        raise SessionChangedError(held.path, "it is gone") from None
+    if read_as.st_ino != now.st_ino or (named.st_dev, named.st_ino) != (now.st_dev, now.st_ino):
         raise SessionChangedError(held.path, "it was replaced")
     if now.st_size < read_as.st_size:
         raise SessionChangedError(held.path, "it was cut short")
