@@ -171,13 +171,17 @@ def test_handed_off_between_toy_and_pi(toy: None, tmp_path: Path) -> None:
 
 def test_an_installed_plugin_is_found_by_its_entry_point(tmp_path: Path) -> None:
     """As a package installs it: a module named in the group ``handoff_cli.agents`` of its
-    ``entry_points.txt``, found by a fresh process with nothing else said."""
+    ``entry_points.txt``, found by a fresh process with nothing else said; a plugin that
+    fails to load costs its own agent, with a note, and nothing else."""
     site = tmp_path / "site"
     info = site / "toy_agent-0.1.dist-info"
     info.mkdir(parents=True)
     shutil.copyfile(PLUGIN, site / "toy_agent.py")
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-agent\nVersion: 0.1\n")
     (info / "entry_points.txt").write_text("[handoff_cli.agents]\ntoy = toy_agent\n")
+    broken = site / "broken-0.1.dist-info"
+    broken.mkdir()
+    (broken / "entry_points.txt").write_text("[handoff_cli.agents]\nbroken = no_such_module\n")
     path = toy_session(tmp_path / "toy/sessions")
     env = {**os.environ, **toy_env(tmp_path), "PYTHONPATH": str(site)}
     listed = subprocess.run(
@@ -185,5 +189,6 @@ def test_an_installed_plugin_is_found_by_its_entry_point(tmp_path: Path) -> None
         capture_output=True, env=env, timeout=60, check=False,
     )  # fmt: skip
     assert listed.returncode == 0, listed.stderr
+    assert b"'no_such_module' was not loaded: ModuleNotFoundError" in listed.stderr
     (row,) = json.loads(listed.stdout)
     assert (row["agent"], row["path"]) == ("toy", str(path))

@@ -24,6 +24,7 @@ from click_default_group import DefaultGroup
 from typer.core import TyperGroup
 
 from handoff_cli import __version__
+from handoff_cli.agents import UNLOADED
 from handoff_cli.cli.commands import check, config, export, handoff, listing, rotate, show
 from handoff_cli.cli.numbers import ascii_numbers
 from handoff_cli.cli.output import (
@@ -121,6 +122,8 @@ def run(args: list[str]) -> int:
     handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
     try:
         check_cwd()
+        for named, why in UNLOADED.items():
+            notice(f"note: the agent plugin {named!r} was not loaded: {why}")
         command = _command()
         result = command.main(args=args, prog_name="handoff", standalone_mode=False)
         if unanswered():  # a signal while --help or --version ran: no command took it
