@@ -45,7 +45,6 @@ from handoff_cli.agents.resume import (
 from handoff_cli.catalog import handoff_children, leaf_handed_off
 from handoff_cli.document import (
     SECTIONS,
-    files_block,
     missing_sections,
     with_files,
     wrap_document,
@@ -730,8 +729,7 @@ async def _gated(
 def _with_files(answer: Answer, facts: Facts) -> Answer:
     """The document with the ``<files>`` block at its end, as oh-my-pi ends its handoff
     summaries: the block the model wrote, if any, replaced by the exact one."""
-    block = files_block(facts.read_files, facts.modified_files, facts.read_set)
-    return replace(answer, text=with_files(answer.text, block))
+    return replace(answer, text=with_files(answer.text, facts.files_block))
 
 
 def _commit(

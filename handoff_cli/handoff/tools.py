@@ -5,9 +5,11 @@ Agents and their extensions name the same few operations differently: ``read``/`
 ``read_file``/``view``, ``write``/``Write``/``create_file``, ``edit``/``Edit``/``MultiEdit``/
 ``str_replace``/``replace``/``apply_diff``, ``apply_patch``; and the file under ``path``,
 ``file_path``, ``filePath``, ``file``, ``notebook_path``, ``target_file``... A call is read by the
-family its name belongs to (case and separators aside) and the first path argument it has. A
-patch in Codex's grammar (``*** Update File: x``) is read wherever it is: an ``apply_patch``
-call's input, or a shell command that pipes one to ``apply_patch``.
+family its name belongs to (case and separators aside) and the first path argument it has;
+oh-my-pi's own ``read``, ``write`` and ``edit`` by the agent's rule (``omp.file_operation``),
+which its compaction lists files by: a new session's ``<files>`` block and an in-place one
+agree. A patch in Codex's grammar (``*** Update File: x``) is read wherever it is: an
+``apply_patch`` call's input, or a shell command that pipes one to ``apply_patch``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import re
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from handoff_cli.agents.omp import strip_read_selector
+from handoff_cli.agents.omp import file_operation, strip_read_selector
 from handoff_cli.text import is_url
 
 
@@ -73,6 +75,9 @@ def file_call(tool: Any, arguments: Any) -> FileCall | None:
     touches no file it names (a shell's command is read by ``shell.written_files``)."""
     if not isinstance(tool, str) or not isinstance(arguments, dict):
         return None
+    own = file_operation(tool, arguments)
+    if own is not None:
+        return FileCall((), (own.path,)) if own.written else FileCall((own.path,), ())
     name = _normal(tool)
     if name in _PATCHERS:
         patch = next((arguments[k] for k in _PATCH_KEYS if isinstance(arguments.get(k), str)), "")
@@ -130,7 +135,7 @@ _FAILED_FIRST_LINE = re.compile(
 )
 _MISSING = re.compile(
     r"ENOENT|no such file|file not found|does not exist|doesn't exist|cannot find the (?:file|path)"
-    r"|could not find (?:the )?file|not found:|path not found",
+    r"|could not find (?:the )?file|not found:|path not found|path '[^'\n]*' not found",
     re.IGNORECASE,
 )
 _REJECTED = re.compile(
