@@ -370,10 +370,20 @@ def litellm() -> ModuleType:
     return litellm
 
 
+ZYGOTE = "zygote"
+"""The marker of the tests that fork the program from the zygote, which imports LiteLLM: they
+run in LiteLLM's group too, so that one worker, not each, starts a zygote."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups, to mark their ids
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if item.get_closest_marker(LITELLM) is not None:
+        if _grouped(item):
             item.add_marker(pytest.mark.xdist_group(LITELLM))
+
+
+def _grouped(item: pytest.Item) -> bool:
+    return bool(item.get_closest_marker(LITELLM) or item.get_closest_marker(ZYGOTE))
 
 
 @pytest.fixture(autouse=True)
@@ -384,8 +394,15 @@ def _litellm_in_its_group(request: pytest.FixtureRequest) -> Iterator[None]:
     ``run_cli`` importing it would take back with the rest of the environment it restores."""
     if request.node.get_closest_marker(LITELLM) is not None:
         litellm()
-    imported = "litellm" in sys.modules
+    if getattr(request.config.option, "loadgroup", False) and _grouped(request.node):
+        # pytest-xdist marks a grouped test's id: a pytest that keeps ids elsewhere loses it
+        assert request.node.nodeid.endswith(f"@{LITELLM}"), "pytest-xdist ignored the group"
+    imported, forking = "litellm" in sys.modules, zygote.started()
     yield
+    if not forking and zygote.started():
+        assert request.node.get_closest_marker(ZYGOTE) is not None, (
+            f"starts the zygote: mark it @pytest.mark.{ZYGOTE} (tests/conftest.py)"
+        )
     if not imported and "litellm" in sys.modules:
         assert request.node.get_closest_marker(LITELLM) is not None, (
             f"imports LiteLLM: mark it @pytest.mark.{LITELLM} (tests/conftest.py)"

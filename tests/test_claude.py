@@ -434,6 +434,7 @@ def test_in_place_dry_run_compacts_the_whole_branch(project: Path) -> None:
     assert project.read_bytes() == before
 
 
+@pytest.mark.zygote  # forks the program from the zygote (tests/conftest.py)
 def test_in_place_cancelled_before_the_write_leaves_the_file_as_it_was(
     project: Path, llm_server: FakeLLMServer
 ) -> None:

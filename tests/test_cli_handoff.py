@@ -211,6 +211,7 @@ def test_invalid_options_are_usage_errors(session: Path) -> None:
         assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.zygote  # forks the program from the zygote (tests/conftest.py)
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_signal_while_streaming_cancels_cleanly(
     session: Path, llm_server: FakeLLMServer, signum: int

@@ -126,6 +126,7 @@ def test_in_place_refuses_new_session_options(session: Path) -> None:
     assert result.code == 2 and "--in-place" in result.stderr
 
 
+@pytest.mark.zygote  # forks the program from the zygote (tests/conftest.py)
 def test_signal_before_the_write_leaves_the_file_as_it_was(
     session: Path, llm_server: FakeLLMServer
 ) -> None:
@@ -136,6 +137,7 @@ def test_signal_before_the_write_leaves_the_file_as_it_was(
     assert session.read_bytes() == before and files_in(session.parent) == [session.name]
 
 
+@pytest.mark.zygote  # forks the program from the zygote (tests/conftest.py)
 def test_two_in_place_handoffs_started_together_compact_once(
     tmp_path: Path, session: Path, llm_server: FakeLLMServer
 ) -> None:
@@ -187,6 +189,7 @@ def dead_process_id() -> int:
     return child
 
 
+@pytest.mark.zygote  # forks the program from the zygote (tests/conftest.py)
 @pytest.mark.parametrize("command", [(), ("rotate",)])
 def test_a_killed_runs_temporary_is_removed_in_place_too(
     session: Path, command: tuple[str, ...]
@@ -338,6 +341,7 @@ def test_codex_compacting_after_us_keeps_our_summary_as_a_summary() -> None:
     assert not any(WRAPPER_OPEN in t for t in texts)
 
 
+@pytest.mark.zygote  # forks the program from the zygote (tests/conftest.py)
 def test_a_signal_before_the_write_leaves_a_rollout_as_it_was(
     rollout: Path, llm_server: FakeLLMServer
 ) -> None:

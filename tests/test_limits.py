@@ -650,6 +650,7 @@ def _fresh(path: Path, source: Path) -> Path:
     return path
 
 
+@pytest.mark.zygote  # forks the program from the zygote (tests/conftest.py)
 @pytest.mark.heavy
 @pytest.mark.parametrize("megabytes", quick_and_stress(20, 100))
 @pytest.mark.parametrize("shape", SHAPES)
@@ -692,6 +693,7 @@ LONG_TEXT_COMMANDS = ("show", "export", "extractive handoff")
 costs them what reading its line does."""
 
 
+@pytest.mark.zygote  # forks the program from the zygote (tests/conftest.py)
 @pytest.mark.heavy
 @pytest.mark.parametrize("megabytes", quick_and_stress(20, 100))
 @pytest.mark.parametrize("agent", LONG_TEXT_AGENTS)
@@ -781,6 +783,7 @@ def test_the_facts_let_a_call_go_once_it_is_answered(tmp_path: Path) -> None:
     assert (larger - smaller) / (more - calls) < 300
 
 
+@pytest.mark.zygote  # forks the program from the zygote (tests/conftest.py)
 @pytest.mark.heavy
 @pytest.mark.parametrize("megabytes", quick_and_stress(20, 100))
 @pytest.mark.parametrize("shape", ["one huge line", "many tiny lines"])

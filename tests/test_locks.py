@@ -85,6 +85,7 @@ def waits_for_lock(pid: int, path: Path) -> bool:
     return False
 
 
+@pytest.mark.zygote  # forks the program from the zygote (tests/conftest.py)
 @pytest.mark.parametrize("command", ["handoff", "rotate"])
 def test_a_signal_while_waiting_for_the_lock_cancels(
     tmp_path: Path, session: Path, command: str

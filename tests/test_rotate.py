@@ -206,6 +206,7 @@ def test_rotation_hands_off_each_once_concurrently(
     assert (again.code, again.stdout) == (0, "") and "0 handed off" in again.stderr  # not twice
 
 
+@pytest.mark.zygote  # forks the program from the zygote (tests/conftest.py)
 def test_two_runs_at_once_hand_off_each_session_once(
     tmp_path: Path, llm_server: FakeLLMServer
 ) -> None:
@@ -227,6 +228,7 @@ def test_two_runs_at_once_hand_off_each_session_once(
     assert not list(tmp_path.glob(".*.tmp"))
 
 
+@pytest.mark.zygote  # forks the program from the zygote (tests/conftest.py)
 def test_two_rotations_of_claude_code_sessions_hand_each_off_once(
     tmp_path: Path, llm_server: FakeLLMServer
 ) -> None:
@@ -283,6 +285,7 @@ def test_over_budget_nothing_starts(tmp_path: Path, llm_server: FakeLLMServer) -
     assert llm_server.requests == [] and new_sessions(tmp_path, sources) == []
 
 
+@pytest.mark.zygote  # forks the program from the zygote (tests/conftest.py)
 def test_ctrl_c_keeps_what_finished_and_writes_nothing_else(
     tmp_path: Path, llm_server: FakeLLMServer
 ) -> None:

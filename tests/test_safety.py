@@ -121,6 +121,7 @@ def check_new_sessions(folder: Path, source: Path) -> list[Path]:
     return made
 
 
+@pytest.mark.zygote  # forks the program from the zygote (tests/conftest.py)
 @pytest.mark.heavy  # processes killed at every moment: make test-heavy
 @pytest.mark.parametrize("trials", quick_and_stress(2, STRESS_TRIALS))
 def test_killed_at_any_moment_nothing_is_damaged(
@@ -162,6 +163,7 @@ def test_killed_at_any_moment_nothing_is_damaged(
     print(f"seed {SEED}, run {duration:.2f} s: {outcomes}, {len(stale)} left a temporary file")
 
 
+@pytest.mark.zygote  # forks the program from the zygote (tests/conftest.py)
 @pytest.mark.parametrize("count", quick_and_stress(2, 6))
 def test_handoffs_of_one_session_at_once(
     tmp_path: Path, llm_server: FakeLLMServer, count: int
@@ -220,6 +222,7 @@ def ordinals(path: Path) -> list[int]:
     return [orjson.loads(line)["ordinal"] for line in path.read_bytes().splitlines()]
 
 
+@pytest.mark.zygote  # forks the program from the zygote (tests/conftest.py)
 @pytest.mark.parametrize("count", quick_and_stress(2, 6))
 def test_handoffs_of_one_rollout_at_once_number_on(
     tmp_path: Path, llm_server: FakeLLMServer, count: int
@@ -262,6 +265,7 @@ def test_codex_appending_while_the_model_writes(tmp_path: Path, llm_server: Fake
     assert lines[-2]["payload"]["content"][0]["text"].startswith(DOCUMENT)  # then ours
 
 
+@pytest.mark.zygote  # forks the program from the zygote (tests/conftest.py)
 @pytest.mark.litellm
 def test_an_unlocked_writer_beside_a_handoff(tmp_path: Path, llm_server: FakeLLMServer) -> None:
     """The agent appends without our lock. Every line of both stays whole; our exchange hangs
@@ -315,6 +319,7 @@ def test_an_unlocked_writer_beside_a_handoff(tmp_path: Path, llm_server: FakeLLM
     assert positions[1] == positions[0] + 1  # our two lines were written together
 
 
+@pytest.mark.zygote  # forks the program from the zygote (tests/conftest.py)
 @pytest.mark.parametrize("writers", quick_and_stress(2, 6))
 def test_list_never_shows_half_a_session(
     tmp_path: Path, llm_server: FakeLLMServer, writers: int

@@ -7,9 +7,8 @@ from __future__ import annotations
 import os
 import re
 import select
-import subprocess
-import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -20,6 +19,7 @@ from handoff_cli.document import wrap_document
 from .conftest import DOCUMENT as FULL_DOCUMENT
 from .conftest import HEADER, Entries, run_cli, write_session
 from .fakellm import FakeLLMServer, Reply
+from .helpers.zygote import fork
 
 ESCAPES = (
     "\x1b[2J\x1b]52;c;ZXZpbA==\x07\x1b]8;;https://evil.example/x\x07click\x1b]8;;\x07\x9b1A\x7f"
@@ -65,35 +65,48 @@ def hostile_session(folder: Path) -> Path:
     return path
 
 
+TERMINAL = {"TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
+pytestmark = pytest.mark.zygote  # every test here runs the program on a terminal, forked
+
+
 def on_a_terminal(*args: str | Path) -> tuple[int, bytes]:
     """The program run with stdout and stderr on a pty, as a person runs it; what it printed
-    there, byte for byte."""
+    there, byte for byte. Forked from the zygote: what is tested is the output, not start-up
+    (``test_signals`` starts afresh)."""
     leader, follower = os.openpty()
-    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
-    env |= {"TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
-    process = subprocess.Popen(  # a process: its stdout and stderr are a terminal
-        [sys.executable, "-m", "handoff_cli", *map(str, args)],
-        stdin=subprocess.DEVNULL,
-        stdout=follower,
-        stderr=follower,
-        env=env,
-    )
-    os.close(follower)
+    folder = Path(os.environ["HANDOFF_SESSIONS_DIR"]).with_name("terminal")
+    env = {"NO_COLOR": None, **TERMINAL}
+    process = fork([str(a) for a in args], folder, env, tty=os.ttyname(follower))
+    try:  # the follower kept open: the child opens it by its name, at its own pace
+        printed = _printed(leader, lambda: process.poll() is not None, args)
+    except AssertionError:
+        process.kill()
+        raise
+    finally:
+        os.close(follower)
+    return process.wait(timeout=60), printed
+
+
+def _printed(leader: int, ended: Callable[[], bool], args: tuple[str | Path, ...]) -> bytes:
+    """What the pty's other end got until the program ``ended`` and nothing more came."""
     printed = bytearray()
-    while True:
-        ready, _, _ = select.select([leader], [], [], 60)
-        if not ready:
-            process.kill()
-            raise AssertionError(f"{args}: no end after 60 s")
-        try:
-            data = os.read(leader, 65536)
-        except OSError:  # the pty closes with the last writer: EIO
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        over = ended()  # before the read: what it wrote before it ended is read after
+        ready, _, _ = select.select([leader], [], [], 0.05)
+        if ready:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:  # the pty closes with the last writer: EIO
+                break
+            printed += data
+            continue
+        if over:
             break
-        if not data:
-            break
-        printed += data
+    else:
+        raise AssertionError(f"{args}: no end after 60 s")
     os.close(leader)
-    return process.wait(timeout=60), bytes(printed)
+    return bytes(printed)
 
 
 def assert_safe(args: tuple[str | Path, ...], printed: bytes) -> None:

@@ -13,6 +13,7 @@ import multiprocessing
 import multiprocessing.forkserver
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from multiprocessing.process import BaseProcess
 from pathlib import Path
@@ -24,11 +25,14 @@ _CONTEXT = multiprocessing.get_context("forkserver")
 _CONTEXT.set_forkserver_preload(["tests.helpers.warm"])
 
 
-def _child(args: list[str], env: dict[str, str], folder: str, peak: bool) -> None:
+def _child(args: list[str], env: dict[str, str], folder: str, peak: bool, tty: str) -> None:
     os.environ.clear()
     os.environ.update(env)
     for fd, name in ((1, "stdout"), (2, "stderr")):
-        os.dup2(os.open(Path(folder) / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), fd)
+        if tty:  # a terminal's, by its name: a descriptor does not cross to the zygote
+            os.dup2(os.open(tty, os.O_WRONLY | os.O_NOCTTY), fd)
+        else:
+            os.dup2(os.open(Path(folder) / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), fd)
     code = run(args)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -80,17 +84,22 @@ class Forked:
 
 
 def fork(
-    args: list[str], folder: Path, env: dict[str, str] | None = None, peak: bool = False
+    args: list[str],
+    folder: Path,
+    env: Mapping[str, str | None] | None = None,
+    peak: bool = False,
+    tty: str = "",
 ) -> Forked:
     """Start the program with ``args`` in a child of the zygote, with this process's
-    environment and ``env``; its output goes to files in ``folder`` (made if need be), there
-    from the start, so that they can be read while it runs."""
+    environment and ``env`` (None: a variable taken out); its output goes to files in ``folder``
+    (made if need be), there from the start, so that they can be read while it runs, or to the
+    terminal named ``tty``."""
     folder.mkdir(parents=True, exist_ok=True)
     for name in ("stdout", "stderr"):
         (folder / name).write_bytes(b"")
-    process = _CONTEXT.Process(
-        target=_child, args=(args, {**os.environ, **(env or {})}, str(folder), peak)
-    )
+    given = {**os.environ, **(env or {})}
+    environment = {name: value for name, value in given.items() if value is not None}
+    process = _CONTEXT.Process(target=_child, args=(args, environment, str(folder), peak, tty))
     process.start()
     return Forked(process, folder)
 
@@ -101,6 +110,11 @@ def ready() -> None:
     child = _CONTEXT.Process(target=os.getpid)  # forked once the zygote serves
     child.start()
     child.join()
+
+
+def started() -> bool:
+    """Whether this process has started the zygote."""
+    return multiprocessing.forkserver._forkserver._forkserver_pid is not None  # type: ignore[attr-defined]
 
 
 def stop() -> None:
