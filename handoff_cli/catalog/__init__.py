@@ -553,9 +553,21 @@ class Catalog:
             raise SessionFileError(
                 spec, f"no such file, and no session with this id under {self.searched()}"
             )
-        shown = ", ".join(f"{s.id} ({s.path})" for s in matches[:5])
-        more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
-        raise UsageError(f"session id prefix {spec!r} is ambiguous: {shown}{more}")
+        raise UsageError(self._ambiguous(spec, matches))
+
+    def _ambiguous(self, spec: str, matches: list[SessionSummary]) -> str:
+        """The candidates of an ambiguous prefix, newest first, one a line: the shortest id
+        that tells each apart, its date and its title, at most ``SHOWN_CANDIDATES``."""
+        short = unique_prefixes([s.id for s in matches])
+        lines = [
+            f"  {visible(short[s.id])}  {s.timestamp[:16].replace('T', ' ')}  "
+            f"{visible(self.title(s) or '(untitled)')[:60]}"
+            for s in matches[:SHOWN_CANDIDATES]
+        ]
+        if len(matches) > SHOWN_CANDIDATES:
+            lines.append(f"  and {len(matches) - SHOWN_CANDIDATES} more")
+        head = f"session id prefix {spec!r} is ambiguous: {len(matches)} sessions start with it"
+        return "\n".join([head, *lines])
 
     def searched(self) -> str:
         """The folders searched, for messages."""
@@ -595,6 +607,8 @@ def _is_path(named: str) -> bool:
     return os.sep in named or named.endswith(suffixes())
 
 
+SHOWN_CANDIDATES = 10
+"""The most sessions an ambiguous prefix's error lists."""
 SHORTEST_ID = 8
 """The fewest characters of an id ``list`` shows: the first block of a UUID."""
 

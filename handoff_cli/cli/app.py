@@ -10,7 +10,9 @@ simonw/llm and sqlite-utils do it). Every error the library raises is a ``Handof
 from __future__ import annotations
 
 import contextlib
+import difflib
 import os
+import re
 import signal
 import sys
 import threading
@@ -38,8 +40,12 @@ from handoff_cli.errors import (
     CancelledError,
     ExitCode,
     HandoffError,
+    UsageError,
     exit_codes_help,
 )
+
+_ID = re.compile(r"[0-9a-fA-F-]+")
+"""What a session id or a prefix of one looks like (the agents' ids are UUIDs)."""
 
 
 class _Commands(DefaultGroup, TyperGroup):
@@ -59,6 +65,26 @@ class _Commands(DefaultGroup, TyperGroup):
                 settle()
         except KeyboardInterrupt:  # the one a signal raises: it settled them before raising
             raise CancelledError("Cancelled") from None
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """A command word, or, as ``handoff SESSION`` is the main form, a session; a word that
+        is neither a file nor an id but close to a command word is taken for a mistyped one."""
+        word = args[0] if args else ""
+        if word == "help" and not os.path.exists(word):
+            topic = self.commands.get(args[1]) if len(args) > 1 else None
+            if len(args) > 1 and topic is None:
+                known = ", ".join(self.commands)
+                raise UsageError(f"no such command {args[1]!r} (the commands: {known})")
+            help_context = topic.make_context(args[1], ["--help"], parent=ctx) if topic else ctx
+            click.echo(help_context.get_help())  # `handoff help [COMMAND]`, as `--help` prints it
+            raise typer.Exit()
+        if word not in self.commands and not os.path.exists(word) and not _ID.fullmatch(word):
+            close = difflib.get_close_matches(word, [*self.commands, "help"], n=1, cutoff=0.6)
+            if close:
+                raise UsageError(f"no such command {word!r}; did you mean {close[0]!r}?")
+        return super().resolve_command(ctx, args)
 
     def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
         """The command words, and, as ``handoff SESSION`` is the main form, the sessions."""
