@@ -51,8 +51,15 @@ def test_an_ambiguous_prefix_lists_its_candidates_one_a_line(tmp_path: Path) -> 
             "id": f"0199abcd-{number:04d}",
             "timestamp": f"2026-11-{number + 1:02d}T08:00:00.000Z",
         }
-        entries = [{"type": "message", "id": "u1", "parentId": None, "timestamp": header["timestamp"],
-                    "message": {"role": "user", "content": f"Task number {number}", "timestamp": 1}}]  # fmt: skip
+        entries = [
+            {
+                "type": "message",
+                "id": "u1",
+                "parentId": None,
+                "timestamp": header["timestamp"],
+                "message": {"role": "user", "content": f"Task number {number}", "timestamp": 1},
+            }
+        ]
         write_session(folder / f"{number}.jsonl", entries, header)
     result = run_cli("show", "0199", env={"HANDOFF_SESSIONS_DIR": str(folder)}, cwd=tmp_path)
     assert result.code == 2
