@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -50,6 +51,21 @@ def parse_duration(text: str) -> float:
     if found is None:
         raise ValueError(f"not a duration: {text!r} (say 30s, 10m, 2h or 1d)")
     return float(found.group(1)) * _UNITS[(found.group(2) or "").lower()]
+
+
+def parse_since(text: str, now: float) -> float:
+    """The moment (Unix seconds) ``--since`` names: a duration back from ``now`` (``2h``,
+    ``3d``), or a day or moment as ISO 8601 writes it (``2026-11-30``, ``2026-11-30T09:00``;
+    local time unless it says its zone)."""
+    try:
+        return now - parse_duration(text)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(f"not a duration or a date: {text!r} (say 2h, 3d or 2026-11-30)") from None
+    return moment.timestamp() if moment.tzinfo else moment.astimezone().timestamp()
 
 
 def parse_shard(text: str) -> tuple[int, int]:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from .conftest import HEADER, run_cli, write_session
+from .conftest import HEADER, Entries, run_cli, write_session
+from .test_terminal import on_a_terminal
 
 
 @pytest.mark.parametrize(
@@ -68,3 +72,100 @@ def test_an_ambiguous_prefix_lists_its_candidates_one_a_line(tmp_path: Path) -> 
     assert len(lines) == 11 and lines[-1] == "  and 2 more"
     assert lines[0] == "  0199abcd-0011  2026-11-12 08:00  Task number 11"  # newest first
     assert all(len(line) <= 100 for line in lines)
+
+
+@pytest.mark.zygote  # on a terminal, forked from the zygote (tests/conftest.py)
+def test_the_conventions_of_a_terminal(tmp_path: Path) -> None:
+    """``NO_COLOR`` takes away every escape (bold and dim too), ``CLICOLOR_FORCE`` styles a
+    pipe, JSON is indented for a person and one line for a program, ``-m`` is ``--model``."""
+    folder = tmp_path / "sessions"
+    entries = Entries()
+    entries.user("Fix the parser")
+    entries.assistant("Fixed.")
+    path = write_session(folder / "s.jsonl", entries.items, HEADER)
+    code, styled = on_a_terminal("list", folder)
+    assert code == 0 and b"\x1b[" in styled
+    code, plain = on_a_terminal("list", folder, env={"NO_COLOR": "1"})
+    assert code == 0 and b"\x1b" not in plain and b"Fix the parser" in plain
+    forced = run_cli("list", folder, env={"CLICOLOR_FORCE": "1", "NO_COLOR": ""})
+    assert forced.code == 0 and "\x1b[1m" in forced.stdout  # piped, and styled all the same
+    code, shown = on_a_terminal("show", path, "--json")
+    assert code == 0 and shown.startswith(b'{\r\n  "')  # indented (a pty ends lines in \r\n)
+    piped = run_cli("show", path, "--json")
+    assert piped.stdout.count("\n") == 1
+    short = run_cli(path, "-m", "extractive", "--dry-run", "--json")
+    assert short.code == 0 and short.json()["model"] == "handoff/extractive"
+
+
+@pytest.mark.parametrize("model", ["anthropic/claude-sonnet-4-5", "openai/not-in-the-table"])
+def test_a_rotation_with_nothing_to_do_never_imports_litellm(model: str, tmp_path: Path) -> None:
+    """Nothing is due (too short, or not idle): nothing is asked, and LiteLLM's seconds of
+    import are not paid (the tests' guard fails one that imports it unmarked)."""
+    entries = Entries()
+    entries.user("Fix the parser")
+    entries.assistant("Fixed.")
+    folder = tmp_path / "sessions"
+    write_session(folder / "s.jsonl", entries.items, HEADER)
+    for due in (("--over-tokens", "100000"), ("--idle", "1000d")):
+        result = run_cli("rotate", folder, "--model", model, *due)
+        assert result.code == 0, result.stderr
+        assert result.stdout == "" and "rotating 0 sessions" in result.stderr
+    assert "litellm" not in sys.modules
+
+
+def _sessions(folder: Path, count: int) -> list[Path]:
+    """Sessions of two projects, the older ones written to days ago, long titles."""
+    made = []
+    for number in range(count):
+        entries = Entries()
+        entries.user(f"Task {number}: " + "make the parser accept every line ending " * 5)
+        entries.assistant("Done.")
+        cwd = f"/home/dev/projects/{'a' * 50 if number % 2 else 'b'}"
+        header = {**HEADER, "id": f"0199{number:04d}-0000-7000-8000-000000000000", "cwd": cwd}
+        header["timestamp"] = f"2026-11-{number + 1:02d}T08:00:00.000Z"
+        path = write_session(folder / f"{number}.jsonl", entries.items, header)
+        os.utime(path, (time.time() - 86400 * (count - number),) * 2)
+        made.append(path)
+    return made
+
+
+@pytest.mark.zygote  # on a terminal, forked from the zygote (tests/conftest.py)
+def test_list_on_a_terminal_has_headers_and_fits_its_width(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    _sessions(folder, 4)
+    code, printed = on_a_terminal("list", folder, env={"NO_COLOR": "1", "COLUMNS": "100"})
+    assert code == 0
+    lines = printed.decode().replace("\r\n", "\n").splitlines()
+    assert lines[0].split() == ["ID", "CREATED", "SIZE", "AGENT", "CWD", "TITLE"]
+    assert len(lines) == 5 and all(len(line) <= 100 for line in lines)
+    assert all(line.endswith("…") for line in lines[1:])  # cut, not wrapped
+    assert len({line.index("Task") for line in lines[1:]}) == 1  # one column for the titles
+    piped = run_cli("list", folder)  # a pipe gets every line whole, and no header
+    assert len(piped.stdout.splitlines()) == 4 and "TITLE" not in piped.stdout
+
+
+def test_list_limit_and_since(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    _sessions(folder, 4)
+
+    def ids(*args: str) -> list[str]:
+        return [row["id"][:8] for row in run_cli("list", folder, "--json", *args).json()]
+
+    assert ids("-n", "2") == ["01990003", "01990002"]
+    assert ids("--since", "36h") == ["01990003"]
+    assert ids("--limit", "1", "--since", "3d") == ["01990003"]
+    bad = run_cli("list", folder, "--since", "soon")
+    assert bad.code == 2 and "--since" in bad.stderr
+
+
+def test_list_says_why_it_shows_nothing(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    _sessions(folder, 2)
+    here = run_cli("list", folder, "--here", cwd=tmp_path)
+    assert here.code == 0 and here.stdout == ""
+    assert here.stderr == f"no sessions of {tmp_path} among the 2 under {folder}\n"
+    elsewhere = run_cli("list", folder, "--cwd", "/nonexistent", "--since", "1h")
+    assert "no sessions of /nonexistent written to since 1h among the 2" in elsewhere.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert run_cli("list", empty).stderr == f"no sessions under {empty}\n"

@@ -8,7 +8,7 @@ import os
 import re
 import select
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import orjson
@@ -69,13 +69,16 @@ TERMINAL = {"TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
 pytestmark = pytest.mark.zygote  # every test here runs the program on a terminal, forked
 
 
-def on_a_terminal(*args: str | Path) -> tuple[int, bytes]:
-    """The program run with stdout and stderr on a pty, as a person runs it; what it printed
-    there, byte for byte. Forked from the zygote: what is tested is the output, not start-up
-    (``test_signals`` starts afresh)."""
+def on_a_terminal(
+    *args: str | Path, env: Mapping[str, str | None] | None = None
+) -> tuple[int, bytes]:
+    """The program run with stdout and stderr on a pty, as a person runs it (``env`` added to
+    its environment, None taking a variable out); what it printed there, byte for byte. Forked
+    from the zygote: what is tested is the output, not start-up (``test_signals`` starts
+    afresh)."""
     leader, follower = os.openpty()
     folder = Path(os.environ["HANDOFF_SESSIONS_DIR"]).with_name("terminal")
-    env = {"NO_COLOR": None, **TERMINAL}
+    env = {"NO_COLOR": None, **TERMINAL, **(env or {})}
     process = fork([str(a) for a in args], folder, env, tty=os.ttyname(follower))
     try:  # the follower kept open: the child opens it by its name, at its own pace
         printed = _printed(leader, lambda: process.poll() is not None, args)

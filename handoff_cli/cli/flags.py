@@ -163,6 +163,7 @@ ModelOpt = Annotated[
     str | None,
     typer.Option(
         "--model",
+        "-m",
         envvar="HANDOFF_MODEL",
         callback=_text,
         help="LiteLLM model name, or 'extractive' [default: the session's own model].",
@@ -496,6 +497,18 @@ DryRunOpt = Annotated[
 RotateDirectoriesArg = Annotated[
     list[Path] | None,
     typer.Argument(help="Folders of sessions, as with --sessions-dir.", show_default=False),
+]
+LimitOpt = Annotated[
+    int | None,
+    typer.Option("--limit", "-n", min=1, help="Only the N newest sessions.", show_default=False),
+]
+SinceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--since",
+        help="Only the sessions written to in this long (2h, 3d) or since this date (2026-11-30).",
+        show_default=False,
+    ),
 ]
 HereOpt = Annotated[
     bool, typer.Option("--here", help="Only the sessions of the current directory.")

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, BinaryIO
 
+import orjson
+
 from handoff_cli.handoff.report import Reporter
 from handoff_cli.sessions.jsonl import dumps, write_object
 from handoff_cli.sessions.session import Session
@@ -52,6 +54,12 @@ def write_json(fields: Mapping[str, Any], out: BinaryIO | None = None) -> None:
     passed on as it was read (``Verbatim``) is written without a copy.
     """
     out = out if out is not None else stdout()
+    if out.isatty():  # for a person: indented, as gh and httpie show it (a pipe gets one line)
+        whole = io.BytesIO()
+        write_object(fields, whole.write)
+        _writer(out)(_indented(whole.getvalue()) + b"\n")
+        out.flush()
+        return
     write = _writer(out)
     gathered = _Gathered(write) if isinstance(out, io.RawIOBase) else None
     if gathered is not None:
@@ -93,8 +101,18 @@ class _Gathered:
 
 def write_json_value(value: Any, out: BinaryIO | None = None) -> None:
     out = out if out is not None else stdout()
-    _writer(out)(dumps(value) + b"\n")
+    data = dumps(value)
+    _writer(out)((_indented(data) if out.isatty() else data) + b"\n")
     out.flush()
+
+
+def _indented(data: bytes) -> bytes:
+    """JSON indented by two spaces; as it is where orjson cannot read it back the same (an
+    integer past 64 bits)."""
+    try:
+        return orjson.dumps(orjson.loads(data), option=orjson.OPT_INDENT_2)
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+        return data
 
 
 def _writer(out: BinaryIO) -> Callable[[bytes | memoryview], Any]:

@@ -6,6 +6,7 @@ set, and lines are never wrapped, so the plain text stays greppable.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import time
@@ -53,7 +54,23 @@ ROLE_STYLES = {
 }
 
 
+def _conventions(**options: Any) -> dict[str, Any]:
+    """rich's console options, with the conventions a terminal's user sets: ``NO_COLOR`` (any
+    value but empty) takes away every escape, bold and dim too, which rich's own reading of it
+    keeps; ``CLICOLOR_FORCE`` (but 0) styles what is not a terminal, as rich's ``FORCE_COLOR``
+    does. Nothing is read as markup, emoji or a highlight."""
+    plain = bool(os.environ.get("NO_COLOR"))
+    if plain:
+        options["color_system"] = None
+    elif os.environ.get("CLICOLOR_FORCE", "0") not in ("", "0"):
+        options["force_terminal"] = True
+    return {"highlight": False, "emoji": False, "markup": False, **options}
+
+
 class _Console(Console):
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**_conventions(**options))
+
     def on_broken_pipe(self) -> None:
         # rich would exit with status 1; a reader that stops early is not a failure.
         self.quiet = True
@@ -66,15 +83,24 @@ class _View:
     piece: an escape is longer than its character, and each style stays on its own text."""
 
     def __init__(self) -> None:
-        self._console = _Console(highlight=False, soft_wrap=True, emoji=False, markup=False)
+        self._console = _Console(soft_wrap=True)
 
-    def print(self, line: Text) -> None:
+    @property
+    def terminal(self) -> bool:
+        """stdout is a terminal (not only styled as one: ``FORCE_COLOR``, ``CLICOLOR_FORCE``)."""
+        return sys.stdout is not None and sys.stdout.isatty()
+
+    def print(self, line: Text, fit: bool = False) -> None:
+        """``line``, made visible; with ``fit``, on a terminal, cut to its width with an
+        ellipsis rather than wrapped (a pipe gets it whole)."""
         shown = Text(style=line.style, end=line.end)
         edges = sorted({edge for span in line.spans for edge in (span.start, span.end)})
         for piece in line.divide(edges):  # each of its spans covers all of it
             start = len(shown)
             shown.append(visible(piece.plain))
             shown.spans.extend(Span(start, len(shown), span.style) for span in piece.spans)
+        if fit and self.terminal:
+            shown.truncate(self._console.width, overflow="ellipsis")
         self._console.print(shown)
 
 
@@ -413,19 +439,42 @@ class _Ids:
         line.append(session_id[len(unique) : max(self.width, len(unique))], "dim")
 
 
-def _list_line(family: Catalog, summary: SessionSummary, ids: _Ids, mark: str = "") -> Text:
+CWD_WIDTH = 40
+"""The widest the cwd column grows; a longer folder is shown by its end."""
+
+
+class _Columns:
+    """The widths of ``list``'s columns for the sessions shown."""
+
+    def __init__(self, family: Catalog, shown: list[SessionSummary]) -> None:
+        self.ids = _Ids(family, shown)
+        self.agent = max(map(len, names()))
+        self.cwd = min(CWD_WIDTH, max((len(visible(s.cwd)) for s in shown), default=0))
+
+    def cwd_of(self, cwd: str) -> str:
+        shown = visible(cwd)
+        return shown if len(shown) <= self.cwd else "…" + shown[len(shown) - self.cwd + 1 :]
+
+    def header(self, mark: str = "") -> Text:
+        """The columns' names, for a terminal."""
+        id_width = max(self.ids.width, 2)
+        line = f"{mark}{'ID':<{id_width}}  {'CREATED':<19}  {'SIZE':>8}  {'AGENT':<{self.agent}}"
+        return Text(f"{line}  {'CWD':<{self.cwd}}  TITLE", "bold")
+
+
+def _list_line(family: Catalog, summary: SessionSummary, columns: _Columns, mark: str = "") -> Text:
     line = Text(mark)
-    ids.append(line, summary.id)
-    line.append(f"  {summary.timestamp[:19].replace('T', ' ')}", "dim")
+    columns.ids.append(line, summary.id)
+    line.append(f"  {summary.timestamp[:19].replace('T', ' '):<19}", "dim")
     line.append(f"  {_human_size(summary.size):>8}")
-    line.append(f"  {summary.agent or '?':<{max(map(len, names()))}}", "magenta")
-    line.append(f"  {summary.cwd}", "cyan")
+    line.append(f"  {summary.agent or '?':<{columns.agent}}", "magenta")
+    line.append(f"  {columns.cwd_of(summary.cwd):<{columns.cwd}}", "cyan")
     line.append(f"  {family.title(summary) or '(untitled)'}")
     parent = family.parent(summary)
     if summary.parent_session:
         line.append("  ← ", "dim")
         if parent is not None:
-            ids.append(line, parent.id, "dim")
+            columns.ids.append(line, parent.id, "dim")
         else:
             line.append(summary.parent_session, "dim")
     if family.handed_off(summary):
@@ -436,12 +485,15 @@ def _list_line(family: Catalog, summary: SessionSummary, ids: _Ids, mark: str = 
 def show_list(family: Catalog, sessions: Iterable[SessionSummary]) -> None:
     """One line per session: id (as short as it can be and still be unique), creation time,
     size, the agent whose folder holds it (``?``: no agent's), cwd, title, where it came from,
-    and whether it was handed off."""
+    and whether it was handed off; on a terminal, under the columns' names and cut to its
+    width."""
     console = _View()
     shown = list(sessions)
-    ids = _Ids(family, shown)
+    columns = _Columns(family, shown)
+    if console.terminal and shown:
+        console.print(columns.header(), fit=True)
     for summary in shown:
-        console.print(_list_line(family, summary, ids))
+        console.print(_list_line(family, summary, columns), fit=True)
 
 
 def show_list_tree(family: Catalog, sessions: Iterable[SessionSummary]) -> None:
@@ -452,7 +504,7 @@ def show_list_tree(family: Catalog, sessions: Iterable[SessionSummary]) -> None:
     root, marked ``⟲``. Drawn from a stack, not by recursion."""
     console = _View()
     shown = list(sessions)
-    ids = _Ids(family, shown)
+    columns = _Columns(family, shown)
     keys = {s.key for s in shown}
 
     def beneath(summary: SessionSummary) -> list[SessionSummary]:
@@ -471,7 +523,7 @@ def show_list_tree(family: Catalog, sessions: Iterable[SessionSummary]) -> None:
             kind = "⟲ " if family.cuts_loop(summary) else ""
         else:
             kind = _MARKS[_kind(summary)]
-        console.print(_list_line(family, summary, ids, prefix + branch + kind))
+        console.print(_list_line(family, summary, columns, prefix + branch + kind), fit=True)
         below = beneath(summary)
         inner = prefix + {"├─ ": "│  ", "└─ ": "   "}.get(branch, "")
         if len(below) == 1:
@@ -488,7 +540,7 @@ def show_markdown(text: str) -> None:
     On a terminal nothing in it becomes a hyperlink (a link shows its text and its real
     target, an image its name), and HTML is shown as the text it is: a document's first line
     as a tag would otherwise hide the whole first section."""
-    console = _Console(highlight=False, emoji=False, markup=False)
+    console = _Console()
     if console.is_terminal:
         console.print(_document(visible(text, lines=True)))
     else:
@@ -557,9 +609,7 @@ class HandoffProgress(Notices):
     nothing but warnings with ``--quiet``."""
 
     def __init__(self, quiet: bool = False) -> None:
-        self._console = Console(
-            stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False
-        )
+        self._console = Console(**_conventions(stderr=True, soft_wrap=True))
         self._quiet = quiet
         self._live = self._console.is_terminal and not quiet
         self._status: Status | None = None
@@ -624,9 +674,7 @@ class RotateProgress(Notices):
     else a line a session; warnings always, each once; a summary at the end."""
 
     def __init__(self, quiet: bool = False) -> None:
-        self._console = Console(
-            stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False
-        )
+        self._console = Console(**_conventions(stderr=True, soft_wrap=True))
         self._quiet = quiet
         self._said: set[str] = set()
         self._bar: Progress | None = None

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
 from handoff_cli.agents.places import expand
 from handoff_cli.catalog import (
+    Catalog,
     catalog,
     same_folder,
 )
@@ -17,9 +18,11 @@ from handoff_cli.cli.flags import (
     CwdOpt,
     HereOpt,
     JsonOpt,
+    LimitOpt,
     ListAgentOpt,
     ListDirectoriesArg,
     SessionsDirs,
+    SinceOpt,
     TreeOpt,
 )
 from handoff_cli.cli.output import (
@@ -32,9 +35,17 @@ from handoff_cli.cli.where import cache_folder, named_roots, warn_loops
 from handoff_cli.errors import (
     UsageError,
 )
+from handoff_cli.options import parse_since
 
-if TYPE_CHECKING:
-    pass
+
+def _none_shown(found: Catalog, project: Path | None, agent: str | None, since: str | None) -> str:
+    """Why ``list`` shows nothing: no session found, or what left out the ones found."""
+    if not found.sessions:
+        return f"no sessions under {found.searched()}"
+    kept = [f"of {project}" if project else "", f"of {agent}" if agent else ""]
+    kept.append(f"written to since {since}" if since else "")
+    which = " ".join(k for k in kept if k)
+    return f"no sessions {which} among the {len(found.sessions)} under {found.searched()}"
 
 
 def list_command(
@@ -45,6 +56,8 @@ def list_command(
     tree: TreeOpt = False,
     agent: ListAgentOpt = None,
     json_out: JsonOpt = False,
+    limit: LimitOpt = None,
+    since: SinceOpt = None,
     sessions_dirs: SessionsDirs = None,
     cache_dir: CacheDirOpt = None,
 ) -> None:
@@ -54,6 +67,10 @@ def list_command(
         raise UsageError("--tree draws the chains for people; --json already has them")
     if here and cwd is not None:
         raise UsageError("--here and --cwd both choose a directory: give one")
+    try:
+        after = parse_since(since, time.time()) if since is not None else None
+    except ValueError as error:
+        raise UsageError(f"--since: {error}") from None
     cache = expand(cache_dir) if cache_dir is not None else cache_folder()
     found = catalog(named_roots(ctx, directories, sessions_dirs), cache=cache, subagents=tree)
     for problem in found.skipped:
@@ -62,8 +79,12 @@ def list_command(
     shown = [
         s
         for s in found.sessions
-        if (project is None or same_folder(s.cwd, project)) and agent in (None, s.agent)
-    ]
+        if (project is None or same_folder(s.cwd, project))
+        and agent in (None, s.agent)
+        and (after is None or s.modified >= after)
+    ][:limit]
+    if not shown:
+        notice(_none_shown(found, project, agent, since))
     warn_loops(found, shown)
     with reader_may_leave():
         if json_out:
