@@ -1,13 +1,16 @@
-"""A read's selector, and a read that failed, in both ``<files>`` blocks: a new session's
-(``Facts.files_block``) and the in-place compaction's (``omp.cut``), by oh-my-pi's one rule.
+"""A read's selector, and a read that failed, in both ``<files>`` blocks: a new session's (the
+facts') and an in-place compaction's (oh-my-pi's own, ``omp.cut``).
 
-The agent's compaction (pi-agent-core 18.2.3 ``compaction/utils.ts``: ``splitReadSelector``,
-``extractFileOpsFromMessage``; the same in 18.3.4's bundle) strips only a trailing ``:`` selector
-of the read tool's grammar (a range list, ``raw``, ``conflicts``, a range and ``raw`` in either
-order), never a ``#``: its read tool has no ``#section`` selector, so ``README.md#intro`` is a
-path it does not find (``Path 'README.md#intro' not found``), and the compaction lists it all
-the same, since it lists every call without reading its result. A ``#`` in a real file's name
-is the name's, as any other character."""
+oh-my-pi's compaction (pi-agent-core 18.2.3 ``compaction/utils.ts``: ``splitReadSelector``,
+``extractFileOpsFromMessage``; the same in 18.3.4's bundle) strips only a trailing ``:``
+selector of the read tool's grammar (a range list, ``raw``, ``conflicts``, a range and ``raw``
+in either order), never a ``#``: its read tool has no ``#section`` selector, so
+``README.md#intro`` is a path it does not find (``Path 'README.md#intro' not found``). Both
+blocks read a call's path by that one rule (``omp.file_operation``). They differ where they
+mean to: the agent's compaction lists every call unread, as oh-my-pi writes it in place; a new
+session's block lists the files the branch read and changed, not a call that found none
+(people reading real sessions marked such a listing wrong: ``tests/test_labels.py``, class
+``failed``). A ``#`` in a real file's name is the name's."""
 
 from __future__ import annotations
 
@@ -85,36 +88,35 @@ def session(path: Path, reads: list[tuple[str, bool]], last: str = "ok") -> Path
     return write_session(path, entries.items)
 
 
-def both_blocks(path: Path) -> tuple[Any, Any]:
-    """(a new session's block, the in-place one), and the in-place entry's details."""
+def lists(path: Path) -> tuple[str, Any]:
+    """(a new session's block, the in-place compaction entry)."""
     loaded = load_session(path)
     records = branch(loaded, leaf(loaded))
     where = cut(records, keep_recent=1)
     assert where is not None
     entry = compaction_entry(where, DOCUMENT, "c", records[-1].id, "t")
     facts = facts_of(loaded, records)
-    assert entry["summary"] == with_files(DOCUMENT, facts.files_block)
-    return facts, entry
+    return files_block(facts.read_files, facts.modified_files, facts.read_set), entry
 
 
 @pytest.mark.parametrize(("read", "found", "listed"), READS, ids=[r[0] for r in READS])
-def test_both_blocks_list_a_read_as_the_agent_does(
+def test_a_read_is_listed_by_the_agents_rule_in_both(
     tmp_path: Path, read: str, found: bool, listed: str
 ) -> None:
-    facts, entry = both_blocks(session(tmp_path / "s.jsonl", [(read, found)]))
+    block, entry = lists(session(tmp_path / "s.jsonl", [(read, found)]))
     assert entry["details"] == {"readFiles": [listed], "modifiedFiles": ["src/b.py"]}
-    assert facts.files_block == files_block([listed], ["src/b.py"], {listed})
+    assert entry["summary"] == with_files(DOCUMENT, files_block([listed], ["src/b.py"], {listed}))
+    read_files = [listed] if found else []  # a call that found no file: no file read
+    assert block == files_block(read_files, ["src/b.py"], set(read_files))
 
 
-def test_a_section_read_and_its_file_are_two_paths_in_both(tmp_path: Path) -> None:
+def test_a_section_read_and_its_file_are_two_paths(tmp_path: Path) -> None:
     reads = [("docs/guide.md#section", False), ("docs/guide.md:1-40", True)]
-    path = session(tmp_path / "s.jsonl", reads)
-    facts, entry = both_blocks(path)
+    block, entry = lists(session(tmp_path / "s.jsonl", reads))
     assert entry["details"]["readFiles"] == ["docs/guide.md", "docs/guide.md#section"]
-    block = "<files>\n# docs/\nguide.md (Read)\nguide.md#section (Read)\n# src/\nb.py (Write)"
-    assert facts.files_block == block + "\n</files>"
-    # What the facts tell a writer is unchanged: read is what was found, the rest not there.
-    assert facts.read_files == ("docs/guide.md",)
+    assert block == "<files>\n# docs/\nguide.md (Read)\n# src/\nb.py (Write)\n</files>"
+    loaded = load_session(tmp_path / "s.jsonl")
+    facts = facts_of(loaded, branch(loaded, leaf(loaded)))
     assert facts.missing_files == ("docs/guide.md#section",) and facts.open_errors == ()
 
 
@@ -123,7 +125,7 @@ def test_the_read_tools_not_found_is_a_missing_path() -> None:
     assert missing("File not found: /w/docs/guide.md#section")
 
 
-def test_the_command_writes_the_same_block_both_ways(tmp_path: Path) -> None:
+def test_the_command_writes_both_blocks(tmp_path: Path) -> None:
     """The real program: a new session and an in-place handoff of copies of one session (its
     last answer long enough that the 20,000 tokens kept leave the reads to summarise)."""
     reads = [("docs/guide.md#section", False), ("src/a.py:10-20", True)]
@@ -141,7 +143,8 @@ def test_the_command_writes_the_same_block_both_ways(tmp_path: Path) -> None:
         for e in map(json.loads, started.read_text().splitlines())
         if e.get("type") == "custom_message"
     )
-    summary = json.loads(in_place.read_text().splitlines()[-1])["summary"]
-    block = "<files>\n# docs/\nguide.md#section (Read)\n# src/\na.py (Read)\nb.py (Write)\n</files>"
-    assert summary.endswith(block)
-    assert block in document
+    compaction = json.loads(in_place.read_text().splitlines()[-1])
+    assert "docs/guide.md#section" in compaction["details"]["readFiles"]
+    files = "# src/\na.py (Read)\nb.py (Write)\n</files>"
+    assert compaction["summary"].endswith(f"<files>\n# docs/\nguide.md#section (Read)\n{files}")
+    assert f"<files>\n{files}" in document

@@ -568,9 +568,8 @@ def _custom(entry: Entry) -> Message:
 
 
 # --- the files its <files> block lists ----------------------------------------------------------
-# One rule for both of ours: a new session's block (``handoff.facts``, through
-# ``tools.file_call``) and the in-place compaction's details (``cut``); every call counts, its
-# result unread, as the agent counts it. The agent's own: ``extractFileOpsFromMessage``,
+# One rule for both of ours: a new session's block (``handoff.facts``) and the in-place
+# compaction's details (``cut``). The agent's own: ``extractFileOpsFromMessage``,
 # ``splitReadSelector`` and ``computeFileLists`` in pi-agent-core's compaction/utils.ts, the
 # same in 18.2.3 and 18.3.4 (held to their output by tests/test_omp.py, fixture
 # tests/fixtures/files/omp-file-lists.json, made by oracles/files.py).
@@ -631,8 +630,7 @@ def _paths(files: Any) -> list[str]:
 def strip_read_selector(path: str) -> str:
     """A read tool's path without its trailing selector (``:50-200``, ``:raw``,
     ``:1-50:raw``, ``:conflicts``), by the read tool's own grammar: one selector, or a range
-    and ``raw`` in either order, after a colon that is not the path's first character. A ``#``
-    is the path's own (``README.md#intro``, ``a.py#L5``): the read tool has no such selector."""
+    and ``raw`` in either order, after a colon that is not the path's first character."""
     colon = path.rfind(":")
     if colon <= 0 or not _SELECTOR.fullmatch(path[colon + 1 :]):
         return path

@@ -9,8 +9,7 @@ later), the errors still open, the decisions the session states, whether the wor
 or where it stopped, the sections of the latest summary and of every branch summary, and the
 handoff document the branch already holds, if any (the anchor an update starts from). The
 prompt gives these to the model as a verified block, the built-in writer builds its document
-from them, ``show --facts`` prints them, and the ``<files>`` block is drawn from them
-(``files_block``: by the calls made, as oh-my-pi lists them, not only those that succeeded): no
+from them, ``show --facts`` prints them, and the ``<files>`` block is drawn from them: no
 module parses text that another one rendered.
 """
 
@@ -28,7 +27,6 @@ from handoff_cli.agents.omp import listed_files
 from handoff_cli.document import (
     HANDOFF_TYPE,
     Sections,
-    files_block,
     is_handoff_prompt,
     is_handoff_start,
     is_handoff_start_message,
@@ -125,10 +123,6 @@ class Facts:
     """Every file read, modified or not: a modified one also read is marked RW."""
     missing_files: tuple[str, ...] = ()
     """Paths a call found missing and that nothing read or wrote later, sorted."""
-    files_block: str = ""
-    """The ``<files>`` block, as oh-my-pi's compaction lists files: every file-tool call's,
-    failed or not (a read of ``README.md#intro``, which the read tool finds no file for, too),
-    the previous compactions' lists, what the shell wrote; empty when there are none."""
     commands: tuple[Command, ...] = ()
     open_errors: tuple[str, ...] = ()
     """The failures of the last turn that nothing put right, oldest first: a command with its
@@ -235,7 +229,6 @@ class Facts:
             "previous_document": self.previous_document,
             # Paths too: a token can be a folder's name, and the <files> block is written.
             "read_set": sorted(self.read_set),
-            "files_block": self.files_block,
         }
         done = mask(texts)
         lists_done: dict[str, Any] = {name: tuple(done[name]) for name in lists}
@@ -256,7 +249,6 @@ class Facts:
             unanswered=done["unanswered"],
             previous_document=done["previous_document"],
             read_set=frozenset(done["read_set"]),
-            files_block=done["files_block"],
         )
 
 
@@ -587,9 +579,6 @@ class _Reader:
     written: set[str] = field(default_factory=set)
     by_shell: set[str] = field(default_factory=set)
     missing: set[str] = field(default_factory=set)
-    listed_read: set[str] = field(default_factory=set)
-    listed_written: set[str] = field(default_factory=set)
-    """The files the ``<files>`` block lists (``Facts.files_block``)."""
     commands: list[Command] = field(default_factory=list)
     tails: dict[int, str] = field(default_factory=dict)
     """The tail of each failed command's output, by its index."""
@@ -760,9 +749,6 @@ class _Reader:
             workdir if isinstance(workdir, str) else None,
             tools.file_call(name, arguments),
         )
-        if call.files is not None:  # the agent's block lists a call whatever its result
-            self.listed_read.update(call.files.reads)
-            self.listed_written.update(call.files.changes)
         if _tool_name(name) in _ASKING_TOOLS:
             call.options = tuple(_options(arguments))
         self.calls[_key(block.get("id"))] = call
@@ -844,13 +830,11 @@ class _Reader:
         if ok:
             for path in tools.patched_files(command) if "apply_patch" in command else ():
                 self.written.add(path)
-                self.listed_written.add(path)
                 self.missing.discard(path)
             for path in shell.written_files(command, workdir):
                 if path not in self.written:
                     self.by_shell.add(path)
                 self.written.add(path)
-                self.listed_written.add(path)
                 self.missing.discard(path)
                 self.failed_changes.pop(path, None)
                 if ("a file", path) in self.recovered:
@@ -911,8 +895,6 @@ class _Reader:
         read, written = listed_files(entry.get("details"))
         self.read.update(read)
         self.written.update(written)
-        self.listed_read.update(read)
-        self.listed_written.update(written)
         if entry.get("method") == HANDOFF_TYPE and isinstance(summary, str):
             self._anchor(index, summary)
 
@@ -936,9 +918,6 @@ class _Reader:
             shell_files=tuple(sorted(self.by_shell, key=js_order)),
             read_set=frozenset(self.read),
             missing_files=tuple(sorted(self.missing - self.read - self.written, key=js_order)),
-            files_block=files_block(
-                self.listed_read - self.listed_written, self.listed_written, self.listed_read
-            ),
             commands=tuple(self.commands),
             open_errors=tuple(self._open_errors()),
             decisions=tuple(self.decisions),

@@ -45,6 +45,7 @@ from handoff_cli.agents.resume import (
 from handoff_cli.catalog import handoff_children, leaf_handed_off
 from handoff_cli.document import (
     SECTIONS,
+    files_block,
     missing_sections,
     with_files,
     wrap_document,
@@ -728,8 +729,12 @@ async def _gated(
 
 def _with_files(answer: Answer, facts: Facts) -> Answer:
     """The document with the ``<files>`` block at its end, as oh-my-pi ends its handoff
-    summaries: the block the model wrote, if any, replaced by the exact one."""
-    return replace(answer, text=with_files(answer.text, facts.files_block))
+    summaries: the block the model wrote, if any, replaced by the exact one. It lists the files
+    the branch read and changed: a call that found no file (a read of ``README.md#intro``,
+    which oh-my-pi's read tool has no section for) lists none, where the agent's own block, in
+    place, counts every call."""
+    block = files_block(facts.read_files, facts.modified_files, facts.read_set)
+    return replace(answer, text=with_files(answer.text, block))
 
 
 def _commit(
