@@ -464,7 +464,16 @@ def bench_long_text(work: Path, runs: int, megabytes: int = 100) -> None:
 def bench_dry_run(work: Path, runs: int, window: int = 128_000) -> None:
     path = work / "dry-run.jsonl"
     write_big_session(path, 10 * window * 7 / 1e6, compact_every=None)  # ~7 bytes a token
-    command = [*HANDOFF, str(path), "--dry-run", "--model", "openai/gpt-4o", "--api-key", "sk-x"]
+    command = [
+        *HANDOFF,
+        str(path),
+        "--dry-run",
+        "--json",
+        "--model",
+        "openai/gpt-4o",
+        "--api-key",
+        "sk-x",
+    ]
     elapsed, _ = _run(command, runs)
     cpu, _ = _run(command, runs, cpu=True)  # the work itself: wall time waits for a core too
     met = _target("dry run, 10x a 128k window (wall)", elapsed, 1.0)
@@ -490,7 +499,16 @@ def bench_dry_run_images(work: Path, runs: int, window: int = 128_000, images: i
         entry["message"]["content"] = [{"type": "text", "text": text}, image]
         lines[at] = orjson.dumps(entry)
     path.write_bytes(b"\n".join(lines) + b"\n")
-    command = [*HANDOFF, str(path), "--dry-run", "--model", "openai/gpt-4o", "--api-key", "sk-x"]
+    command = [
+        *HANDOFF,
+        str(path),
+        "--dry-run",
+        "--json",
+        "--model",
+        "openai/gpt-4o",
+        "--api-key",
+        "sk-x",
+    ]
     elapsed, peak = _run(command, runs)
     cpu, _ = _run(command, runs, cpu=True)
     met = _target(f"dry run, 10x a 128k window, {images} images (wall)", elapsed, 1.0)

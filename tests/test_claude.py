@@ -347,7 +347,7 @@ def test_our_written_files_are_read_as_the_real_cli_read_them() -> None:
 
 def test_the_default_model_is_the_sessions_through_litellm(project: Path) -> None:
     env = {"ANTHROPIC_API_KEY": "sk-ant-test"}
-    result = run_cli("handoff", project, "--dry-run", env=env)
+    result = run_cli("handoff", project, "--dry-run", "--json", env=env)
     assert result.code == 0, result.stderr
     assert json.loads(result.stdout)["model"] == "anthropic/claude-opus-5-5"
 
@@ -415,7 +415,7 @@ def test_in_place_appends_a_compaction_claude_code_reads(
     assert context["messages"][0]["content"] == content
     assert context["model"] == f"anthropic/{model}"
     assert run_cli("show", project, "--document").stdout.startswith(DOCUMENT)
-    planned = run_cli("handoff", project, "--dry-run", "--model", "extractive").json()
+    planned = run_cli("handoff", project, "--dry-run", "--json", "--model", "extractive").json()
     assert planned["messages"][-1]["content"].startswith("Update the handoff document")
     listed = {row["id"]: row for row in json.loads(run_cli("list", "--json", env=env).stdout)}
     assert listed[session_id]["handed_off"] is True
@@ -426,7 +426,9 @@ def test_in_place_appends_a_compaction_claude_code_reads(
 
 def test_in_place_dry_run_compacts_the_whole_branch(project: Path) -> None:
     before = project.read_bytes()
-    result = run_cli("handoff", project, "--in-place", "--dry-run", "--model", "extractive")
+    result = run_cli(
+        "handoff", project, "--in-place", "--dry-run", "--json", "--model", "extractive"
+    )
     assert result.code == 0, result.stderr
     plan = result.json()
     assert plan["mode"] == "in_place" and plan["first_kept_entry_id"] is None

@@ -225,7 +225,7 @@ def test_cycle_is_reported_not_looped(tmp_path: Path, entries: Entries) -> None:
         ["show", str(SAMPLE), "--leaf", "nope"],
         ["show", str(SAMPLE), "--leaf", ""],
         ["list", "/no/such/folder"],
-        [str(SAMPLE), "--context-window", "999", "--dry-run"],
+        [str(SAMPLE), "--context-window", "999", "--dry-run", "--json"],
         [str(SAMPLE), "--timeout", "0"],
     ],
     ids=" ".join,
@@ -241,10 +241,12 @@ def test_usage_errors_are_one_line_with_exit_2(
 def test_a_bad_value_is_blamed_on_where_it_came_from(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _, _, err = run_in_process(capsys, str(SAMPLE), "--context-window", "999", "--dry-run")
+    _, _, err = run_in_process(
+        capsys, str(SAMPLE), "--context-window", "999", "--dry-run", "--json"
+    )
     assert "--context-window must be at least 1,000, not 999" in err and "HANDOFF_" not in err
     monkeypatch.setenv("HANDOFF_CONTEXT_WINDOW", "5")
-    _, _, err = run_in_process(capsys, str(SAMPLE), "--dry-run")
+    _, _, err = run_in_process(capsys, str(SAMPLE), "--dry-run", "--json")
     assert "$HANDOFF_CONTEXT_WINDOW must be at least 1,000, not 5" in err
 
 
@@ -704,7 +706,7 @@ def test_session_ids_complete_with_their_titles(tmp_path: Path) -> None:
         ["--version"],
         ["show", str(FIXTURES / "omp/sample-v3.jsonl")],
         ["show", str(FIXTURES / "omp/sample-v3.jsonl"), "--context", "--json"],
-        [str(FIXTURES / "omp/sample-v3.jsonl"), "--model", "extractive", "--dry-run"],
+        [str(FIXTURES / "omp/sample-v3.jsonl"), "--model", "extractive", "--dry-run", "--json"],
     ],
     ids=lambda a: " ".join(a[:1] + a[2:]),
 )

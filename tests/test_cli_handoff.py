@@ -102,7 +102,7 @@ def test_json_result_by_id_prefix_and_quiet(session: Path, llm_server: FakeLLMSe
 
 def test_dry_run_calls_and_writes_nothing(session: Path, llm_server: FakeLLMServer) -> None:
     before = session.read_bytes()
-    result = run_cli(session, "--dry-run", "--focus", "x", env=model_env(llm_server))
+    result = run_cli(session, "--dry-run", "--json", "--focus", "x", env=model_env(llm_server))
     assert result.code == 0, result.stderr
     request = result.json()
     assert request["model"] == FAKE_MODEL
@@ -187,7 +187,7 @@ def test_text_options_that_are_not_utf8_are_usage_errors(
     session: Path, capsys: pytest.CaptureFixture[str], option: str
 ) -> None:
     undecodable = b"fix \xff\xfe it".decode("utf-8", "surrogateescape")  # as the shell passes it
-    code = run([str(session), option, undecodable, "--dry-run"])
+    code = run([str(session), option, undecodable, "--dry-run", "--json"])
     assert code == 2
     assert capsys.readouterr().err.startswith(f"Usage error: {option} is not valid UTF-8 text")
 
@@ -238,7 +238,7 @@ def test_no_key_falls_back_to_the_extractive_writer(session: Path) -> None:
 
 
 def test_with_a_key_the_sessions_own_model_is_used(session: Path) -> None:
-    result = run_cli(session, "--dry-run", env={"ANTHROPIC_API_KEY": "sk-test"})
+    result = run_cli(session, "--dry-run", "--json", env={"ANTHROPIC_API_KEY": "sk-test"})
     assert result.code == 0, result.stderr
     assert result.json()["model"] == "anthropic/claude-sonnet-4-5"
     assert "note:" not in result.stderr
@@ -261,7 +261,9 @@ def test_max_doc_tokens_caps_the_builtin_writer_and_guides_a_model(
         content = handoff_entry(Path(result.json()["path"]))["content"]
         sizes.append(len(content.split("<files>")[0]))
     assert sizes[1] <= 250 * 4 + 200 < sizes[0]  # the wrapper's lines aside
-    result = run_cli(session, "--dry-run", "--max-doc-tokens", "700", env=model_env(llm_server))
+    result = run_cli(
+        session, "--dry-run", "--json", "--max-doc-tokens", "700", env=model_env(llm_server)
+    )
     assert "under about 700 tokens" in result.json()["messages"][-1]["content"]
     result = run_cli(session, "--max-doc-tokens", "20")
     assert result.code == 2 and "--max-doc-tokens" in result.stderr
@@ -399,7 +401,7 @@ def test_an_out_dir_is_made_only_in_a_folder_that_exists(session: Path, tmp_path
 
 
 def test_a_dry_runs_note_says_what_would_be_done(session: Path) -> None:
-    result = run_cli(session, "--dry-run")
+    result = run_cli(session, "--dry-run", "--json")
     assert result.code == 0, result.stderr
     (note,) = [line for line in result.stderr.splitlines() if line.startswith("note:")]
     assert "ANTHROPIC_API_KEY" in note and "(handoff/extractive) would write the document" in note

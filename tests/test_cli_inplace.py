@@ -97,13 +97,16 @@ def test_stdout_is_the_sessions_own_id(session: Path, llm_server: FakeLLMServer)
 
 def test_dry_run_shows_the_cut_and_writes_nothing(session: Path) -> None:
     before = session.read_bytes()
-    result = run_cli(session, "--in-place", "--dry-run", "--model", "extractive")
+    result = run_cli(session, "--in-place", "--dry-run", "--json", "--model", "extractive")
     assert result.code == 0, result.stderr
     plan = result.json()
     assert plan["mode"] == "in_place" and plan["first_kept_entry_id"] == "1819a85f"
     assert plan["tokens_before"] == 1881 and plan["kept_entries"] == 7
     assert session.read_bytes() == before
-    assert run_cli(session, "--dry-run", "--model", "extractive").json()["mode"] == "new_session"
+    assert (
+        run_cli(session, "--dry-run", "--json", "--model", "extractive").json()["mode"]
+        == "new_session"
+    )
 
 
 def test_a_small_session_has_nothing_to_compact(tmp_path: Path) -> None:
@@ -320,7 +323,7 @@ def test_a_compacted_rollout_is_handed_off_and_has_nothing_left_to_compact(rollo
     row = run_cli("list", "--json", rollout.parents[3]).json()[0]
     assert row["handed_off"] is True
     assert run_cli("show", rollout, "--document").stdout.startswith("## Goal")
-    planned = run_cli(rollout, "--dry-run", "--model", "extractive").json()
+    planned = run_cli(rollout, "--dry-run", "--json", "--model", "extractive").json()
     assert planned["messages"][-1]["content"].startswith("Update the handoff document")
     before = rollout.read_bytes()
     again = run_cli(rollout, "--in-place", "--model", "extractive")

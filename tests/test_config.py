@@ -472,9 +472,11 @@ def test_a_handoff_takes_its_defaults_from_the_files(home: Path, session: Path) 
     document = orjson.loads(Path(done["path"]).read_bytes().splitlines()[-2])["content"]
     assert len(document) < 400 * 4  # its cap, 250 tokens, and the wrapper
     # A variable over the files, a flag over both.
-    found = hand_off(home, session, "--dry-run", env={"HANDOFF_FOCUS": "env's"}).json()
+    found = hand_off(home, session, "--dry-run", "--json", env={"HANDOFF_FOCUS": "env's"}).json()
     assert found["messages"][-1]["content"].endswith("Additional focus: env's")
-    found = hand_off(home, session, "--dry-run", "--focus", "flag's", env={"HANDOFF_FOCUS": "x"})
+    found = hand_off(
+        home, session, "--dry-run", "--json", "--focus", "flag's", env={"HANDOFF_FOCUS": "x"}
+    )
     assert found.json()["messages"][-1]["content"].endswith("Additional focus: flag's")
 
 
@@ -519,7 +521,7 @@ def test_a_rotation_takes_over_tokens_and_idle_from_the_files(home: Path, sessio
 
 def prompt_of(home: Path, session: Path, *args: str, server: FakeLLMServer) -> str:
     """The handoff prompt a dry run would send."""
-    result = hand_off(home, session, "--dry-run", *args, env=model_env(server))
+    result = hand_off(home, session, "--dry-run", "--json", *args, env=model_env(server))
     assert result.code == 0, result.stderr
     return str(result.json()["messages"][-1]["content"])
 
@@ -590,10 +592,8 @@ def test_in_place_takes_the_prompt_file(home: Path, llm_server: FakeLLMServer) -
     path = home / "sessions" / "inplace.jsonl"
     write(path, (FIXTURES / "inplace/generated-omp-020-20000.jsonl").read_bytes())
     template = write(home / "h.md", "Condense it: {focus}")
-    result = hand_off(
-        home, path, "--in-place", "--dry-run", "--prompt-file", template, "--focus", "tabs",
-        env=model_env(llm_server),
-    )  # fmt: skip
+    flags = ("--in-place", "--dry-run", "--json", "--prompt-file", template, "--focus", "tabs")
+    result = hand_off(home, path, *flags, env=model_env(llm_server))
     assert result.code == 0, result.stderr
     assert result.json()["mode"] == "in_place"
     assert result.json()["messages"][-1]["content"].startswith(
@@ -678,7 +678,7 @@ def test_a_chunked_plans_drafts_ask_for_the_sections_named(
 ) -> None:
     path = write(home / "large.jsonl", (FIXTURES / "pi/large-session.jsonl").read_bytes())
     template = write(home / "h.md", "Answer with ## Summary and ## Next Steps.")
-    small = ("--dry-run", "--context-window", "20000")
+    small = ("--dry-run", "--json", "--context-window", "20000")
     args = (*small, "--prompt-file", template, "--sections", "Summary,Next Steps")
     result = hand_off(home, path, *args, env=model_env(llm_server))
     assert result.code == 0, result.stderr

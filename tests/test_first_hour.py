@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -169,3 +170,22 @@ def test_list_says_why_it_shows_nothing(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
     assert run_cli("list", empty).stderr == f"no sessions under {empty}\n"
+
+
+def test_a_dry_run_tells_a_person_what_it_would_do(tmp_path: Path) -> None:
+    """A summary, not the request (``--json`` has it whole): the writer, the requests, the cost,
+    where the new session would go; the built-in writer's document itself."""
+    folder = tmp_path / "sessions"
+    (path,) = _sessions(folder, 1)
+    model = run_cli(path, "--dry-run", "-m", "openai/gpt-4o", "--api-key", "k")
+    assert model.code == 0, model.stderr
+    rows = dict(line.split(None, 1) for line in model.stdout.splitlines()[:-1])
+    assert rows["writer"] == "openai/gpt-4o" and rows["window"] == "128,000 tokens"
+    assert rows["requests"].startswith("1 (single): ") and rows["cost"].endswith("(estimated)")
+    assert rows["writes"] == f"a new session in {folder}"
+    assert len(model.stdout) < 1000 and "Task 0" not in model.stdout  # no request printed
+    built_in = run_cli(path, "--dry-run", "-m", "extractive")
+    assert "## Goal" in built_in.stdout and "Task 0" in built_in.stdout  # what it would write
+    assert sorted(p.name for p in folder.iterdir()) == [path.name]  # nothing written
+    whole = run_cli(path, "--dry-run", "--json", "-m", "openai/gpt-4o", "--api-key", "k").json()
+    assert "Task 0" in json.dumps(whole["messages"])

@@ -302,8 +302,8 @@ def test_a_dry_run_shows_what_would_be_kept_and_sends_the_whole_branch(
 ) -> None:
     path = session_at(tmp_path, worked(Entries()))
     env = {"HANDOFF_MODEL": FAKE_MODEL, "OPENAI_API_KEY": "sk-test"}
-    plain = run_cli(path, "--dry-run", env=env)
-    kept = run_cli(path, "--dry-run", "--keep-recent", "60", env=env)
+    plain = run_cli(path, "--dry-run", "--json", env=env)
+    kept = run_cli(path, "--dry-run", "--json", "--keep-recent", "60", env=env)
     assert kept.code == 0, kept.stderr
     planned = kept.json()
     assert (planned["kept_messages"], planned["first_kept_entry_id"]) == (2, "e0000009")

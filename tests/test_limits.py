@@ -590,7 +590,15 @@ COMMANDS: dict[str, Callable[[Path], list[str]]] = {
     "in-place handoff": lambda p: [str(p), "--in-place", "--model", "extractive", "-q"],
     # A model in LiteLLM's table, counted with its tokenizer: planned (many requests, for the
     # larger shapes), every request printed, nothing called.
-    "model --dry-run": lambda p: [str(p), "--dry-run", "--model", MODEL, "--api-key", "k"],
+    "model --dry-run": lambda p: [
+        str(p),
+        "--dry-run",
+        "--json",
+        "--model",
+        MODEL,
+        "--api-key",
+        "k",
+    ],
 }
 MODEL = "openai/gpt-4o"
 CALLED = "model handoff"

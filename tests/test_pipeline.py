@@ -878,7 +878,7 @@ def test_a_session_of_an_agents_own_format_handed_off_to_starts_from_its_documen
     new = FIXTURES / agent / "handoff" / "tools-new.jsonl"
     shown = run_cli("show", new, "--document")
     assert shown.code == 0 and shown.stdout.startswith("## Goal")
-    planned = run_cli("handoff", new, "--dry-run", "--model", "extractive")
+    planned = run_cli("handoff", new, "--dry-run", "--json", "--model", "extractive")
     assert planned.code == 0, planned.stderr
     prompt = json.loads(planned.stdout)["messages"][-1]["content"]
     assert prompt.startswith("Update the handoff document of this coding session.")

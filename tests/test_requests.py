@@ -99,8 +99,11 @@ def test_dry_runs_of_every_fixture_are_as_they_were(
     session: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     name = str(session.relative_to(FIXTURES))
-    check(f"dry run {name}", dry_run(capsys, session, "--dry-run", *MODEL))
-    check(f"dry run, small window, {name}", dry_run(capsys, session, "--dry-run", *MODEL, *SMALL))
+    check(f"dry run {name}", dry_run(capsys, session, "--dry-run", "--json", *MODEL))
+    check(
+        f"dry run, small window, {name}",
+        dry_run(capsys, session, "--dry-run", "--json", *MODEL, *SMALL),
+    )
 
 
 def test_folded_requests_with_secrets_are_as_they_were(
@@ -109,7 +112,7 @@ def test_folded_requests_with_secrets_are_as_they_were(
     """A dry run and a real handoff of the session of secrets: the same requests, every
     secret masked and numbered as before, in every chunk."""
     path = secrets_session(tmp_path / "sessions" / "secrets.jsonl")
-    planned = dry_run(capsys, path, "--dry-run", *MODEL, *SMALL)
+    planned = dry_run(capsys, path, "--dry-run", "--json", *MODEL, *SMALL)
     check("dry run, small window, secrets", planned)
     llm_server.default = Reply(DOCUMENT)
     code = run([str(path), *MODEL, "--api-base", llm_server.base_url, *SMALL])

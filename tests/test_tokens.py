@@ -534,7 +534,7 @@ from pathlib import Path
 from handoff_cli.cli.app import run
 
 
-code = run([sys.argv[1], "--dry-run", "--model", "openai/gpt-4o", "--api-key", "sk-test",
+code = run([sys.argv[1], "--dry-run", "--json", "--model", "openai/gpt-4o", "--api-key", "sk-test",
             "--context-window", "8000", "--json"])
 assert code == 0, code
 print("litellm" in sys.modules, file=sys.stderr)

@@ -39,6 +39,7 @@ from handoff_cli.text import one_line, text_of, visible
 
 if TYPE_CHECKING:  # rotation's types; importing it (and the core) would slow `show` down
     from handoff_cli.handoff.facts import Facts
+    from handoff_cli.handoff.pipeline import DryRun
     from handoff_cli.handoff.rotate import Estimate, Outcome, Totals
 
 EXCERPT_CHARS = 90
@@ -641,6 +642,43 @@ class HandoffProgress(Notices):
 
     def warn(self, text: str) -> None:
         self._console.print(visible(text, lines=True), style="yellow")
+
+
+def show_dry_run(planned: DryRun) -> None:
+    """What a handoff would do, for people: the writer, its window, the requests and their
+    tokens, the cost, what is masked and kept, where the new session would go; then the
+    document the built-in writer would write."""
+    console = _View()
+    requests = len(planned.requests)
+    rows = [("writer", planned.writer)]
+    if planned.window is not None:
+        rows.append(("window", f"{planned.window:,} tokens"))
+    asks = planned.document is None  # the built-in writer answers here, for nothing
+    if asks:
+        sizes = ", ".join(f"{r.tokens:,}" for r in planned.requests[:5])
+        more = f" and {requests - 5} more" if requests > 5 else ""
+        rows.append(("requests", f"{requests} ({planned.strategy}): {sizes}{more} tokens"))
+        cost = planned.cost_usd
+        rows.append(("cost", "price unknown" if cost is None else f"${cost:.4f} (estimated)"))
+    else:
+        rows.append(("requests", "none: the built-in writer answers here, at no cost"))
+    rows.append(("masked", f"{planned.redacted} secrets"))
+    if planned.kept is not None:
+        kept = planned.kept
+        rows.append(("kept", f"{len(kept.messages)} messages ({kept.tokens:,} tokens)"))
+    where = planned.compaction
+    if where is None:
+        rows.append(("writes", f"a new session in {planned.goes_to}"))
+    else:
+        rows.append(("writes", f"{planned.agent}'s compaction, keeping {where.kept} entries"))
+    for name, value in rows:
+        console.print(Text.assemble((f"{name:<9}", "dim"), value))
+    if planned.document is not None:
+        console.print(Text(""))
+        for line in planned.document.splitlines():
+            console.print(Text(line))
+    if asks:
+        console.print(Text("(--json: every request, whole)", "dim"))
 
 
 def show_estimates(estimates: list[Estimate], total: Totals) -> None:

@@ -61,12 +61,13 @@ from handoff_cli.errors import (
     WriteError,
     os_reason,
 )
+from handoff_cli.handoff.builtin import Builtin
 from handoff_cli.handoff.check import Report, check_document, repair_prompt
 from handoff_cli.handoff.conversation import Conversation
 from handoff_cli.handoff.facts import Facts, facts_of
 from handoff_cli.handoff.keep import family_entries, recent_turns
 from handoff_cli.handoff.loop import INTERRUPTED, run_on_loop
-from handoff_cli.handoff.plan import Plan, Sized
+from handoff_cli.handoff.plan import ANSWER_TOKENS, Plan, Sized
 from handoff_cli.handoff.prompt import ChatMessage, handoff_prompt, required_sections
 from handoff_cli.handoff.redact import Redactor
 from handoff_cli.handoff.report import Reporter
@@ -274,10 +275,20 @@ class DryRun:
     """In place: where the agent's compaction would cut the branch."""
     kept: Kept | None = None
     """With ``--keep-recent``: the turns that would follow the document."""
+    cost_usd: float | None = None
+    """The estimate (``ANSWER_TOKENS`` of answer a request); None where no price is known."""
+    goes_to: Path | None = None
+    """The folder the new session would be written in (None: in place)."""
+    document: str | None = None
+    """The document, where the writer answers here at no cost (the built-in one)."""
 
     @property
     def strategy(self) -> str:
         return self.plan.strategy
+
+    @property
+    def tokens(self) -> int:
+        return sum(r.tokens for r in self.requests)
 
     def to_json(self) -> dict[str, Any]:
         """As ``--dry-run --json`` writes it (``output.write_json``): each request's messages
@@ -554,8 +565,24 @@ def dry_run(
     *,
     target: Target = DEFAULT_TARGET,
 ) -> DryRun:
-    """The plan, each request with its size (``--dry-run``): nothing is called or written."""
-    return dry_run_of(prepare(path, options, reporter, target=target))
+    """The plan, each request with its size, what it would cost and where the new session would
+    go (``--dry-run``): nothing is called or written. The built-in writer, which answers here
+    at no cost, says what it would write."""
+    request = prepare(path, options, reporter, target=target)
+    planned = dry_run_of(request)
+    writer, source = request.writer, request.source
+    to = options.to or source.agent
+    folder = options.out_dir or _folder_of(request, to, target, source.session.path.resolve())
+    document = None
+    if isinstance(writer, Builtin):
+        answer = run_on_loop(writer.write(request, options, Reporter()))[0]
+        document = _as_written(request, answer).text
+    return replace(
+        planned,
+        cost_usd=writer.price(planned.tokens, ANSWER_TOKENS * len(planned.requests)),
+        goes_to=None if source.compaction is not None else folder,
+        document=document,
+    )
 
 
 def dry_run_of(request: Request) -> DryRun:

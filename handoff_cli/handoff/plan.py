@@ -90,6 +90,8 @@ class Measured(Protocol):
 
 
 DEFAULT_WINDOW = 128_000
+ANSWER_TOKENS = 2_000
+"""What one request's answer is expected to take, for an estimate: about a document."""
 MAX_RESERVE = 16_000
 MARGIN = 0.12  # providers' tokenizers count differently from ours
 RECENT_TURNS = 3

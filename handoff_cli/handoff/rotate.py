@@ -56,7 +56,7 @@ from handoff_cli.handoff.pipeline import (
     request_for,
     writer_for,
 )
-from handoff_cli.handoff.plan import DEFAULT_WINDOW, rough_tokens
+from handoff_cli.handoff.plan import ANSWER_TOKENS, DEFAULT_WINDOW, rough_tokens
 from handoff_cli.handoff.report import Reporter
 from handoff_cli.handoff.writer import Writer
 from handoff_cli.options import DEFAULT_JOBS, Options
@@ -64,8 +64,6 @@ from handoff_cli.sessions.js import js_time
 
 THRESHOLD_SHARE = 0.8
 """The default threshold: this share of the chosen model's window."""
-ANSWER_TOKENS = 2_000
-"""What one request's answer is expected to take, for the estimate: about a document."""
 
 HANDED_OFF = "handed_off"
 SKIPPED = "skipped"

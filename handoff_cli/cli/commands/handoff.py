@@ -122,7 +122,8 @@ def handoff_command(
         # Ctrl-C and SIGTERM both cancel, except while the result is being written.
         take(on_signal)
         path = find_session(session, sessions_dirs)
-        result = _hand_off(path, options, _target(path, agent, sessions_dirs, terminals), quiet)
+        target = _target(path, agent, sessions_dirs, terminals)
+        result = _hand_off(path, options, target, quiet, json_out)
     except KeyboardInterrupt:
         raise CancelledError() from None
     if result is None:
@@ -144,14 +145,22 @@ def _target(path: Path, agent: str, sessions_dirs: list[Path] | None, terminals:
     )
 
 
-def _hand_off(path: Path, options: Options, target: Target, quiet: bool) -> HandoffResult | None:
-    """The handoff, or with ``--dry-run`` its plan printed (and None)."""
+def _hand_off(
+    path: Path, options: Options, target: Target, quiet: bool, json_out: bool
+) -> HandoffResult | None:
+    """The handoff, or with ``--dry-run`` its plan printed (and None): for people, what it
+    would send, cost and write; with ``--json``, every request whole."""
     from handoff_cli.handoff.pipeline import dry_run, handoff
 
     if options.dry_run:
         planned = dry_run(path, options, Notices(), target=target)
         with reader_may_leave():  # each request streamed, built as it is written
-            write_json(planned.to_json())
+            if json_out:
+                write_json(planned.to_json())
+            else:
+                from handoff_cli.cli.render import show_dry_run
+
+                show_dry_run(planned)
         return None
     from handoff_cli.cli.render import HandoffProgress
 
