@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from handoff_cli.llm.model import _retryable, explain
+
 from .conftest import HEADER, Entries, run_cli, write_session
 from .test_terminal import on_a_terminal
 
@@ -189,3 +191,23 @@ def test_a_dry_run_tells_a_person_what_it_would_do(tmp_path: Path) -> None:
     assert sorted(p.name for p in folder.iterdir()) == [path.name]  # nothing written
     whole = run_cli(path, "--dry-run", "--json", "-m", "openai/gpt-4o", "--api-key", "k").json()
     assert "Task 0" in json.dumps(whole["messages"])
+
+
+@pytest.mark.litellm  # the model is asked in this process
+def test_a_server_whose_name_does_not_resolve_is_said_so_at_once(tmp_path: Path) -> None:
+    """``.invalid`` never resolves (RFC 6761): one line naming the host, no retries, exit 1."""
+    (path,) = _sessions(tmp_path / "sessions", 1)
+    base = "http://handoff-test.invalid/v1"
+    result = run_cli(path, "-m", "openai/gpt-4o-mini", "--api-key", "k", "--api-base", base)
+    assert result.code == 1
+    assert result.stderr.splitlines()[-1] == (
+        "Handoff failed: openai/gpt-4o-mini: cannot reach handoff-test.invalid (name not resolved)"
+    )
+    assert "trying again" not in result.stderr
+    litellm = sys.modules["litellm"]
+    said = "Cannot connect to host api.anthropic.com:443 ssl:<ssl.SSLContext object at 0x7f> "
+    error = litellm.InternalServerError(
+        message=said + "[Name or service not known]", llm_provider="anthropic", model="m"
+    )  # as LiteLLM's own client for Anthropic reports it
+    assert explain(error, 60) == "cannot reach api.anthropic.com (name not resolved)"
+    assert not _retryable(error)

@@ -812,6 +812,9 @@ def _retryable(error: Exception) -> bool:
 
     if isinstance(error, openai.APITimeoutError):
         return False  # waiting the whole timeout again rarely helps
+    unreachable = _unreachable(error)
+    if unreachable is not None:
+        return unreachable[1] != NOT_RESOLVED  # a name not found now is not found in a second
     if isinstance(error, openai.APIConnectionError):
         return True
     status = getattr(error, "status_code", None)
@@ -842,6 +845,10 @@ def explain(error: Exception, timeout: float, received: int = 0) -> str:
     causes = list(_causes(error))
     if isinstance(error, getattr(litellm.exceptions, "MidStreamFallbackError", ())) or received:
         return _broken_stream(causes, received)
+    unreachable = _unreachable(error)
+    if unreachable is not None:
+        host, why = unreachable
+        return f"cannot reach {host} ({why})"
     if isinstance(error, openai.APIConnectionError) or "Connection error" in detail:
         # LiteLLM reports a refused or dropped connection as a 500 "Connection error."
         return "cannot reach the model's server (connection refused or dropped)"
@@ -856,6 +863,33 @@ def explain(error: Exception, timeout: float, received: int = 0) -> str:
     code = f" ({status})" if isinstance(status, int) else ""
     said = _said(detail)
     return f"{kind}{code}: {said}" if said else f"{kind}{code}"
+
+
+NOT_RESOLVED = "name not resolved"
+_NETWORK = (
+    (re.compile(r"Name or service not known|nodename nor servname|getaddrinfo failed|"
+                r"Temporary failure in name resolution|No address associated", re.I), NOT_RESOLVED),
+    (re.compile(r"Connection refused|ECONNREFUSED", re.I), "connection refused"),
+    (re.compile(r"Network is unreachable|No route to host|ENETUNREACH|EHOSTUNREACH", re.I),
+     "no route to it"),
+)  # fmt: skip
+"""What a failure to connect says, as the OS's resolver and sockets word it, and what it means."""
+_HOST = re.compile(
+    r"(?:connect to host|host=|https?://)\s*'?\[?([A-Za-z0-9.\-_:]+?)\]?(?::[0-9]+)?[/'\s]"
+)
+
+
+def _unreachable(error: BaseException) -> tuple[str, str] | None:
+    """(the host, why) where ``error``, or what it was raised from, is a failure to connect: a
+    name the resolver did not find, a refusal, no route; None for anything else."""
+    texts = [str(cause) for cause in _causes(error)]
+    request = getattr(error, "request", None)
+    texts.append(str(getattr(request, "url", "")) + " ")
+    why = next((meaning for p, meaning in _NETWORK if any(p.search(t) for t in texts)), None)
+    if why is None:
+        return None
+    host = next((m.group(1) for t in texts if (m := _HOST.search(t + " "))), None)
+    return host or "the model's server", why
 
 
 def _broken_stream(causes: list[BaseException], received: int) -> str:
