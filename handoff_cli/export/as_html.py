@@ -5,17 +5,25 @@ Every string from the session is escaped (``html.escape``, quotes too) and only 
 an element's text, never in an attribute, a tag's name or a style: the only attributes written
 are our own classes. The page also tells the browser so (a Content-Security-Policy that allows
 its inline style and nothing else), so that even a mistake here could not load or run
-anything. The session's text is shown as the text it is, in its lines (``pre-wrap``), never
-rendered as Markdown.
+anything. What a person wrote, a tool's output and code are shown as the text they are, in
+their lines (``pre-wrap``); what the assistant wrote, documents and summaries are Markdown,
+rendered by markdown-it (CommonMark, raw HTML escaped), with a link or an image shown as its
+text and its address in plain text: no element takes a session's address or a fence's name.
 """
 
 from __future__ import annotations
 
 import html
 from collections.abc import Iterator
+from functools import cache
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 from handoff_cli import __version__
 from handoff_cli.export.transcript import (
+    ASSISTANT,
     MINOR_MARKS,
     ROLES,
     Fold,
@@ -43,7 +51,9 @@ _STYLE = """
   --code: #0f1114; } }
 * { box-sizing: border-box; }
 body { margin: 0 auto; max-width: 62rem; padding: 1.5rem; color: var(--fg);
-  font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; background: Canvas; }
+  font: 15px/1.5 system-ui, -apple-system, "Segoe UI", "Noto Sans", "Noto Sans CJK SC",
+    "PingFang SC", "Hiragino Sans", "Microsoft YaHei", "Malgun Gothic", sans-serif;
+  background: Canvas; }
 h1 { font-size: 1.4rem; margin: 0 0 .75rem; overflow-wrap: anywhere; }
 h2 { font-size: .95rem; margin: 0 0 .5rem; }
 .time { color: var(--muted); font-weight: normal; margin-left: .5rem; }
@@ -58,6 +68,11 @@ section { border: 1px solid var(--line); border-radius: 8px; padding: .75rem 1re
 p.mark { border: 0; padding: .25rem 1rem; color: var(--muted); font-style: italic; }
 .text { white-space: pre-wrap; overflow-wrap: anywhere; margin: .35rem 0; }
 .note { color: var(--muted); font-style: italic; margin: .35rem 0; }
+.md { overflow-wrap: anywhere; margin: .35rem 0; } .md > :first-child { margin-top: 0; }
+.md > :last-child { margin-bottom: 0; } .md h1, .md h2, .md h3 { font-size: 1rem; }
+.md code { background: var(--code); padding: 0 .2rem; border-radius: 4px;
+  font: 13px ui-monospace, monospace; }
+.address { color: var(--muted); }
 details { border-left: 3px solid var(--line); margin: .4rem 0; padding: .1rem .6rem; }
 details.failed { border-left-color: var(--failed); }
 summary { cursor: pointer; color: var(--muted); overflow-wrap: anywhere; }
@@ -84,8 +99,10 @@ def render(transcript: Transcript) -> Iterator[str]:
     yield "<main>\n"
     day: str | None = None
     inside = False  # a turn's or a mark's section is open
+    speaker: str | None = None
     for part in transcript.parts:
         if isinstance(part, (Turn, Mark)):
+            speaker = part.role if isinstance(part, Turn) else None
             if inside:
                 yield "</section>\n"
             inside = not (isinstance(part, Mark) and part.kind in MINOR_MARKS)
@@ -97,7 +114,7 @@ def render(transcript: Transcript) -> Iterator[str]:
             if not inside:  # a part before any turn: in a section of its own
                 yield '<section class="agent">\n'
                 inside = True
-            yield _part(part)
+            yield _part(part, speaker)
     if inside:
         yield "</section>\n"
     yield f"</main>\n{_footer(transcript.masked())}</body>\n</html>\n"
@@ -143,8 +160,10 @@ def _heading(part: Turn | Mark, day: str | None) -> str:
     return f'<section class="mark">\n<h2>◆ {title}{at}</h2>\n'
 
 
-def _part(part: Part) -> str:
+def _part(part: Part, speaker: str | None) -> str:
     if isinstance(part, Text):
+        if speaker == ASSISTANT:
+            return markdown(part.text)
         return f'<div class="text">{text(part.text)}</div>\n'
     if isinstance(part, Note):
         return f'<p class="note">({text(part.text)})</p>\n'
@@ -166,11 +185,52 @@ def _fold(fold: Fold) -> str:
 def _section(section: Section) -> str:
     label = f'<div class="label">{text(section.label)}</div>\n' if section.label else ""
     if section.code is None:
-        return f'{label}<div class="text">{text(section.text)}</div>\n'
+        return f"{label}{markdown(section.text)}"
+
     body = section.text.rstrip("\n")
     if not body:
         return f'{label}<p class="note">(empty)</p>\n'
     return f"{label}<pre>\n{text(body)}</pre>\n"  # a parser drops the newline after <pre>
+
+
+def markdown(source: str) -> str:
+    """Markdown as HTML: CommonMark, raw HTML escaped, links and images as text."""
+    return f'<div class="md">\n{_renderer().render(readable(source), {"links": []})}</div>\n'
+
+
+@cache
+def _renderer() -> MarkdownIt:
+    renderer = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    for rule, render in (
+        ("link_open", _link_open),
+        ("link_close", _link_close),
+        ("image", _image),
+        ("fence", _code),
+        ("code_block", _code),
+    ):
+        renderer.add_render_rule(rule, render)
+    return renderer
+
+
+def _link_open(_: Any, tokens: list[Token], index: int, __: Any, env: dict[str, Any]) -> str:
+    env["links"].append(str(tokens[index].attrGet("href") or ""))
+    return ""
+
+
+def _link_close(_: Any, tokens: list[Token], index: int, __: Any, env: dict[str, Any]) -> str:
+    address = env["links"].pop() if env["links"] else ""
+    return f' <span class="address">({text(address)})</span>' if address else ""
+
+
+def _image(_: Any, tokens: list[Token], index: int, __: Any, env: dict[str, Any]) -> str:
+    token = tokens[index]
+    alt = "".join(child.content for child in token.children or ())
+    return f'<span class="address">[image: {text(alt)}] ({text(str(token.attrGet("src")))})</span>'
+
+
+def _code(_: Any, tokens: list[Token], index: int, __: Any, env: dict[str, Any]) -> str:
+    body = tokens[index].content.rstrip("\n")
+    return f"<pre>\n{text(body)}</pre>\n"  # a parser drops the newline after <pre>
 
 
 def _footer(masked: int | None) -> str:
