@@ -26,7 +26,8 @@ help:  ## list the targets
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	# setuptools warns that ./handoff_cli could shadow the install: here it is the install.
+	PYTHONWARNINGS=ignore $(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 demo: $(STAMP)  ## hand off the example sessions (pi's, Claude Code's, Codex's) with no key and no model provider

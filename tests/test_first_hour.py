@@ -211,3 +211,29 @@ def test_a_server_whose_name_does_not_resolve_is_said_so_at_once(tmp_path: Path)
     )  # as LiteLLM's own client for Anthropic reports it
     assert explain(error, 60) == "cannot reach api.anthropic.com (name not resolved)"
     assert not _retryable(error)
+
+
+def test_a_rotation_says_one_cause_once_naming_what_it_is_about(tmp_path: Path) -> None:
+    """Three models without their keys: one note, listing the three, then the sessions."""
+    folder = tmp_path / "sessions"
+    models = [
+        ("anthropic", "claude-sonnet-4-5"),
+        ("openai", "gpt-4o"),
+        ("mistral", "mistral-large-latest"),
+    ]
+    for number, (provider, model) in enumerate(models):
+        entries = Entries()
+        entries.add("model_change", provider=provider, modelId=model)
+        entries.user("Fix the parser " * 30)
+        entries.assistant("Fixed. " * 30, provider=provider, model=model)
+        header = {**HEADER, "id": f"0199{number:04d}-0000-7000-8000-000000000000"}
+        path = write_session(folder / f"{number}.jsonl", entries.items, header)
+        os.utime(path, (time.time() - 3600,) * 2)
+    result = run_cli("rotate", folder, "--over-tokens", "1", "--dry-run")
+    assert result.code == 0, result.stderr
+    notes = [line for line in result.stderr.splitlines() if line.startswith("note: no key")]
+    assert len(notes) == 1, result.stderr
+    named = ("anthropic/claude-sonnet-4-5 (ANTHROPIC_API_KEY)", "openai/gpt-4o (OPENAI_API_KEY)")
+    assert all(each in notes[0] for each in named)
+    assert "mistral/mistral-large-latest (MISTRAL_API_KEY)" in notes[0]
+    assert notes[0].endswith("(3 sessions: 01990000, 01990001, 01990002)")

@@ -10,6 +10,11 @@ if TYPE_CHECKING:
     from handoff_cli.sessions.session import Session
 
 
+ABOUT = ": for "
+"""Where a note's cause ends and what it is about begins (``note: <cause>: for <subject>``):
+the notes of one cause, about several subjects, can be told as one."""
+
+
 class Reporter:
     """Told each step of a handoff; silent unless a subclass says otherwise."""
 

@@ -57,7 +57,7 @@ from handoff_cli.handoff.pipeline import (
     writer_for,
 )
 from handoff_cli.handoff.plan import ANSWER_TOKENS, DEFAULT_WINDOW, rough_tokens
-from handoff_cli.handoff.report import Reporter
+from handoff_cli.handoff.report import ABOUT, Reporter
 from handoff_cli.handoff.writer import Writer
 from handoff_cli.options import DEFAULT_JOBS, Options
 from handoff_cli.sessions.js import js_time
@@ -255,7 +255,15 @@ class _Notes(Reporter):
         self._texts.setdefault(text, set()).add(self.model)
 
     def tell(self, reporter: Reporter, chosen: list[Candidate], short: dict[str, str]) -> None:
+        """Each cause once: what it is about (``report.ABOUT``) listed, then its sessions."""
+        causes: dict[str, tuple[list[str], set[str | None]]] = {}
         for text, models in self._texts.items():
+            cause, about, subject = text.partition(ABOUT)
+            subjects, all_models = causes.setdefault(cause if about else text, ([], set()))
+            if about and any(c.source.context.model in models for c in chosen):
+                subjects.append(subject)
+            all_models.update(models)
+        for cause, (subjects, models) in causes.items():
             ids = [
                 short.get(c.summary.id, c.summary.id)
                 for c in chosen
@@ -264,7 +272,9 @@ class _Notes(Reporter):
             if ids:
                 more = len(ids) - self.LISTED
                 listed = ", ".join(ids[: self.LISTED]) + (f" and {more} more" if more > 0 else "")
-                reporter.warn(f"{text} ({len(ids)} session{'s' * (len(ids) != 1)}: {listed})")
+                what = f"{ABOUT}{', '.join(subjects)}" if subjects else ""
+                sessions = f"{len(ids)} session{'s' * (len(ids) != 1)}"
+                reporter.warn(f"{cause}{what} ({sessions}: {listed})")
 
 
 class _Held(Reporter):

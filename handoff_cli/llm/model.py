@@ -53,6 +53,7 @@ from handoff_cli.handoff.plan import (
 )
 from handoff_cli.handoff.prompt import ChatMessage, repair_prompt
 from handoff_cli.handoff.redact import Redactor
+from handoff_cli.handoff.report import ABOUT
 from handoff_cli.handoff.writer import Answer, Brief, Planned, Written
 from handoff_cli.llm import table as model_table
 from handoff_cli.llm import tokens
@@ -62,7 +63,7 @@ from handoff_cli.sessions.session import file_shape
 
 if TYPE_CHECKING:
     from handoff_cli.agents.context import Context
-    from handoff_cli.handoff.report import Reporter
+    from handoff_cli.handoff.report import ABOUT, Reporter
     from handoff_cli.options import Options
 
 
@@ -427,18 +428,18 @@ def resolve_model(
                 "e.g. openai/gpt-4o, anthropic/claude-sonnet-4-5, ollama_chat/llama3"
             )
         warn(
-            f"note: LiteLLM knows no provider for the session's model {name}, so the built-in "
-            f"extractive writer ({EXTRACTIVE}) {writes} the document. For an LLM, pick one with "
-            "--model or $HANDOFF_MODEL."
+            f"note: LiteLLM knows no provider for the session's model, so the built-in "
+            f"extractive writer ({EXTRACTIVE}) {writes} the document (for an LLM, pick one with "
+            f"--model or $HANDOFF_MODEL){ABOUT}{name}"
         )
         return BUILTIN
     missing = _missing_keys(name, api_key, api_base)
     if missing and not requested:
         keys = " or ".join(missing)
         warn(
-            f"note: {keys} is not set for the session's model {name}, so the built-in "
-            f"extractive writer ({EXTRACTIVE}) {writes} the document. For an LLM, set {keys} "
-            "or pick a model with --model or $HANDOFF_MODEL."
+            f"note: no key is set for the session's model, so the built-in extractive writer "
+            f"({EXTRACTIVE}) {writes} the document (for an LLM, set it, or pick a model with "
+            f"--model or $HANDOFF_MODEL){ABOUT}{name} ({keys})"
         )
         return BUILTIN
     known_window, max_output = _window(name)
