@@ -211,6 +211,15 @@ class Format(Protocol):
         numbers its lines, or the file rewritten whole (then only where ``since`` is empty)."""
 
 
+class LineEnds(NamedTuple):
+    """How a format of JSON lines tells that a file ends with a recorded handoff."""
+
+    exchange: Callable[[list[Any]], bool]
+    """Its last lines' values are our exchange."""
+    compaction: Callable[[bytes], bool]
+    """Its last bytes are our compaction in place (however long its line)."""
+
+
 def glance_lines(
     path: Path,
     head: bytes,
@@ -218,11 +227,11 @@ def glance_lines(
     size: int,
     entries: int,
     opening: Callable[[Path, Iterable[Any]], Opening],
-    ends_with: Callable[[list[Any]], bool],
+    ends: LineEnds,
 ) -> Glance:
     """``Format.glance`` of a format of JSON lines: ``opening`` made of the values of the
     head's lines (the file read again, a line at a time, where they hold no request in the
-    person's own words), ``ends_with`` told the values of the tail's whole lines."""
+    person's own words), ``ends`` told the values of the tail's whole lines, and its bytes."""
     found = opening(path, _parsed(io.BytesIO(head.removeprefix(BOM))))
     if not found.own_words and len(head) < size:
         with open_regular(path) as file:  # a long line read once, by its offset
@@ -230,7 +239,8 @@ def glance_lines(
             raws = (raw.removeprefix(BOM) if number == 1 else raw for number, _, raw in lines)
             found = opening(path, _parsed(raws))
     ended = io.BytesIO(tail).readlines()
-    return Glance(found, ends_with(_values(ended if len(tail) == size else ended[1:])), entries)
+    values = _values(ended if len(tail) == size else ended[1:])
+    return Glance(found, ends.exchange(values) or ends.compaction(tail), entries)
 
 
 def _parsed(lines: Iterable[bytes]) -> Iterator[Any]:

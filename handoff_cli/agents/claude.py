@@ -56,6 +56,7 @@ from handoff_cli.agents.base import (
     Compaction,
     Glance,
     Kept,
+    LineEnds,
     Mask,
     Message,
     Opening,
@@ -552,13 +553,8 @@ def ends_with_compaction(tail: bytes) -> bool:
 
 def glance(path: Path, head: bytes, tail: bytes, size: int, lines: int) -> Glance:
     """What ``list`` reads of the file at ``path`` (``Format.glance``)."""
-    return glance_lines(
-        path, head, tail, size, lines - HEADER_LINES, opening, _ends_with_handoff(tail)
-    )
-
-
-def _ends_with_handoff(tail: bytes) -> Callable[[list[Any]], bool]:
-    return lambda values: ends_with_exchange(values) or ends_with_compaction(tail)
+    ended = LineEnds(ends_with_exchange, ends_with_compaction)
+    return glance_lines(path, head, tail, size, lines - HEADER_LINES, opening, ended)
 
 
 def starts_from_handoff(session: Session) -> bool:

@@ -37,7 +37,7 @@ import re
 import shlex
 import uuid
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -50,6 +50,7 @@ from handoff_cli.agents.base import (
     Compaction,
     Glance,
     Kept,
+    LineEnds,
     Mask,
     Message,
     Opening,
@@ -574,13 +575,8 @@ def is_subagent(path: Path) -> bool:
 
 def glance(path: Path, head: bytes, tail: bytes, size: int, lines: int) -> Glance:
     """What ``list`` reads of the file at ``path`` (``Format.glance``)."""
-    return glance_lines(
-        path, head, tail, size, lines - HEADER_LINES, opening, _ends_with_handoff(tail)
-    )
-
-
-def _ends_with_handoff(tail: bytes) -> Callable[[list[Any]], bool]:
-    return lambda values: ends_with_exchange(values) or ends_with_compaction(tail)
+    ended = LineEnds(ends_with_exchange, ends_with_compaction)
+    return glance_lines(path, head, tail, size, lines - HEADER_LINES, opening, ended)
 
 
 def starts_from_handoff(session: Session) -> bool:
