@@ -92,6 +92,7 @@ def test_json_result_by_id_prefix_and_quiet(session: Path, llm_server: FakeLLMSe
         "redacted",
         "agent",
         "resume_command",
+        "cwd",
     ]
     assert data["parent_path"] == str(session.resolve())
     assert data["usage"] == {"input_tokens": 900, "output_tokens": 60}

@@ -237,3 +237,29 @@ def test_a_rotation_says_one_cause_once_naming_what_it_is_about(tmp_path: Path) 
     assert all(each in notes[0] for each in named)
     assert "mistral/mistral-large-latest (MISTRAL_API_KEY)" in notes[0]
     assert notes[0].endswith("(3 sessions: 01990000, 01990001, 01990002)")
+
+
+def test_the_resume_line_starts_the_agent_in_the_sessions_folder(tmp_path: Path) -> None:
+    project = tmp_path / "my project"
+    project.mkdir()
+    entries = Entries()
+    entries.user("Fix the parser")
+    entries.assistant("Fixed.")
+    path = write_session(
+        tmp_path / "sessions/s.jsonl", entries.items, {**HEADER, "cwd": str(project)}
+    )
+    elsewhere = run_cli(path, "-m", "extractive", "--json", cwd=tmp_path)
+    done = elsewhere.json()
+    assert done["cwd"] == str(project)
+    line = elsewhere.stderr.splitlines()[-1]
+    assert line == f"continue in oh-my-pi: cd '{project}' && {done['resume_command']}"
+    second = write_session(
+        tmp_path / "sessions/s2.jsonl", entries.items, {**HEADER, "cwd": str(project)}
+    )
+    again = run_cli(second, "-m", "extractive", cwd=project)  # from there: no cd
+    assert again.stderr.splitlines()[-1].startswith("continue in oh-my-pi: omp --session ")
+    moved = write_session(
+        tmp_path / "other/s.jsonl", entries.items, {**HEADER, "cwd": "/nowhere/x"}
+    )
+    gone = run_cli(moved, "-m", "extractive", cwd=tmp_path)  # a folder not on this machine
+    assert " cd " not in gone.stderr.splitlines()[-1]

@@ -222,6 +222,8 @@ class HandoffResult:
     """The command line that opens the result in the agent (``Agent.resume_command``)."""
     kept: Kept | None = None
     """With ``--keep-recent``: the turns written after the document."""
+    cwd: str = ""
+    """The folder the session's work is in (its header's): where the agent is to be started."""
 
     @property
     def resume_command(self) -> str:
@@ -247,6 +249,7 @@ class HandoffResult:
             "redacted": self.redacted,
             "agent": self.agent,
             "resume_command": self.resume_command,
+            "cwd": self.cwd,
         }
         if self.kept is not None:
             fields |= _kept_json(self.kept)
@@ -710,6 +713,7 @@ async def ahandoff_request(
         in_place=done,
         kept=request.kept,
         resume=_resume(options.to or source.agent, new_id, new_path, target),  # --to A: A's
+        cwd=str(source.session.header.get("cwd", "")),
     )
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
 from handoff_cli.agents import get
+from handoff_cli.catalog import same_folder
 from handoff_cli.cli.flags import (
     AgentOpt,
     ApiBaseOpt,
@@ -130,7 +133,7 @@ def handoff_command(
         return
     _print_result(result, json_out)
     if not quiet:
-        notice(f"continue in {get(to or result.agent).title}: {result.resume_command}")
+        notice(f"continue in {get(to or result.agent).title}: {_resume_line(result)}")
 
 
 def _target(path: Path, agent: str, sessions_dirs: list[Path] | None, terminals: Path) -> Target:
@@ -166,6 +169,16 @@ def _hand_off(
 
     with HandoffProgress(quiet=quiet) as progress:
         return handoff(path, options, progress, target=target)
+
+
+def _resume_line(result: HandoffResult) -> str:
+    """The command to go on with, started in the session's folder: an agent works where it is
+    started, whichever folder it found the session from (none moves there by itself). Where
+    that folder is this one, or is not on this machine, the command alone."""
+    folder = result.cwd
+    if not folder or not os.path.isdir(folder) or same_folder(folder, Path.cwd()):
+        return result.resume_command
+    return f"cd {shlex.quote(folder)} && {result.resume_command}"
 
 
 def _print_result(result: HandoffResult, json_out: bool) -> None:
