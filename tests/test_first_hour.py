@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from handoff_cli.agents import get
 from handoff_cli.llm.model import _retryable, explain
 
 from .conftest import HEADER, Entries, run_cli, write_session
@@ -240,26 +241,48 @@ def test_a_rotation_says_one_cause_once_naming_what_it_is_about(tmp_path: Path) 
 
 
 def test_the_resume_line_starts_the_agent_in_the_sessions_folder(tmp_path: Path) -> None:
+    """Claude Code 2.1.332 finds a session by its id only from its folder, and Codex 0.171.0
+    works where it is started: their line starts them there. oh-my-pi and pi work in the
+    session's folder wherever they are started (``oracles/resume_folder.py``): theirs does not."""
     project = tmp_path / "my project"
     project.mkdir()
     entries = Entries()
     entries.user("Fix the parser")
     entries.assistant("Fixed.")
-    path = write_session(
-        tmp_path / "sessions/s.jsonl", entries.items, {**HEADER, "cwd": str(project)}
-    )
-    elsewhere = run_cli(path, "-m", "extractive", "--json", cwd=tmp_path)
-    done = elsewhere.json()
-    assert done["cwd"] == str(project)
-    line = elsewhere.stderr.splitlines()[-1]
-    assert line == f"continue in oh-my-pi: cd '{project}' && {done['resume_command']}"
-    second = write_session(
-        tmp_path / "sessions/s2.jsonl", entries.items, {**HEADER, "cwd": str(project)}
-    )
-    again = run_cli(second, "-m", "extractive", cwd=project)  # from there: no cd
-    assert again.stderr.splitlines()[-1].startswith("continue in oh-my-pi: omp --session ")
+    header = {**HEADER, "cwd": str(project)}
+    env = {"HOME": str(tmp_path / "home")}
+    for agent in ("claude", "codex"):
+        path = write_session(tmp_path / f"sessions/{agent}.jsonl", entries.items, header)
+        done = run_cli(path, "-m", "extractive", "--to", agent, "--json", env=env, cwd=tmp_path)
+        assert done.code == 0, done.stderr
+        resume = done.json()["resume_command"]
+        assert done.json()["cwd"] == str(project)
+        assert done.stderr.splitlines()[-1].endswith(f": cd '{project}' && {resume}")
+        here = run_cli(path, "-m", "extractive", "--to", agent, "--no-record", env=env, cwd=project)
+        assert here.stderr.splitlines()[-1].split(": ", 1)[1].startswith(agent)  # there: no cd
+    own = write_session(tmp_path / "sessions/omp.jsonl", entries.items, header)
+    line = run_cli(own, "-m", "extractive", env=env, cwd=tmp_path).stderr.splitlines()[-1]
+    assert line.startswith("continue in oh-my-pi: omp --session ")
     moved = write_session(
         tmp_path / "other/s.jsonl", entries.items, {**HEADER, "cwd": "/nowhere/x"}
     )
-    gone = run_cli(moved, "-m", "extractive", cwd=tmp_path)  # a folder not on this machine
-    assert " cd " not in gone.stderr.splitlines()[-1]
+    gone = run_cli(moved, "-m", "extractive", "--to", "claude", env=env, cwd=tmp_path)
+    assert " cd " not in gone.stderr.splitlines()[-1]  # a folder not on this machine
+
+
+def test_each_agent_is_started_in_the_folder_it_works_in_as_the_real_agents_showed() -> None:
+    """``oracles/resume_folder.py`` resumed a session from an unrelated folder in each real
+    agent: the folder its request names is the session's for oh-my-pi 18.2.3, 18.3.4 and pi
+    1.6.0; Claude Code 2.1.332 found no session, and Codex 0.171.0 worked where it was started
+    (both in the session's folder once started there, as our line starts them)."""
+    rows = json.loads((Path(__file__).parent / "fixtures/resume-folder.json").read_text())
+    ours = {"Claude Code": "claude", "Codex": "codex", "omp": "omp", "pi": "pi"}
+    seen = set()
+    for row in rows:
+        agent = next(key for name, key in ours.items() if row["agent"].startswith(name))
+        if row["run_from"] != row["session_cwd"]:
+            assert get(agent).works_in_session_folder == row["works_in_session_folder"], row
+            seen.add(agent)
+        else:  # started where our line starts it
+            assert row["works_in_session_folder"] and row["code"] == 0, row
+    assert seen == {"claude", "codex", "omp", "pi"}

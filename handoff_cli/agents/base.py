@@ -348,6 +348,12 @@ class Agent(Protocol):
 
     # --- how its user goes on ------------------------------------------------------------------
 
+    @property
+    def works_in_session_folder(self) -> bool:
+        """Whether, resuming a session, it works in the session's own folder wherever it is
+        started (oh-my-pi's and pi's ``--session``); else it works where it is started, and
+        the line that says how to go on starts it in that folder."""
+
     def resume_command(self, session_id: str, path: Path, own_folder: bool) -> list[str]:
         """The command line (argv) that opens the session ``session_id``, kept at ``path``
         (``own_folder``: under one of the agent's own sessions folders), in the agent: what a
@@ -364,6 +370,7 @@ class OwnFormatAgent:
     title: str
     title_slot = False
     roles: frozenset[str] = frozenset()
+    works_in_session_folder = False
 
     def wrote_header(self, session: Session) -> bool:
         return session.agent == self.name

@@ -95,6 +95,7 @@ class OhMyPi:
     name = NAME
     title = "oh-my-pi"
     title_slot = True
+    works_in_session_folder = True  # its --session works in the header's cwd
     roles = frozenset({"developer", "pythonExecution", "fileMention"})
 
     def sessions_folders(self, env: Mapping[str, str], home: Path, cwd: Path) -> list[Path]:

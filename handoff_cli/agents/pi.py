@@ -61,6 +61,7 @@ class Pi:
     name = NAME
     title = "pi"
     title_slot = False
+    works_in_session_folder = True  # its --session works in the header's cwd
     roles = frozenset({"system"})
 
     def sessions_folders(self, env: Mapping[str, str], home: Path, cwd: Path) -> list[Path]:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from handoff_cli.agents import get
+from handoff_cli.agents.base import Agent
 from handoff_cli.catalog import same_folder
 from handoff_cli.cli.flags import (
     AgentOpt,
@@ -133,7 +134,8 @@ def handoff_command(
         return
     _print_result(result, json_out)
     if not quiet:
-        notice(f"continue in {get(to or result.agent).title}: {_resume_line(result)}")
+        rules = get(to or result.agent)
+        notice(f"continue in {rules.title}: {_resume_line(result, rules)}")
 
 
 def _target(path: Path, agent: str, sessions_dirs: list[Path] | None, terminals: Path) -> Target:
@@ -171,12 +173,14 @@ def _hand_off(
         return handoff(path, options, progress, target=target)
 
 
-def _resume_line(result: HandoffResult) -> str:
-    """The command to go on with, started in the session's folder: an agent works where it is
-    started, whichever folder it found the session from (none moves there by itself). Where
-    that folder is this one, or is not on this machine, the command alone."""
+def _resume_line(result: HandoffResult, agent: Agent) -> str:
+    """The command to go on with, started in the session's folder where the agent works where
+    it is started (Claude Code, which also finds a session by its id only from its folder;
+    Codex): not where that folder is this one, or is not on this machine."""
     folder = result.cwd
-    if not folder or not os.path.isdir(folder) or same_folder(folder, Path.cwd()):
+    if agent.works_in_session_folder or not folder or not os.path.isdir(folder):
+        return result.resume_command
+    if same_folder(folder, Path.cwd()):
         return result.resume_command
     return f"cd {shlex.quote(folder)} && {result.resume_command}"
 
