@@ -249,7 +249,8 @@ def test_a_handoff_writes_a_rollout_codex_resumes(project: Path, llm_server: Fak
     assert result.code == 0, result.stderr
     new_id = result.stdout.strip()
     assert result.stdout == new_id + "\n"
-    assert result.stderr.splitlines()[-1] == f"continue in Codex: codex resume {new_id}"
+    said = result.stderr.splitlines()[-1]  # after `cd DIR &&` where the session's cwd is here
+    assert said.startswith("continue in Codex: ") and said.endswith(f" codex resume {new_id}")
     (new,) = codex.dated(home / ".codex/sessions").glob(f"rollout-*-{new_id}.jsonl")
     written = lines_of(new)
     assert shapes(written) == shapes(lines_of(HANDED / "tools-new.jsonl"))
@@ -343,7 +344,8 @@ def test_to_codex_writes_a_rollout_codex_resumes(tmp_path: Path) -> None:
     assert result.code == 0, result.stderr
     new_id = result.stdout.strip()
     # How to continue is said in the agent continued in, not the one handed off from.
-    assert result.stderr.splitlines()[-1] == f"continue in Codex: codex resume {new_id}"
+    said = result.stderr.splitlines()[-1]  # after `cd DIR &&` where the session's cwd is here
+    assert said.startswith("continue in Codex: ") and said.endswith(f" codex resume {new_id}")
     (new,) = codex.dated(home / ".codex/sessions").glob(f"rollout-*-{new_id}.jsonl")
     written = lines_of(new)
     assert shapes(written) == shapes(lines_of(HANDED / "from-pi-new.jsonl"))
