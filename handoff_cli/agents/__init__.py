@@ -100,8 +100,7 @@ def format_head(fd: int, head: bytes, size: int) -> bytes:
     """``head``, the first bytes of the file open at ``fd`` (``size`` long), read on up to
     ``head_bytes()`` when they cannot tell whose format the file is in: no agent's own seen,
     and no header of the pi family's first (a first line of a pasted image or a long paste is
-    cut). Listing,
-    looking up and loading a file so decide its format on the same bytes."""
+    cut). Listing, looking up and loading a file so decide its format on the same bytes."""
     most = head_bytes()
     if len(head) >= min(size, most) or format_of(head) is not None or _shared(head):
         return head

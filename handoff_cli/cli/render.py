@@ -456,10 +456,10 @@ class _Columns:
         shown = visible(cwd)
         return shown if len(shown) <= self.cwd else "…" + shown[len(shown) - self.cwd + 1 :]
 
-    def header(self, mark: str = "") -> Text:
+    def header(self) -> Text:
         """The columns' names, for a terminal."""
         id_width = max(self.ids.width, 2)
-        line = f"{mark}{'ID':<{id_width}}  {'CREATED':<19}  {'SIZE':>8}  {'AGENT':<{self.agent}}"
+        line = f"{'ID':<{id_width}}  {'CREATED':<19}  {'SIZE':>8}  {'AGENT':<{self.agent}}"
         return Text(f"{line}  {'CWD':<{self.cwd}}  TITLE", "bold")
 
 
