@@ -106,9 +106,9 @@ def test_show_context_json_is_the_agents_context(name: str, agent: list[str], by
 
 
 def test_agent_option_takes_only_the_agents() -> None:
-    result = run_cli("show", FIXTURES / "omp/sample-v3.jsonl", "--agent", "gemini")
+    result = run_cli("show", FIXTURES / "omp/sample-v3.jsonl", "--agent", "aider")
     assert result.code == 2
-    assert "'gemini' is not one of 'omp', 'pi', 'claude', 'codex', 'auto'" in result.stderr
+    assert "'aider' is not one of 'omp', 'pi', 'gemini', 'qwen', 'claude', 'codex', 'auto'" in result.stderr
 
 
 def test_show_context_human_and_leaf_option() -> None:

@@ -133,7 +133,7 @@ def test_list_names_each_sessions_agent_and_filters_by_it(
     assert [s["path"] for s in only_pi.json()] == [str(place["pi"])]
     only_omp = run_cli("list", "--agent", "omp", cwd=place["home"])
     assert [line.split()[5] for line in only_omp.stdout.splitlines()] == [OMP]
-    assert run_cli("list", "--agent", "gemini").code == 2
+    assert run_cli("list", "--agent", "aider").code == 2
 
 
 def test_a_projects_own_sessions_folder_is_left_alone(

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from handoff_cli.agents import claude, codex, omp, pi
+from handoff_cli.agents import claude, codex, gemini, omp, pi, qwen
 from handoff_cli.agents.base import Agent, Format
 from handoff_cli.agents.context import Context
 from handoff_cli.errors import SessionFileError
@@ -68,6 +68,12 @@ def names() -> tuple[str, ...]:
 def suffixes() -> tuple[str, ...]:
     """How the session files of every agent are named."""
     return (SHARED_SUFFIX, *sorted({f.SUFFIX for f in FORMATS.values()} - {SHARED_SUFFIX}))
+
+
+def session_name(name: str) -> bool:
+    """Whether a file named ``name`` may be a session: the pi family's suffix, or a name an
+    agent's own format gives its sessions."""
+    return name.endswith(SHARED_SUFFIX) or any(f.is_session_name(name) for f in FORMATS.values())
 
 
 def head_bytes() -> int:
@@ -169,7 +175,8 @@ def _load(named: str) -> None:
 
 UNLOADED: dict[str, str] = {}
 """The plugins named that could not be registered, and why (the command line says so)."""
-for _module in (omp, pi, claude, codex):
+# Gemini CLI's and Qwen Code's marks are weighed before Claude Code's, which take any sessionId.
+for _module in (omp, pi, gemini, qwen, claude, codex):
     register(_module)
 for _named in dict.fromkeys(plugins(sys.path)):
     try:

@@ -158,6 +158,10 @@ class Format(Protocol):
     def owns_head(self, head: bytes) -> bool:
         """Whether a file starting with ``head`` is in this format."""
 
+    def is_session_name(self, name: str) -> bool:
+        """Whether a file named ``name`` may be one of its sessions (what else its folders
+        hold, a log or a checkpoint, is never read as one)."""
+
     def load(self, path: Path) -> Session:
         """The file read into the shared ``Session``."""
 

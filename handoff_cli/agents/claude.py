@@ -215,6 +215,10 @@ def owns(path: Path) -> bool:
     return owns_head(head)
 
 
+def is_session_name(name: str) -> bool:
+    return name.endswith(SUFFIX)
+
+
 def owns_head(head: bytes) -> bool:
     """Whether a file starting with ``head`` is Claude Code's: its first object is no header of
     the pi family's (nor omp's title slot), and an object with a ``uuid`` or a ``sessionId``

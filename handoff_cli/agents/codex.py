@@ -216,6 +216,10 @@ def owns(path: Path) -> bool:
     return owns_head(head)
 
 
+def is_session_name(name: str) -> bool:
+    return name.endswith(SUFFIX)
+
+
 def owns_head(head: bytes) -> bool:
     """Whether a file starting with ``head`` is a rollout: its first line is a
     ``session_meta`` (Codex refuses a rollout without one), or, cut off by the read, starts

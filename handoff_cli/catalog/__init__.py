@@ -22,7 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
-from handoff_cli.agents import FORMATS, format_head, format_of, omp, suffixes
+from handoff_cli.agents import FORMATS, format_head, format_of, omp, session_name, suffixes
 from handoff_cli.agents.base import Format
 from handoff_cli.agents.places import Root, expand
 from handoff_cli.catalog import listcache
@@ -344,7 +344,6 @@ def session_files(directory: Path, subagents: bool = False) -> Iterator[tuple[Pa
     device that happens to be named so is passed over: reading it could hang. Linked folders
     are not followed."""
     pending = [(str(directory), os.path.realpath(directory))]
-    named = suffixes()
     while pending:
         folder, real = pending.pop()
         try:
@@ -358,7 +357,7 @@ def session_files(directory: Path, subagents: bool = False) -> Iterator[tuple[Pa
                 if entry.is_dir(follow_symlinks=False):
                     folders.append((entry.path, os.path.join(real, entry.name)))
                 elif (
-                    entry.name.endswith(named)
+                    session_name(entry.name)
                     and entry.is_file()
                     and (subagents or not _subagent(Path(entry.path)))
                 ):
@@ -706,8 +705,7 @@ def handoff_children(folder: Path, parent: Path, parent_id: str, since_ms: int) 
     since = iso_name_stamp(since_ms)
     found = []
     try:
-        named = suffixes()
-        names = [entry for entry in os.scandir(folder) if entry.name.endswith(named)]
+        names = [entry for entry in os.scandir(folder) if session_name(entry.name)]
     except OSError:
         return []
     for entry in names:

@@ -92,6 +92,10 @@ def _said_model(record: Record) -> bool:
 # --- the storage seam (``base.Format``) ---------------------------------------------------------
 
 
+def is_session_name(name: str) -> bool:
+    return name.endswith(SUFFIX)
+
+
 def owns_head(head: bytes) -> bool:
     return head.startswith(_MARK)
 
