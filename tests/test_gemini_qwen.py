@@ -1,0 +1,255 @@
+"""Gemini CLI and Qwen Code: their sessions found with nothing configured, read as each agent
+reads them (a Gemini chat's re-recorded messages, rewinds and patches; a Qwen branch by its
+``parentUuid``), handed off in their own folders, the exchange recorded as each records a turn,
+and crossed (``--to``) to and from the other agents."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import run_cli
+
+FIXTURES = Path(__file__).parent / "fixtures"
+REAL = FIXTURES / "real"
+GEMINI_NEW = "session-2026-12-01T10-00-aaaaaaaa.jsonl"
+GEMINI_OLD = "session-2026-11-01T10-00-bbbbbbbb.json"
+QWEN_ID = "11111111-aaaa-bbbb-cccc-000000000001"
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """A home where Gemini CLI keeps two chats of ~/code/app (a marked project folder, beside
+    its log and a checkpoint), and Qwen Code one."""
+    home = tmp_path / "home"
+    project = home / "code/app"
+    project.mkdir(parents=True)
+    monkeypatch.delenv("HANDOFF_SESSIONS_DIR", raising=False)
+    for name in ("GEMINI_CLI_HOME", "QWEN_RUNTIME_DIR", "QWEN_HOME", "XDG_DATA_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    gemini = home / ".gemini/tmp/app"
+    (gemini / "chats").mkdir(parents=True)
+    (gemini / ".project_root").write_text(str(project))
+    (home / ".gemini/projects.json").write_text(json.dumps({"projects": {str(project): "app"}}))
+    (gemini / "logs.json").write_text("[]")
+    (gemini / "checkpoint-a.json").write_text('[{"role": "user", "parts": [{"text": "x"}]}]')
+    for name in (GEMINI_NEW, GEMINI_OLD):
+        shutil.copyfile(FIXTURES / "gemini" / name, gemini / "chats" / name)
+    qwen = home / ".qwen/projects" / re.sub("[^A-Za-z0-9]", "-", str(project)) / "chats"
+    qwen.mkdir(parents=True)
+    text = (FIXTURES / "qwen/readme.jsonl").read_text().replace("/tmp/q/proj", str(project))
+    (qwen / f"{QWEN_ID}.jsonl").write_text(text)
+    return {"home": home, "project": project, "gemini": gemini / "chats", "qwen": qwen}
+
+
+def listed(cwd: Path) -> list[dict[str, Any]]:
+    result = run_cli("list", "--json", cwd=cwd)
+    assert result.code == 0, result.stderr
+    assert "skipped" not in result.stderr  # a log, a checkpoint: no sessions, not warned of
+    found: list[dict[str, Any]] = result.json()
+    return found
+
+
+def test_list_finds_both_agents_sessions_with_nothing_configured(home: dict[str, Path]) -> None:
+    found = {s["id"][:8]: s for s in listed(home["project"])}
+    assert set(found) == {"aaaaaaaa", "bbbbbbbb", "11111111"}
+    assert [found[k]["agent"] for k in ("aaaaaaaa", "bbbbbbbb", "11111111")] == [
+        "gemini", "gemini", "qwen",
+    ]  # fmt: skip
+    assert {s["cwd"] for s in found.values()} == {str(home["project"])}
+    assert found["aaaaaaaa"]["title"] == "Fix main.py"  # the summary the CLI lists it by
+    assert found["bbbbbbbb"]["title"] == "Write a haiku file"
+    assert found["11111111"]["title"] == "Add a README to the project"
+
+
+def context(path: Path) -> Any:
+    result = run_cli("show", path, "--context", "--json")
+    assert result.code == 0, result.stderr
+    return result.json()
+
+
+def test_a_gemini_chat_is_resumed_as_the_cli_rebuilds_it(home: dict[str, Path]) -> None:
+    """The message recorded again wins where it was first; the rewound one, the info line
+    and the command are not sent; thoughts go first, then calls, their results a user turn."""
+    shown = context(home["gemini"] / GEMINI_NEW)
+    assert shown["model"] == "gemini/gemini-2.5-pro"
+    assert shown["messages"] == [
+        {"role": "user", "parts": [{"text": "Fix the bug in main.py please"}]},
+        {
+            "role": "model",
+            "parts": [
+                {"text": "**Reading** look at main", "thought": True},
+                {
+                    "functionCall": {
+                        "id": "read_file-1",
+                        "name": "read_file",
+                        "args": {"file_path": "main.py"},
+                    }
+                },
+            ],
+        },  # fmt: skip
+        {
+            "role": "user",
+            "parts": [
+                {
+                    "functionResponse": {
+                        "id": "read_file-1",
+                        "name": "read_file",
+                        "response": {"output": "print(1)"},
+                    }
+                }
+            ],
+        },  # fmt: skip
+        {"role": "model", "parts": [{"text": "Done: it prints 1."}]},
+    ]
+    old = context(home["gemini"] / GEMINI_OLD)["messages"]
+    assert [m["role"] for m in old] == ["user", "model", "user"]
+    assert old[1]["parts"][0] == {"text": "Here it is."}
+
+
+def test_a_compression_replaces_the_chat_and_a_rewind_to_nothing_empties_it(
+    tmp_path: Path,
+) -> None:
+    chat = tmp_path / "session-2026-12-01T10-00-cccccccc.jsonl"
+    lines = (FIXTURES / "gemini" / GEMINI_NEW).read_text().splitlines()
+    summary = {"id": "s1", "timestamp": "t", "type": "user", "content": [{"text": "summary"}]}
+    lines.append(json.dumps({"$set": {"messages": [summary]}}))
+    chat.write_text("\n".join(lines) + "\n")
+    assert context(chat)["messages"] == [{"role": "user", "parts": [{"text": "summary"}]}]
+    chat.write_text("\n".join([*lines, json.dumps({"$rewindTo": "nowhere"})]) + "\n")
+    assert context(chat)["messages"] == []
+
+
+def test_a_qwen_session_is_resumed_from_its_last_record_without_thoughts(
+    home: dict[str, Path],
+) -> None:
+    path = home["qwen"] / f"{QWEN_ID}.jsonl"
+    stray = {"uuid": "x", "parentUuid": "r1", "sessionId": QWEN_ID, "type": "assistant",
+             "message": {"role": "model", "parts": [{"text": "a branch left"}]}}  # fmt: skip
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([*lines[:2], json.dumps(stray), *lines[2:]]) + "\n")
+    shown = context(path)
+    assert shown["model"] == "dashscope/qwen3-coder-plus"
+    assert [m["role"] for m in shown["messages"]] == ["user", "model", "user", "model"]
+    assert shown["messages"][1]["parts"] == [
+        {"functionCall": {"id": "call_1", "name": "write_file",
+                          "args": {"file_path": f"{home['project']}/README.md", "content": "# hi"}}}
+    ]  # fmt: skip
+    facts = run_cli("show", path, "--facts", "--json").json()
+    assert facts["modified_files"] == [f"{home['project']}/README.md"]
+
+
+def handoff(*args: str | Path, cwd: Path) -> Any:
+    result = run_cli(*args, "--model", "extractive", "--json", cwd=cwd)
+    assert result.code == 0, result.stderr
+    return result.json()
+
+
+def test_a_gemini_handoff_is_a_chat_beside_the_old_one_and_a_turn_in_it(
+    home: dict[str, Path],
+) -> None:
+    old = home["gemini"] / GEMINI_NEW
+    before = old.read_bytes()
+    done = handoff(old, cwd=home["project"])
+    new = Path(done["path"])
+    assert new.parent == home["gemini"] and new.name.startswith("session-")
+    assert new.name.endswith(f"-{done['id'][:8]}.jsonl")
+    assert done["resume_command"] == f"gemini --resume {done['id']}"
+    lines = [json.loads(line) for line in new.read_text().splitlines()]
+    assert list(lines[0]) == ["sessionId", "projectHash", "startTime", "lastUpdated", "kind"]
+    assert lines[0]["projectHash"] == "abc"  # the old chat's project
+    sent = context(new)["messages"]
+    assert [m["role"] for m in sent] == ["user", "model"]
+    assert sent[0]["parts"][0]["text"].startswith("<handoff-context>\n## Goal")
+    assert context(new)["model"] == "gemini/gemini-2.5-pro"
+    after = old.read_bytes()
+    assert after.startswith(before)  # appended, as the CLI appends a turn
+    added = [json.loads(line) for line in after[len(before) :].splitlines()]
+    assert [a.get("type") or next(iter(a)) for a in added] == ["user", "$set", "gemini", "$set"]
+    assert added[2]["model"] == "gemini-2.5-pro"
+    found = {s["id"][:8]: s for s in listed(home["project"])}
+    assert found["aaaaaaaa"]["handed_off"] is True
+    assert found[done["id"][:8]]["parent"]["id"] == "aaaaaaaa-1111-2222-3333-444444444444"
+
+
+def test_an_older_gemini_chat_is_rewritten_whole_with_the_turn(home: dict[str, Path]) -> None:
+    old = home["gemini"] / GEMINI_OLD
+    handoff(old, cwd=home["project"])
+    document = json.loads(old.read_text())
+    assert [m["type"] for m in document["messages"]] == ["user", "gemini", "user", "gemini"]
+    assert document["lastUpdated"] == document["messages"][-1]["timestamp"]
+    assert old.read_text().startswith('{\n  "sessionId": "bbbbbbbb')  # as it was indented
+
+
+def test_a_qwen_handoff_chains_from_the_leaf_and_starts_a_session_of_its_own(
+    home: dict[str, Path],
+) -> None:
+    old = home["qwen"] / f"{QWEN_ID}.jsonl"
+    done = handoff(old, cwd=home["project"])
+    new = Path(done["path"])
+    assert new == home["qwen"] / f"{done['id']}.jsonl"
+    records = [json.loads(line) for line in new.read_text().splitlines()]
+    assert [r["type"] for r in records] == ["user", "assistant"]
+    assert {r["sessionId"] for r in records} == {done["id"]}  # the agent refuses others
+    assert records[0]["parentUuid"] is None and records[1]["parentUuid"] == records[0]["uuid"]
+    assert records[1]["model"] == "qwen3-coder-plus"
+    added = [json.loads(line) for line in old.read_text().splitlines()][-2:]
+    assert added[0]["parentUuid"] == "r4" and added[1]["parentUuid"] == added[0]["uuid"]
+    assert {a["sessionId"] for a in added} == {QWEN_ID}
+    assert context(new)["messages"][0]["parts"][0]["text"].startswith("<handoff-context>")
+
+
+@pytest.mark.parametrize(
+    ("source", "to", "folder"),
+    [
+        ("gemini", "qwen", ".qwen/projects/{dashed}/chats"),
+        ("qwen", "gemini", ".gemini/tmp/app/chats"),
+        ("gemini", "claude", ".claude/projects/{dashed}"),
+        ("qwen", "omp", ".omp/agent/sessions/-{rel}"),
+    ],
+)
+def test_crossings_land_in_the_agents_folder_for_the_cwd(
+    home: dict[str, Path], source: str, to: str, folder: str
+) -> None:
+    old = home["gemini"] / GEMINI_NEW if source == "gemini" else home["qwen"] / f"{QWEN_ID}.jsonl"
+    done = handoff(old, "--to", to, cwd=home["project"])
+    dashed = re.sub("[^A-Za-z0-9]", "-", str(home["project"]))
+    rel = str(home["project"].relative_to(home["home"])).replace("/", "-")
+    expected = home["home"] / folder.format(dashed=dashed, rel=rel)
+    assert Path(done["path"]).parent == expected
+    found = {s["id"]: s for s in listed(home["project"])}
+    assert found[done["id"]]["agent"] == to
+    assert found[done["id"]]["cwd"] == str(home["project"])
+    assert context(Path(done["path"]))["messages"]
+
+
+def test_a_pi_session_crosses_to_gemini_in_a_project_folder_it_has_not_marked(
+    home: dict[str, Path],
+) -> None:
+    """A cwd Gemini CLI has no folder for: the slug it would claim, and the chat still names
+    its cwd (the CLI marks the folder when it starts there)."""
+    other = home["home"] / "code/New Thing"
+    other.mkdir(parents=True)
+    pi = home["home"] / ".pi/agent/sessions/x/2026-01-01T00-00-00-000Z_s.jsonl"
+    pi.parent.mkdir(parents=True)
+    text = (FIXTURES / "omp/sample-v3.jsonl").read_text()
+    header = next(json.loads(line) for line in text.splitlines() if '"cwd"' in line)
+    pi.write_text(text.replace(json.dumps(header["cwd"]), json.dumps(str(other)), 1))
+    done = handoff(pi, "--to", "gemini", cwd=other)
+    assert Path(done["path"]).parent == home["home"] / ".gemini/tmp/new-thing/chats"
+    assert {s["id"]: s["cwd"] for s in listed(other)}[done["id"]] == str(other)
+
+
+def test_the_real_sessions_all_read(tmp_path: Path) -> None:
+    paths = [p for p in (REAL / "gemini").rglob("session-*.json*")]
+    paths += [p for p in (REAL / "qwen").rglob("*.jsonl")]
+    assert paths
+    for path in paths:
+        result = run_cli("show", path, "--context", "--json")
+        assert result.code == 0, (path, result.stderr)
