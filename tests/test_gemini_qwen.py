@@ -93,7 +93,7 @@ def test_a_gemini_chat_is_resumed_as_the_cli_rebuilds_it(home: dict[str, Path]) 
                     }
                 },
             ],
-        },  # fmt: skip
+        },
         {
             "role": "user",
             "parts": [
@@ -105,7 +105,7 @@ def test_a_gemini_chat_is_resumed_as_the_cli_rebuilds_it(home: dict[str, Path]) 
                     }
                 }
             ],
-        },  # fmt: skip
+        },
         {"role": "model", "parts": [{"text": "Done: it prints 1."}]},
     ]
     old = context(home["gemini"] / GEMINI_OLD)["messages"]
