@@ -390,7 +390,60 @@ def history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         elif kind == "gemini":
             turns += _model_turns(raw, turn_id)
     _stable_ids(turns)
-    return [content for _, content in turns]
+    unthought = (_without_thoughts(content) for _, content in turns)
+    sent = _merged([_unprefixed(content) for content in unthought if content["parts"]])
+    if sent and sent[-1]["role"] == "user" and any(responses(sent[-1]["parts"])):
+        # The next prompt is kept a turn of its own (``closeUnansweredToolResponseTurn``).
+        sent.append({"role": "model", "parts": [{"text": INTERRUPTED}]})
+    return sent
+
+
+INTERRUPTED = "[The previous response was interrupted before it completed.]"
+
+
+_SYNTHETIC_SIGNATURE = "skip_thought_signature_validator"
+
+
+def _without_thoughts(content: dict[str, Any]) -> dict[str, Any]:
+    """A turn as a Gemini 2 model is sent it (``stripThoughts``): a turn that held thoughts
+    without them, its first call then signed with the CLI's stand-in signature."""
+    parts = content["parts"]
+    if not any(isinstance(p, dict) and p.get("thought") for p in parts):
+        return content
+    kept = [p for p in parts if not (isinstance(p, dict) and p.get("thought"))]
+    if content["role"] == "model":
+        first = next(
+            (i for i, p in enumerate(kept) if isinstance(p, dict) and p.get("functionCall")), None
+        )
+        if first is not None and not kept[first].get("thoughtSignature"):
+            kept[first] = {**kept[first], "thoughtSignature": _SYNTHETIC_SIGNATURE}
+    return {**content, "parts": kept}
+
+
+def _merged(contents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Turns of one role in a row as one, their parts in order, as the request sends them."""
+    merged: list[dict[str, Any]] = []
+    for content in contents:
+        if merged and merged[-1]["role"] == content["role"]:
+            merged[-1] = {**merged[-1], "parts": [*merged[-1]["parts"], *content["parts"]]}
+        else:
+            merged.append(content)
+    return merged
+
+
+def _unprefixed(content: dict[str, Any]) -> dict[str, Any]:
+    """A turn as sent: a call's or a response's id without the ``<tool>__`` the CLI keeps it
+    under (``stripToolCallIdPrefixes``)."""
+    parts = []
+    for part in content["parts"]:
+        for kind in ("functionCall", "functionResponse"):
+            found = part.get(kind) if isinstance(part, dict) else None
+            if isinstance(found, dict):
+                prefix = f"{found.get('name')}__"
+                if isinstance(found.get("id"), str) and found["id"].startswith(prefix):
+                    part = {**part, kind: {**found, "id": found["id"][len(prefix) :]}}
+        parts.append(part)
+    return {**content, "parts": parts}
 
 
 def _model_turns(raw: dict[str, Any], turn_id: str) -> list[tuple[str, dict[str, Any]]]:
