@@ -32,6 +32,7 @@ from handoff_cli.agents.base import (
 from handoff_cli.agents.context import Context
 from handoff_cli.agents.gemini.content import (
     parts_from_shared,
+    response_text,
     responses,
     shared_blocks,
     tool_result,
@@ -288,7 +289,7 @@ def _context(branch: list[Record]) -> Context:
         changes={},
         thinking_level=UNDEFINED,
         model=f"{provider_of(model)}/{model}" if model else None,
-        sent=lambda: iter(history(values)),
+        sent=lambda: iter(chat_messages(history(values))),
     )
 
 
@@ -310,8 +311,8 @@ def _compression(value: dict[str, Any]) -> list[Any] | None:
 
 
 def history(values: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The API history the agent resumes with (its ``SessionApiHistoryAccumulator``), thoughts
-    stripped: each record's message in order, a compression's history in place of all before
+    """The API history the agent resumes with (its ``SessionApiHistoryAccumulator``): each
+    record's message in order, a compression's history in place of all before
     it, a message the user sent mid-turn joined to the results before it."""
     contents: list[dict[str, Any]] = []
     for value in values:
@@ -332,15 +333,68 @@ def history(values: list[dict[str, Any]]) -> list[dict[str, Any]]:
         ):
             contents[-1]["parts"] = [*contents[-1].get("parts", []), *message.get("parts", [])]
             continue
+        if message.get("role") == "user" and contents and contents[-1].get("role") == "user":
+            # a user's turns in a row are sent as one
+            contents[-1]["parts"] = [*contents[-1].get("parts", []), *message.get("parts", [])]
+            continue
         contents.append(message)
-    stripped = []
+    return contents
+
+
+def chat_messages(contents: list[dict[str, Any]]) -> list[Message]:
+    """The history as the OpenAI-compatible chat messages the agent sends it as: a model turn
+    an assistant message (its text, its thoughts as the reasoning, its calls as
+    ``tool_calls``), a user turn its results as ``tool`` messages, then its text parts as a
+    user message; a call nobody answered answered by the agent's note that it was not."""
+    messages: list[Message] = []
+    pending: list[str] = []
     for content in contents:
-        parts = [
-            p for p in content.get("parts") or [] if not (isinstance(p, dict) and p.get("thought"))
-        ]
-        if parts or not content.get("parts"):
-            stripped.append({**content, "parts": parts} if "parts" in content else content)
-    return stripped
+        parts = [p for p in content.get("parts") or [] if isinstance(p, dict)]
+        said = [p for p in parts if isinstance(p.get("text"), str)]
+        texts = [p["text"] for p in said if not p.get("thought")]
+        answers = list(responses(parts))
+        answered = {r.get("id") for r in answers}
+        if content.get("role") == "model" or texts:
+            messages += _unanswered([c for c in pending if c not in answered])
+            pending = []
+        if content.get("role") == "model":
+            calls = [p["functionCall"] for p in parts if isinstance(p.get("functionCall"), dict)]
+            message: Message = {"role": "assistant", "content": "".join(texts) if said else None}
+            if calls:
+                message["tool_calls"] = [_tool_call(call) for call in calls]
+            thoughts = [p["text"] for p in said if p.get("thought")]
+            if thoughts:  # sent back as the reasoning, under both names providers read
+                message["reasoning_content"] = message["reasoning"] = "".join(thoughts)
+            messages.append(message)
+            pending = [str(call.get("id")) for call in calls]
+            continue
+        for response in answers:
+            text, _ = response_text(response)
+            messages.append({"role": "tool", "tool_call_id": response.get("id"),
+                             "content": [{"type": "text", "text": text}]})  # fmt: skip
+        pending = [c for c in pending if c not in answered]
+        if texts:
+            messages.append(
+                {"role": "user", "content": [{"type": "text", "text": t} for t in texts]}
+            )
+    return messages + _unanswered(pending)
+
+
+NOT_RECORDED = (
+    "Tool execution result was not recorded \u2014 likely interrupted by network failure, abort, "
+    "or process exit. Treat as failure and retry if needed."
+)
+
+
+def _unanswered(calls: list[str]) -> list[Message]:
+    note = [{"type": "text", "text": NOT_RECORDED}]
+    return [{"role": "tool", "tool_call_id": call, "content": note} for call in calls]
+
+
+def _tool_call(call: dict[str, Any]) -> Message:
+    arguments = json.dumps(call.get("args") or {}, ensure_ascii=False, separators=(",", ":"))
+    return {"id": call.get("id"), "type": "function",
+            "function": {"name": call.get("name"), "arguments": arguments}}  # fmt: skip
 
 
 # --- what ``list`` reads -------------------------------------------------------------------------
