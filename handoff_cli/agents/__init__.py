@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from handoff_cli.agents import claude, codex, gemini, omp, pi, qwen
-from handoff_cli.agents.base import Agent, Format
+from handoff_cli.agents import claude, codex, gemini, omp, opencode, pi, qwen
+from handoff_cli.agents.base import Agent, Format, Store
 from handoff_cli.agents.context import Context
 from handoff_cli.errors import SessionFileError
 from handoff_cli.sessions import session
@@ -36,6 +36,8 @@ REGISTERED: dict[str, Agent] = {}
 """The agents by name (``--agent``), in the order their marks on a file are weighed."""
 FORMATS: dict[str, Format] = {}
 """The agents that keep a format of their own, each read and written by its module."""
+STORES: dict[str, Store] = {}
+"""Those whose one file holds many sessions (a database), each ``<file>/<session id>``."""
 SHARED_SUFFIX = ".jsonl"
 """How the pi family's session files are named."""
 OMP = omp.NAME
@@ -58,6 +60,8 @@ def register(module: Any) -> None:
     REGISTERED[agent.name] = agent
     if hasattr(module, "owns_head"):
         FORMATS[agent.name] = module
+    if getattr(module, "STORE", False):
+        STORES[agent.name] = module
 
 
 def names() -> tuple[str, ...]:
@@ -74,6 +78,20 @@ def session_name(name: str) -> bool:
     """Whether a file named ``name`` may be a session: the pi family's suffix, or a name an
     agent's own format gives its sessions."""
     return name.endswith(SHARED_SUFFIX) or any(f.is_session_name(name) for f in FORMATS.values())
+
+
+def store_of(path: Path) -> Store | None:
+    """The store whose file holds the session at ``path`` (``<file>/<session id>``), if one
+    does: a file in its format."""
+    holder = path.parent
+    if not STORES or not holder.is_file():
+        return None
+    try:
+        with open_regular(holder) as file:
+            head = file.read(head_bytes())
+    except (OSError, SessionFileError):
+        return None
+    return next((store for store in STORES.values() if store.owns_head(head)), None)
 
 
 def head_bytes() -> int:
@@ -127,6 +145,9 @@ def load_session(path: Path | str) -> Session:
     """Read a session file in whichever format it is: an agent's own (``FORMATS``), else the
     pi family's (``sessions.session.load_session``, which says why a file is none of them)."""
     path = Path(path)
+    store = store_of(path)
+    if store is not None:
+        return store.load(path)
     try:
         with open_regular(path) as file:
             found = format_of(file.read(head_bytes()))
@@ -176,7 +197,7 @@ def _load(named: str) -> None:
 UNLOADED: dict[str, str] = {}
 """The plugins named that could not be registered, and why (the command line says so)."""
 # Gemini CLI's and Qwen Code's marks are weighed before Claude Code's, which take any sessionId.
-for _module in (omp, pi, gemini, qwen, claude, codex):
+for _module in (omp, pi, gemini, qwen, claude, codex, opencode):
     register(_module)
 for _named in dict.fromkeys(plugins(sys.path)):
     try:

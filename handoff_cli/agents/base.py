@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, Protocol
 
 from handoff_cli.errors import InPlaceRefusedError
-from handoff_cli.sessions.files import Change
+from handoff_cli.sessions.files import Change, Held
 from handoff_cli.sessions.jsonl import parse_bounded, parse_line
 from handoff_cli.sessions.session import (
     BOM,
@@ -213,6 +213,28 @@ class Format(Protocol):
         now that others have appended ``since`` to it (the bytes after what was read, read
         under the lock): appended, numbered on from the file's last line where the format
         numbers its lines, or the file rewritten whole (then only where ``since`` is empty)."""
+
+
+class Store(Format, Protocol):
+    """A format one file of which holds many sessions, each named ``<file>/<session id>``
+    (opencode's database): its file is written in transactions, never whole."""
+
+    STORE: bool
+
+    def members(self, path: Path) -> list[Path]:
+        """The sessions the file at ``path`` holds, newest first."""
+
+    def hold(self, path: Path) -> Held:
+        """The session at ``path`` held for a write: a write transaction begun (waited for a
+        bounded while), to be checked unchanged and written; committed when left without
+        an error, else rolled back."""
+
+    def write_new(self, path: Path, data: bytes, held: Held | None) -> Path:
+        """The new session ``new_session`` made (``data``) written at ``path``: in the
+        transaction ``held`` is where it holds the same file, else in one of its own."""
+
+    def take_back(self, path: Path) -> None:
+        """A new session written by ``write_new`` removed again."""
 
 
 class LineEnds(NamedTuple):

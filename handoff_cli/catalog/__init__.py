@@ -22,7 +22,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
-from handoff_cli.agents import FORMATS, format_head, format_of, omp, session_name, suffixes
+from handoff_cli.agents import (
+    FORMATS,
+    STORES,
+    format_head,
+    format_of,
+    omp,
+    session_name,
+    store_of,
+    suffixes,
+)
 from handoff_cli.agents.base import Format
 from handoff_cli.agents.places import Root, expand
 from handoff_cli.catalog import listcache
@@ -103,9 +112,12 @@ def summarize(path: Path, agent: str | None = None, key: str | None = None) -> S
 
 def _summarize(
     path: Path, agent: str | None, key: str, known: Known | None, now_ns: int
-) -> tuple[SessionSummary, Known]:
+) -> tuple[SessionSummary, Known | None]:
     """The summary of ``path``, and what the cache is to remember of it: ``known``, what it
     remembered, spares reading more than the head, the tail and what was appended since."""
+    store = store_of(path)
+    if store is not None:  # a session in a database: its rows read again (a query, no scan)
+        return _own_summary(store, path, key, os.stat(path.parent), None), None
     try:
         with open_regular(path) as file:
             status = os.fstat(file.fileno())
@@ -167,11 +179,15 @@ def _summarize(
 
 
 def _own_summary(
-    own: Format, path: Path, key: str, status: os.stat_result, scan: _Scan
+    own: Format, path: Path, key: str, status: os.stat_result, scan: _Scan | None
 ) -> SessionSummary:
     """The summary of a session in an agent's own format, as its module glances at the head
-    and the tail of its file (its lines counted by the scan, which the cache keeps)."""
-    glance = own.glance(path, scan.head, scan.tail, status.st_size, scan.known.newlines)
+    and the tail of its file (its lines counted by the scan, which the cache keeps); a
+    session in a database (no scan) by its rows."""
+    if scan is None:
+        glance = own.glance(path, b"", b"", 0, 0)
+    else:
+        glance = own.glance(path, scan.head, scan.tail, status.st_size, scan.known.newlines)
     head = glance.opening
     return SessionSummary(
         id=head.header["id"],
@@ -363,10 +379,27 @@ def session_files(directory: Path, subagents: bool = False) -> Iterator[tuple[Pa
                 ):
                     linked = entry.is_symlink()
                     key = os.path.realpath(entry.path) if linked else os.path.join(real, entry.name)
-                    yield Path(entry.path), key
+                    held = _members(Path(entry.path))
+                    if held is None:
+                        yield Path(entry.path), key
+                    else:  # a database: each session in it
+                        yield from ((member, os.path.join(key, member.name)) for member in held)
             except OSError:
                 continue
         pending += reversed(folders)
+
+
+def _members(path: Path) -> list[Path] | None:
+    """The sessions a store's file holds (``base.Store``); None for a file of one session."""
+    for store in STORES.values():
+        if store.is_session_name(path.name):
+            try:
+                with open_regular(path) as file:
+                    if store.owns_head(file.read(store.OWNS_BYTES)):
+                        return store.members(path)
+            except (OSError, SessionFileError):
+                return None
+    return None
 
 
 def _subagent(path: Path) -> bool:
@@ -663,7 +696,9 @@ def catalog(
                 continue
             seen.add(key)
             try:
-                summary, remembered[key] = _summarize(path, root.agent, key, old.get(key), now_ns)
+                summary, known = _summarize(path, root.agent, key, old.get(key), now_ns)
+                if known is not None:
+                    remembered[key] = known
             except SessionFileError as error:
                 skipped.append(Skipped(path, error.reason))
                 continue

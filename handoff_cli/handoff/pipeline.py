@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import os
 import shlex
 import time
@@ -27,7 +26,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from handoff_cli.agents import DEFAULT, FORMATS, build_context, get, load_session
+from handoff_cli.agents import DEFAULT, FORMATS, build_context, get, load_session, store_of
 from handoff_cli.agents.base import NOTHING_KEPT, Compaction, Format, Kept, Usage
 from handoff_cli.agents.choice import choose_agent
 from handoff_cli.agents.context import Context
@@ -76,9 +75,11 @@ from handoff_cli.options import Options
 from handoff_cli.sessions.files import (
     Append,
     Change,
+    Held,
     Locked,
     Rewrite,
     TitleSlot,
+    file_digest,
     iso_timestamp,
     lock_attempts,
     migrated_lines,
@@ -97,7 +98,6 @@ from handoff_cli.sessions.tree import branch, leaf
 
 # The API that our OpenAI-format requests amount to, in the agents' own vocabulary.
 RECORDED_API = "openai-completions"
-DIGEST_BLOCK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -514,30 +514,15 @@ def _read_digest(session: Session) -> bytes:
     begins with, if nobody wrote to it but to append. A file replaced meanwhile has none (its
     commit finds it replaced)."""
     read_as = session.read_as
-    assert read_as is not None, "a loaded session knows how it was read"
+    if read_as is None:  # a session in a database: its store checks its rows instead
+        return b""
     try:
         with open_regular(session.path, buffering=0) as file:
             if os.fstat(file.fileno()).st_ino != read_as.st_ino:
                 return b""
-            return _digest(file.fileno(), read_as.st_size)
+            return file_digest(file.fileno(), read_as.st_size)
     except OSError as error:
         raise SessionFileError(session.path, os_reason(error)) from None
-
-
-def _digest(fd: int, size: int) -> bytes:
-    """A digest of the first ``size`` bytes of the file open at ``fd`` (none, ``b""``, if it
-    is shorter), read a block at a time into one buffer: a rewrite that keeps every size
-    (a word changed in an earlier line) tells only by its bytes. Some 0.14 s a 100 MB."""
-    made = hashlib.blake2b(digest_size=16)
-    buffer = memoryview(bytearray(DIGEST_BLOCK))
-    at = 0
-    while at < size:
-        read = os.preadv(fd, [buffer[: min(size - at, DIGEST_BLOCK)]], at)
-        if not read:
-            return b""
-        made.update(buffer[:read])
-        at += read
-    return made.digest()
 
 
 def _since_anchor(context: Context, facts: Facts, branch: list[Record]) -> Context:
@@ -774,7 +759,7 @@ def _commit(
     target: Target,
     answer: Answer,
     old: Path,
-    held: Locked | None,
+    held: Held | None,
 ) -> tuple[str, Path]:
     """Write the new session, then record the exchange in the old one (at ``old``, resolved,
     ``held`` under its lock: None, ``--no-record``); both once it is found to be the file that
@@ -798,16 +783,16 @@ def _commit(
         new_file = folder / session_file_name(created, new_id)
         data = _new_session(request, answer, new_id, created, old, to)
     if held is None:
-        new_path = _write_new(new_file, data)
+        new_path = _write_new(new_file, data, None)
     else:
         # The folder the new session goes to, where another run's would be too (a rollout's
         # is today's, not the folder named).
         _check_held(request, held, target.exclusive, new_file.parent)
-        new_path = _write_new(new_file, data)
+        new_path = _write_new(new_file, data, held)
         try:
             _write(held, _recorded(own, request, held, recorded))
         except BaseException:
-            new_path.unlink(missing_ok=True)
+            _take_back(new_path)
             raise
     _turn_to(new_path, old, options, target)
     return new_id, new_path
@@ -837,16 +822,14 @@ def _own_exchange(own: Format, request: Request, answer: Answer) -> list[Entry]:
     )  # fmt: skip
 
 
-def _recorded(own: Format | None, request: Request, held: Locked, lines: list[Entry]) -> Change:
+def _recorded(own: Format | None, request: Request, held: Held, lines: list[Entry]) -> Change:
     """How ``lines`` are written to the session held, under its lock: appended, or, in an
     agent's own format, as its module says (``Format.recorded``), told what others appended
     since it was read. A file its agent rewrites whole is rewritten only if nothing was."""
     if own is None:
         return Append(lines)
     session = request.source.session
-    assert session.read_as is not None, "a loaded session knows how it was read"
-    read = session.read_as.st_size
-    since = held.read(read, held.status().st_size - read)
+    since = held.added(session)
     change = own.recorded(lines, session, since)
     if isinstance(change, Rewrite) and since:
         raise SessionChangedError(held.path, "it was written to")
@@ -916,7 +899,13 @@ def _turn_to(new_path: Path, old: Path, options: Options, target: Target) -> Non
         pass
 
 
-def _write_new(target: Path, data: bytes) -> Path:
+def _write_new(target: Path, data: bytes, held: Held | None) -> Path:
+    """The new session written: a file by temporary file and rename, or, in a database, its
+    rows inserted by its store (in the transaction ``held`` is, where that is the same
+    database's)."""
+    store = store_of(target)
+    if store is not None:
+        return store.write_new(target, data, held)
     try:
         return write_new_session(target.parent, target.name, data)
     except NotADirectoryError as error:  # the folder (or one above it) is a file
@@ -925,8 +914,17 @@ def _write_new(target: Path, data: bytes) -> Path:
         raise WriteError(target, error) from None
 
 
+def _take_back(path: Path) -> None:
+    """A new session removed again: its file, or its rows."""
+    store = store_of(path)
+    if store is not None:
+        store.take_back(path)
+    else:
+        path.unlink(missing_ok=True)
+
+
 def _commit_in_place(
-    request: Request, where: Compaction, target: Target, answer: Answer, held: Locked
+    request: Request, where: Compaction, target: Target, answer: Answer, held: Held
 ) -> InPlace:
     """Append the agent's compaction to the session itself, ``held`` under its lock: whole
     lines (an old version migrated first, as for a record), numbered on as the file is then."""
@@ -947,11 +945,15 @@ def _unmasked(value: Any) -> Any:
     return value  # --no-redact
 
 
-async def _lock(path: Path) -> Locked:
+async def _lock(path: Path) -> Held:
     """The session's file at ``path`` (resolved) under its lock (``files.lock_attempts``),
     waited for without holding up the loop: a rotation's other handoffs go on meanwhile, and
     its cancel lands here. Nothing is written yet, so a signal (noted: ``on_signal``) ends the
-    wait in a cancel too."""
+    wait in a cancel too. A session in a database is held by its store (a write transaction,
+    waited for a bounded while)."""
+    store = store_of(path)
+    if store is not None:
+        return store.hold(path)
     try:
         with contextlib.closing(lock_attempts(path)) as attempts:
             while not isinstance(attempt := next(attempts), Locked):
@@ -965,7 +967,7 @@ async def _lock(path: Path) -> Locked:
     return attempt
 
 
-def _check_held(request: Request, held: Locked, exclusive: bool, folder: Path) -> None:
+def _check_held(request: Request, held: Held, exclusive: bool, folder: Path) -> None:
     """Under the lock, before anything is written: the file ``held`` is the file that was
     read, and nothing was added to it where nothing may come between (rotation, in place, an
     old version); an old version is then rewritten at version 3, as the agents do before they
@@ -982,14 +984,20 @@ def _check_held(request: Request, held: Locked, exclusive: bool, folder: Path) -
             _not_handed_off(held, session, folder)
         _unchanged(held, request, strictly)
         if old_version:
+            assert isinstance(held, Locked), "an old version is the pi family's file"
             held.replace(migrated_lines(session))
     except OSError as error:
         raise WriteError(held.path, error) from None
 
 
-def _not_handed_off(held: Locked, session: Session, folder: Path) -> None:
+def _not_handed_off(held: Held, session: Session, folder: Path) -> None:
     """Rotation's exactly-once rule, decided on the file as it is under the lock: its leaf is
-    no recorded handoff, and no handoff of it newer than its last entry exists."""
+    no recorded handoff, and no handoff of it newer than its last entry exists. A database
+    (whose session's rows are held unchanged) says it of its own rows."""
+    if not isinstance(held, Locked):
+        if load_session(held.path).records and _ends_handed_off(held.path):
+            raise HandedOffError()
+        return
     if leaf_handed_off(held.path, held.fd, held.status().st_size):
         raise HandedOffError()
     last = js_time(session.records[-1].stamp) if session.records else None
@@ -999,31 +1007,17 @@ def _not_handed_off(held: Locked, session: Session, folder: Path) -> None:
             raise HandedOffError()
 
 
-def _unchanged(held: Locked, request: Request, strictly: bool) -> None:
-    """The file under the lock is the one read: the same file, no shorter, beginning with the
-    very bytes read (``Source.read_digest``); ``strictly``, nothing added either (and, for a
-    rewrite, not even touched)."""
-    source = request.source
-    read_as = source.session.read_as
-    assert read_as is not None, "a loaded session knows how it was read"
-    now = held.status()
-    try:
-        named = os.stat(held.path)  # an agent that rewrites its file renames a new one in
-    except FileNotFoundError:
-        raise SessionChangedError(held.path, "it is gone") from None
-    if read_as.st_ino != now.st_ino or (named.st_dev, named.st_ino) != (now.st_dev, now.st_ino):
-        raise SessionChangedError(held.path, "it was replaced")
-    if now.st_size < read_as.st_size:
-        raise SessionChangedError(held.path, "it was cut short")
-    if strictly and now.st_size != read_as.st_size:
-        raise SessionChangedError(held.path, "it was written to")
-    if _digest(held.fd, read_as.st_size) != source.read_digest:
-        raise SessionChangedError(held.path, "its entries were rewritten")
-    if source.session.version < CURRENT_VERSION and now.st_mtime_ns != read_as.st_mtime_ns:
-        raise SessionChangedError(held.path, "it was written to")
+def _ends_handed_off(path: Path) -> bool:
+    own = FORMATS[load_session(path).agent or ""]
+    return own.glance(path, b"", b"", 0, 0).ends_with_handoff
 
 
-def _write(held: Locked, change: Change) -> None:
+def _unchanged(held: Held, request: Request, strictly: bool) -> None:
+    """The session under the lock is the one read (``Held.unchanged``)."""
+    held.unchanged(request.source.session, request.source.read_digest, strictly)
+
+
+def _write(held: Held, change: Change) -> None:
     try:
         held.write(change)
     except OSError as error:

@@ -418,6 +418,9 @@ class Session:
     (Claude Code's, read by ``agents.claude``): the file has no header of ours then."""
     leaf_id: str | None = None
     """The leaf that agent resumes, when it is not the last entry (Claude Code's rule)."""
+    stored_as: Any = None
+    """What a session kept in a database was read as (its rows' counts and latest change), for
+    a write to check that nothing moved: ``read_as`` is a file's."""
     not_resumed: str | None = None
     """Why that agent itself would not resume the file as it is, when it would not (it is read
     here as a transcript all the same)."""

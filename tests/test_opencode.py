@@ -1,0 +1,215 @@
+"""opencode: its sessions are rows of one SQLite database, each named ``<database>/<id>``.
+Found with nothing configured, read as opencode 1.18.33 continues them (the real agent's
+requests kept in ``fixtures/agents/opencode``), handed off in one transaction: written whole or
+not at all, whatever fails or is killed."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import run_cli
+
+AGENTS = Path(__file__).parent / "fixtures" / "agents" / "opencode"
+MADE, HANDOFFS = AGENTS / "made", AGENTS / "handoffs"
+TOOL = "ses_dc7f056feffeR3Q5eEJ44MHJWM"
+"""The session made with one tool call, then a second prompt."""
+
+
+def kept_requests(folder: Path) -> list[Path]:
+    return sorted(folder.glob("ses_*.request.json"))
+
+
+def sent(path: Path) -> list[Any]:
+    """What the agent sent of the history: its messages without the system prompt and the
+    prompt it was continued with."""
+    messages: list[Any] = json.loads(path.read_text())["messages"]
+    return messages[1:-1]
+
+
+@pytest.mark.parametrize(
+    "request_file",
+    [*kept_requests(MADE), *kept_requests(HANDOFFS)],
+    ids=lambda p: f"{p.parent.name}/{p.name[:14]}",
+)
+def test_context_is_what_opencode_sent_continuing_the_session(request_file: Path) -> None:
+    """Its own sessions (a tool call; a compaction; a compaction keeping a tail), a session we
+    handed off to, one crossed from Qwen Code, and two with our exchange recorded."""
+    session = request_file.parent / "opencode.db" / request_file.name.split(".")[0]
+    result = run_cli("show", session, "--context", "--json")
+    assert result.code == 0, result.stderr
+    assert result.json()["messages"] == sent(request_file)
+
+
+def test_what_we_wrote_starts_with_the_document_or_ends_with_our_turn() -> None:
+    firsts = {p.name.split(".")[0]: sent(p) for p in kept_requests(HANDOFFS)}
+    assert firsts["ses_dc7e28864ffelo56DtCs6U5RzR"][0]["content"].startswith("<handoff-context>")
+    assert firsts["ses_dc7e28360ffevDf64jlg9FLBCZ"][0]["content"].startswith("<handoff-context>")
+    asked, answered = firsts[TOOL][-2:]
+    assert asked["content"].startswith("Write a handoff document")
+    assert answered["content"].startswith("## Goal")
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home where opencode keeps its database (WAL, as the agent keeps it)."""
+    home = tmp_path / "home"
+    data = home / ".local/share/opencode"
+    data.mkdir(parents=True)
+    shutil.copyfile(MADE / "opencode.db", data / "opencode.db")
+    with sqlite3.connect(data / "opencode.db") as connection:
+        connection.execute("PRAGMA journal_mode=WAL")
+    for name in ("HANDOFF_SESSIONS_DIR", "XDG_DATA_HOME", "OPENCODE_DB"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    return home
+
+
+def database(home: Path) -> Path:
+    return home / ".local/share/opencode/opencode.db"
+
+
+def rows(db: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of the tables a handoff writes, and the database's own check."""
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as connection:
+        found = {
+            table: sorted(connection.execute(f"SELECT * FROM {table}").fetchall(), key=repr)
+            for table in ("project", "session", "message", "part")
+        }
+        found["check"] = connection.execute("PRAGMA integrity_check").fetchall()
+    return found
+
+
+def test_list_finds_the_databases_sessions_with_nothing_configured(home: Path) -> None:
+    result = run_cli("list", "--json", cwd=home)
+    assert result.code == 0, result.stderr
+    found = {s["id"]: s for s in result.json()}
+    assert len(found) == 3 and {s["agent"] for s in found.values()} == {"opencode"}
+    assert found[TOOL]["path"] == str(database(home) / TOOL)
+    assert found[TOOL]["cwd"] == "/tmp/opencode-oracle/cwd"
+    assert found[TOOL]["title"] == "Reading notes.txt"  # the title opencode gave it
+    looked_up = run_cli("show", "ses_dc7f05", "--json", cwd=home)
+    assert looked_up.code == 0, looked_up.stderr
+
+
+def test_a_handoff_is_one_transaction_a_new_session_and_a_turn(home: Path) -> None:
+    db = database(home)
+    before = rows(db)
+    result = run_cli(database(home) / TOOL, "--model", "extractive", "--json", cwd=home)
+    assert result.code == 0, result.stderr
+    done = result.json()
+    assert done["resume_command"] == f"opencode --session {done['id']}"
+    after = rows(db)
+    assert after["check"] == [("ok",)]
+    ids = {s[0] for s in before["session"]}
+    new = [s[0] for s in after["session"] if s[0] not in ids]
+    assert new == [done["id"]] and done["id"] < min(ids)  # newer sessions sort first
+    added = [m for m in after["message"] if m not in before["message"]]
+    mine = sorted(m for m in added if m[1] == TOOL)
+    assert len(mine) == 2 and mine[0][0] > max(m[0] for m in before["message"] if m[1] == TOOL)
+    assert [json.loads(m[4])["role"] for m in mine] == ["user", "assistant"]
+    assert len([m for m in added if m[1] == done["id"]]) == 2
+    listed = {s["id"]: s for s in run_cli("list", "--json", cwd=home).json()}
+    assert listed[TOOL]["handed_off"] is True
+    assert listed[done["id"]]["parent"]["id"] == TOOL
+
+
+def test_a_failing_write_leaves_the_database_as_it_was(home: Path) -> None:
+    """The exchange's insert refused by the database (a trigger): the new session, inserted
+    in the same transaction, is gone with it."""
+    db = database(home)
+    with sqlite3.connect(db) as connection:
+        connection.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON part WHEN NEW.session_id = 'ses_dc7f056feffe"
+            "R3Q5eEJ44MHJWM' BEGIN SELECT RAISE(ABORT, 'refused'); END"
+        )
+    before = rows(db)
+    result = run_cli(db / TOOL, "--model", "extractive", cwd=home)
+    assert result.code != 0 and "Traceback" not in result.stderr
+    assert rows(db) == before
+
+
+def test_a_database_locked_by_another_writer_is_waited_for_a_while_then_left(home: Path) -> None:
+    db = database(home)
+    before = rows(db)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        began = time.monotonic()
+        result = run_cli(db / TOOL, "--model", "extractive", cwd=home)
+        waited = time.monotonic() - began
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert result.code == 4 and "locked" in result.stderr, result.stderr
+    assert waited < 30
+    assert rows(db) == before
+
+
+def test_crossings_to_and_from_opencode(home: Path, tmp_path: Path) -> None:
+    """A Claude Code session handed to opencode is a session in its database, in the project
+    of its cwd (``global`` where it knows none); an opencode one handed to Gemini CLI a chat."""
+    claude = next((Path(__file__).parent / "fixtures" / "real" / "claude").rglob("*.jsonl"))
+    done = run_cli(claude, "--model", "extractive", "--to", "opencode", "--no-record", "--json")
+    assert done.code == 0, done.stderr
+    made = Path(done.json()["path"])
+    assert made.parent == database(home)
+    with sqlite3.connect(database(home)) as connection:
+        project = connection.execute(
+            "SELECT project_id FROM session WHERE id = ?", (made.name,)
+        ).fetchone()
+    assert project == ("global",)
+    shown = run_cli("show", made, "--context", "--json").json()["messages"]
+    assert shown[0]["content"].startswith("<handoff-context>")
+    out = run_cli(database(home) / TOOL, "--model", "extractive", "--to", "gemini", "--json")
+    assert out.code == 0, out.stderr
+    assert "/.gemini/tmp/" in out.json()["path"]
+
+
+def _start(member: Path, home: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "HOME": str(home), "HANDOFF_CACHE_DIR": str(home / "cache")}
+    return subprocess.Popen(
+        [sys.executable, "-m", "handoff_cli", str(member), "--model", "extractive"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+@pytest.mark.heavy  # processes killed at every moment: make test-heavy
+def test_killed_at_any_moment_the_database_holds_all_of_a_handoff_or_none(
+    home: Path, tmp_path: Path
+) -> None:
+    rng = random.Random(40)
+    pristine = tmp_path / "pristine.db"
+    shutil.copyfile(database(home), pristine)
+    began = time.monotonic()
+    assert _start(database(home) / TOOL, home).wait(timeout=120) == 0
+    duration = time.monotonic() - began
+    whole = rows(database(home))
+    outcomes = {"none": 0, "all": 0}
+    trials = 10
+    for trial in range(trials):
+        shutil.copyfile(pristine, database(home))
+        before = rows(database(home))
+        process = _start(database(home) / TOOL, home)
+        # Start-up is most of a run: the kills are spread over its second half, the work.
+        time.sleep(duration * (0.4 + 0.7 * rng.uniform(trial, trial + 1) / trials))
+        process.kill()
+        process.wait(timeout=60)
+        now = rows(database(home))
+        assert now["check"] == [("ok",)]
+        if now == before:
+            outcomes["none"] += 1
+        else:  # as many rows as a whole handoff adds, every one of them
+            assert {t: len(now[t]) for t in now} == {t: len(whole[t]) for t in whole}
+            outcomes["all"] += 1
+    print(f"run {duration:.2f} s: {outcomes}")
