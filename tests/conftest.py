@@ -52,8 +52,13 @@ register(resolve_model)  # as the command line hands it in: tests call the libra
 
 
 def fixture_files() -> list[Path]:
-    """Every ``*.jsonl`` of the fixtures but the real sessions', sorted."""
-    return sorted(p for p in FIXTURES.rglob("*.jsonl") if REAL not in p.parents)
+    """Every ``*.jsonl`` of the fixtures but the real sessions' and the request logs the
+    oracles kept (``*.log.jsonl``), sorted."""
+    return sorted(
+        p
+        for p in FIXTURES.rglob("*.jsonl")
+        if REAL not in p.parents and not p.name.endswith(".log.jsonl")
+    )
 
 
 OMP183 = FIXTURES / "omp183"

@@ -11,7 +11,9 @@ import pytest
 
 from handoff_cli.agents import CLAUDE, CODEX, OMP, PI, load_session
 from handoff_cli.agents.choice import choose_agent
+from handoff_cli.agents.gemini import NAME as GEMINI
 from handoff_cli.agents.places import agent_of, default_roots
+from handoff_cli.agents.qwen import NAME as QWEN
 from handoff_cli.options import AUTO
 
 from .conftest import FIXTURES, HEADER, NOT_SESSIONS, Entries, fixture_files, run_cli, write_session
@@ -52,10 +54,21 @@ def test_auto_goes_by_the_folder_the_file_is_in(tmp_path: Path) -> None:
         for p in (FIXTURES / "codex").rglob("*.jsonl")
         if b'"type": "session_meta"' in p.read_bytes().split(b"\n", 1)[0].replace(b'":"', b'": "')
     }
+    geminis = {  # Gemini CLI's chats: its metadata first; Qwen Code's: a record with parts
+        flat(p) for p in ALL_FIXTURES if b'"projectHash"' in p.read_bytes().split(b"\n", 1)[0]
+    }
+    qwens = {
+        flat(p)
+        for p in ALL_FIXTURES
+        if b'"parentUuid"' in (first := p.read_bytes().split(b"\n", 1)[0]) and b'"parts"' in first
+    }
     for agent, folder in folders.items():
         for path in sorted(folder.iterdir()):
             # A format of one agent's own is that agent's wherever it lies.
-            own = CLAUDE if path.name in claudes else CODEX if path.name in rollouts else agent
+            own = (
+                CLAUDE if path.name in claudes else CODEX if path.name in rollouts
+                else GEMINI if path.name in geminis else QWEN if path.name in qwens else agent
+            )  # fmt: skip
             assert choose_agent(load_session(path), AUTO, agent_of(path, known)).agent == own
 
     sample = "omp-sample-v3.jsonl"  # oh-my-pi's by its content (a title slot)

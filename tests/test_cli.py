@@ -108,7 +108,7 @@ def test_show_context_json_is_the_agents_context(name: str, agent: list[str], by
 def test_agent_option_takes_only_the_agents() -> None:
     result = run_cli("show", FIXTURES / "omp/sample-v3.jsonl", "--agent", "aider")
     assert result.code == 2
-    named = "'omp', 'pi', 'gemini', 'qwen', 'claude', 'codex', 'auto'"
+    named = "'omp', 'pi', 'gemini', 'qwen', 'claude', 'codex', 'opencode', 'auto'"
     assert f"'aider' is not one of {named}" in result.stderr
 
 

@@ -284,6 +284,9 @@ GEMINI_KEPT = sorted(
     p.with_name(p.name.removesuffix(".gemini-request.json"))
     for p in GEMINI_AGENTS.rglob("*.gemini-request.json")
 )
+GEMINI_DRIVEN = sorted(GEMINI_AGENTS.glob("*/*.request.json"))
+"""Requests ``gemini.py next`` kept beside the home it made (``made/``) or a chat in its older
+format written by hand (``hand/``); the chat is found by its name."""
 
 
 def test_gemini_resumed_real_chats_from_enough_repositories() -> None:
@@ -313,6 +316,15 @@ def test_context_is_what_gemini_cli_sent_resuming_what_we_wrote(path: Path) -> N
         asked, answered = record["sent"][-2:]
         assert asked["parts"][0]["text"].startswith("Write a handoff document")
         assert answered["parts"][0]["text"].startswith("## Goal")
+
+
+@pytest.mark.parametrize("request_file", GEMINI_DRIVEN, ids=lambda p: p.parent.name)
+def test_context_is_what_gemini_cli_sent_resuming_its_own_chats(request_file: Path) -> None:
+    name = request_file.name.removesuffix(".request.json")
+    chat = next(p for p in request_file.parent.rglob(name) if p != request_file)
+    record = json.loads(request_file.read_text())
+    assert record["code"] == 0
+    assert context(chat)["messages"] == record["sent"]
 
 
 # --- the judge: what Qwen Code 0.24.4 sent resuming them (oracles/qwen/qwen.py next) ---

@@ -21,6 +21,10 @@ import pytest
 from .conftest import run_cli
 
 AGENTS = Path(__file__).parent / "fixtures" / "agents" / "opencode"
+REAL = Path(__file__).parent / "fixtures" / "real" / "opencode"
+IMPORTED = sorted(REAL.glob("*/imported"))
+"""Real sessions (opencode's older ``storage/``, which 1.18.33 no longer reads) imported by its
+``opencode import`` and continued (``oracles/opencode/real.py``)."""
 MADE, HANDOFFS = AGENTS / "made", AGENTS / "handoffs"
 TOOL = "ses_dc7f056feffeR3Q5eEJ44MHJWM"
 """The session made with one tool call, then a second prompt."""
@@ -39,12 +43,17 @@ def sent(path: Path) -> list[Any]:
 
 @pytest.mark.parametrize(
     "request_file",
-    [*kept_requests(MADE), *kept_requests(HANDOFFS)],
+    [
+        *kept_requests(MADE),
+        *kept_requests(HANDOFFS),
+        *(r for i in IMPORTED for r in kept_requests(i)),
+    ],
     ids=lambda p: f"{p.parent.name}/{p.name[:14]}",
 )
 def test_context_is_what_opencode_sent_continuing_the_session(request_file: Path) -> None:
     """Its own sessions (a tool call; a compaction; a compaction keeping a tail), a session we
-    handed off to, one crossed from Qwen Code, and two with our exchange recorded."""
+    handed off to, one crossed from Qwen Code, two with our exchange recorded, and the real
+    sessions it continued once imported."""
     session = request_file.parent / "opencode.db" / request_file.name.split(".")[0]
     result = run_cli("show", session, "--context", "--json")
     assert result.code == 0, result.stderr

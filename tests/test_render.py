@@ -679,9 +679,10 @@ def test_show_list_prints_one_line_per_session(capsys: pytest.CaptureFixture[str
     ]
     show_list(Catalog(sessions, [], []), iter(sessions))
     assert printed(capsys) == [
-        f"{SESSION_ID[:8]}  2026-01-01 09:14:03    1.5 kB  ?       /home/u/proj  "
+        f"{SESSION_ID[:8]}  2026-01-01 09:14:03    1.5 kB  ?         /home/u/proj  "
         "Fix the flaky test",
-        "0199bbbb  2026-01-01 09:14:03      12 B  ?       /home/u/proj  (untitled)  ← /s/old.jsonl",
+        "0199bbbb  2026-01-01 09:14:03      12 B  ?         /home/u/proj  (untitled)  "
+        "← /s/old.jsonl",
     ]
 
 
@@ -701,9 +702,9 @@ def test_show_list_names_parents_by_id_and_marks_handoffs(
     family = Catalog([new, fork, old], [], [])
     show_list(family, [new, old])
     assert printed(capsys) == [
-        "0199cccc  2026-01-02 10:00:00    1.5 kB  ?       /home/u/proj  ↳ Fix the flaky test  "
+        "0199cccc  2026-01-02 10:00:00    1.5 kB  ?         /home/u/proj  ↳ Fix the flaky test  "
         f"← {SESSION_ID[:8]}",
-        f"{SESSION_ID[:8]}  2026-01-01 09:14:03    1.5 kB  ?       /home/u/proj  "
+        f"{SESSION_ID[:8]}  2026-01-01 09:14:03    1.5 kB  ?         /home/u/proj  "
         "Fix the flaky test  ⇢ handed off",
     ]
     show_list_tree(family, [new, fork, old])
