@@ -16,6 +16,9 @@ DEMO := .demo
 DEMO_SESSION := 019ac4d2
 DEMO_CLAUDE := 5c1e2f7a
 DEMO_CODEX := 019ad9f3
+DEMO_GEMINI := eed07f81
+DEMO_QWEN := fd5c3a20
+DEMO_OPENCODE := ses_dc7f05
 # Nothing configured: no key for the examples' models, so the built-in extractive writer runs.
 DEMO_ENV := env -u ANTHROPIC_API_KEY -u OPENAI_API_KEY -u HANDOFF_MODEL -u HANDOFF_API_KEY \
 	-u HANDOFF_API_BASE HANDOFF_SESSIONS_DIR=$(DEMO)/sessions
@@ -30,7 +33,7 @@ $(STAMP): pyproject.toml
 	PYTHONWARNINGS=ignore $(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-demo: $(STAMP)  ## hand off the example sessions (pi's, Claude Code's, Codex's) with no key and no model provider
+demo: $(STAMP)  ## hand off the example sessions (of all six agents) with no key and no model provider
 	rm -rf $(DEMO) && mkdir -p $(DEMO) && cp -R sessions $(DEMO)/sessions
 	@id=$$($(DEMO_ENV) $(BIN)/handoff $(DEMO_SESSION) --focus "the --retries flag") && \
 	echo "new session: $$id" && $(DEMO_ENV) $(BIN)/handoff show "$$id" && \
@@ -39,6 +42,13 @@ demo: $(STAMP)  ## hand off the example sessions (pi's, Claude Code's, Codex's) 
 	echo && echo "new Claude Code session: $$id" && $(DEMO_ENV) $(BIN)/handoff show "$$id" --context
 	@id=$$($(DEMO_ENV) $(BIN)/handoff $(DEMO_CODEX)) && \
 	echo && echo "new Codex rollout: $$id" && $(DEMO_ENV) $(BIN)/handoff show "$$id" --context
+	@id=$$($(DEMO_ENV) $(BIN)/handoff $(DEMO_GEMINI)) && \
+	echo && echo "new Gemini CLI chat: $$id" && $(DEMO_ENV) $(BIN)/handoff show "$$id" --context
+	@id=$$($(DEMO_ENV) $(BIN)/handoff $(DEMO_QWEN)) && \
+	echo && echo "new Qwen Code session: $$id" && $(DEMO_ENV) $(BIN)/handoff show "$$id" --context
+	@id=$$($(DEMO_ENV) $(BIN)/handoff $(DEMO_OPENCODE)) && \
+	echo && echo "new opencode session (in its database): $$id" && \
+	$(DEMO_ENV) $(BIN)/handoff show "$$id" --context
 
 install: $(STAMP)  ## create .venv with the project (editable), its test and lint tools
 

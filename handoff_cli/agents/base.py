@@ -140,6 +140,9 @@ class Glance(NamedTuple):
     """Its leaf is a recorded handoff (our exchange, or a compaction ours in place)."""
     entries: int
     """How many entries it holds, as ``list`` counts them."""
+    size: int | None = None
+    """Its bytes, where they are not its file's (a session among others in a database: its
+    messages as read)."""
 
 
 class Format(Protocol):

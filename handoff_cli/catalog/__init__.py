@@ -196,7 +196,7 @@ def _own_summary(
         cwd=str(head.header.get("cwd", "")),
         title=None if head.starts_from_handoff else head.first_request,
         parent_session=parent_session(head.header),
-        size=status.st_size,
+        size=status.st_size if glance.size is None else glance.size,
         modified=status.st_mtime,
         starts_from_handoff=head.starts_from_handoff,
         ends_with_handoff=glance.ends_with_handoff,

@@ -423,9 +423,9 @@ def glance(path: Path, head: bytes, tail: bytes, size: int, lines: int) -> Glanc
         and is_handoff_prompt(text_of(said[-2].get("content")))
     )
     title = session.header.get("title") or titled.request
-    return Glance(
-        Opening(session.header, title, starts, titled.found is not None), ends, len(messages)
-    )
+    opening = Opening(session.header, title, starts, titled.found is not None)
+    size = sum(record.message_size for record in session.records)  # not the database's
+    return Glance(opening, ends, len(messages), size)
 
 
 # --- what a handoff writes -----------------------------------------------------------------------
