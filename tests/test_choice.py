@@ -44,24 +44,25 @@ def test_auto_goes_by_the_folder_the_file_is_in(tmp_path: Path) -> None:
         for path in ALL_FIXTURES:
             shutil.copyfile(path, folder / flat(path))
     known = default_roots({}, home, tmp_path)
-    claudes = {  # what the real Claude Code wrote or read: no pi header on the first line
-        flat(p)
-        for p in (FIXTURES / "claude").rglob("*.jsonl")
-        if json.loads(p.read_bytes().split(b"\n", 1)[0]).get("type") != "session"
-    }
+    firsts = {flat(p): p.read_bytes().split(b"\n", 1)[0] for p in ALL_FIXTURES}
+    geminis = {n for n, first in firsts.items() if b'"projectHash"' in first}
+    qwens = {n for n, first in firsts.items() if b'"parentUuid"' in first and b'"parts"' in first}
     rollouts = {  # Codex's: a session_meta first
-        flat(p)
-        for p in (FIXTURES / "codex").rglob("*.jsonl")
-        if b'"type": "session_meta"' in p.read_bytes().split(b"\n", 1)[0].replace(b'":"', b'": "')
+        n
+        for n, first in firsts.items()
+        if b'"type": "session_meta"' in first.replace(b'":"', b'": "')
     }
-    geminis = {  # Gemini CLI's chats: its metadata first; Qwen Code's: a record with parts
-        flat(p) for p in ALL_FIXTURES if b'"projectHash"' in p.read_bytes().split(b"\n", 1)[0]
-    }
-    qwens = {
-        flat(p)
-        for p in ALL_FIXTURES
-        if b'"parentUuid"' in (first := p.read_bytes().split(b"\n", 1)[0]) and b'"parts"' in first
-    }
+    claudes = (
+        {  # Claude Code's: no pi header on the first line, a uuid or a sessionId on it
+            n
+            for n, first in firsts.items()
+            if json.loads(first).get("type") != "session"
+            and (b'"uuid"' in first or b'"sessionId"' in first)
+        }
+        - geminis
+        - qwens
+        - rollouts
+    )
     for agent, folder in folders.items():
         for path in sorted(folder.iterdir()):
             # A format of one agent's own is that agent's wherever it lies.

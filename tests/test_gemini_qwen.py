@@ -361,3 +361,39 @@ def test_context_is_what_qwen_code_sent_resuming_what_we_wrote(path: Path) -> No
         asked, answered = record["sent"][-2:]
         assert asked["content"][0]["text"].startswith("Write a handoff document")
         assert answered["content"].startswith("## Goal")
+
+
+# --- the other way: their sessions crossed to the other agents, resumed by them ---------------
+
+CROSSED = sorted((FIXTURES / "agents" / "crossings").glob("from-*-to-*"))
+"""A session of Gemini CLI, Qwen Code and opencode each handed off ``--to`` Claude Code (its
+``claude/cc.py context``), Codex (``codex/codex.py context``), oh-my-pi 18.2.3 and pi 1.6.0
+(``agents.py next``): what each sent when it resumed the new session."""
+
+
+def _first_history_text(folder: Path) -> str:
+    """The text of the first message the agent sent after its system prompt."""
+    for name, key in (("*.claude-request.json", "messages"), ("*.agent-request.json", None)):
+        for found in folder.glob(name):
+            data = json.loads(found.read_text())
+            body = data["request"] if key is None else data.get("body", data)
+            messages = [m for m in body["messages"] if m.get("role") != "system"]
+            content = messages[0]["content"]
+            return content if isinstance(content, str) else content[0]["text"]
+    record = json.loads(next(folder.glob("*.codex-request.json")).read_text())
+    assert record["rc"] == 0
+    said = [i for i in record["requests"][0]["input"] if i.get("role") == "user"]
+    return "\n".join(str(part.get("text")) for item in said for part in item["content"])
+
+
+def test_every_new_agent_crossed_to_each_other_agent() -> None:
+    assert {c.name for c in CROSSED} == {
+        f"from-{a}-to-{b}"
+        for a in ("gemini", "qwen", "opencode")
+        for b in ("claude", "codex", "omp", "pi")
+    }
+
+
+@pytest.mark.parametrize("folder", CROSSED, ids=lambda p: p.name)
+def test_a_crossed_session_is_resumed_with_the_document_first(folder: Path) -> None:
+    assert "<handoff-context>\n## Goal" in _first_history_text(folder)

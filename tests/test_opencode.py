@@ -25,7 +25,7 @@ REAL = Path(__file__).parent / "fixtures" / "real" / "opencode"
 IMPORTED = sorted(REAL.glob("*/imported"))
 """Real sessions (opencode's older ``storage/``, which 1.18.33 no longer reads) imported by its
 ``opencode import`` and continued (``oracles/opencode/real.py``)."""
-MADE, HANDOFFS = AGENTS / "made", AGENTS / "handoffs"
+MADE, HANDOFFS, CROSSED = AGENTS / "made", AGENTS / "handoffs", AGENTS / "crossings"
 TOOL = "ses_dc7f056feffeR3Q5eEJ44MHJWM"
 """The session made with one tool call, then a second prompt."""
 
@@ -52,12 +52,20 @@ def sent(path: Path) -> list[Any]:
 )
 def test_context_is_what_opencode_sent_continuing_the_session(request_file: Path) -> None:
     """Its own sessions (a tool call; a compaction; a compaction keeping a tail), a session we
-    handed off to, one crossed from Qwen Code, two with our exchange recorded, and the real
-    sessions it continued once imported."""
+    handed off to, sessions crossed (``--to opencode``) from Qwen Code, Claude Code, Codex,
+    Gemini CLI and oh-my-pi, two with our exchange recorded, and the real sessions it continued
+    once imported."""
     session = request_file.parent / "opencode.db" / request_file.name.split(".")[0]
     result = run_cli("show", session, "--context", "--json")
     assert result.code == 0, result.stderr
     assert result.json()["messages"] == sent(request_file)
+
+
+def test_sessions_crossed_to_opencode_start_with_the_document() -> None:
+    found = kept_requests(CROSSED)
+    assert len(found) == 4
+    for request_file in found:
+        assert sent(request_file)[0]["content"].startswith("<handoff-context>\n## Goal")
 
 
 def test_what_we_wrote_starts_with_the_document_or_ends_with_our_turn() -> None:
@@ -167,8 +175,14 @@ def test_a_database_locked_by_another_writer_is_waited_for_a_while_then_left(hom
 
 def test_crossings_to_and_from_opencode(home: Path, tmp_path: Path) -> None:
     """A Claude Code session handed to opencode is a session in its database, in the project
-    of its cwd (``global`` where it knows none); an opencode one handed to Gemini CLI a chat."""
-    claude = next((Path(__file__).parent / "fixtures" / "real" / "claude").rglob("*.jsonl"))
+    of its cwd (``global`` where it knows none); one of a Windows folder is refused (opencode
+    works in the session's folder, which is no path here); an opencode one handed to Gemini
+    CLI is a chat."""
+    windows = Path(__file__).parent / "fixtures" / "real" / "claude" / "886caigudong__caigudong-"
+    refused = run_cli(next(windows.glob("*.jsonl")), "--model", "extractive", "--to", "opencode")
+    assert refused.code == 2 and "no folder of opencode's" in refused.stderr
+    real = Path(__file__).parent / "fixtures" / "real" / "claude"
+    claude = real / "LZY2333__LZY-FE-JumpTrack" / "d1d701bc-11c4-4f11-949a-bf2607b200eb.jsonl"
     done = run_cli(claude, "--model", "extractive", "--to", "opencode", "--no-record", "--json")
     assert done.code == 0, done.stderr
     made = Path(done.json()["path"])

@@ -68,7 +68,8 @@ class Opencode(OwnFormatAgent):
         return [data_folder(env, home)]
 
     def project_folder(self, env: Mapping[str, str], home: Path, cwd: str) -> Path | None:
-        return database(env, home)
+        # It works in the session's folder, which must be a path here (not another system's).
+        return database(env, home) if os.path.isabs(cwd) else None
 
     def resume_command(self, session_id: str, path: Path, own_folder: bool) -> list[str]:
         return ["opencode", "--session", session_id]
