@@ -61,3 +61,13 @@ cd "$here/codex"
 npm ci || npm i
 [ -d pylib/pyte ] || python3 -m pip install --quiet --target pylib --no-deps pyte==0.8.2 wcwidth==0.9.4
 node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex --version
+
+# Gemini CLI 0.61.0, Qwen Code 0.24.4 and opencode 1.18.33 (issue 40): plain npm, each with its
+# lockfile; Node 20 runs the first two, opencode is its platform package's compiled binary.
+for agent in gemini qwen opencode; do
+	cd "$here/$agent"
+	npm ci --no-audit --no-fund || npm i --no-audit --no-fund
+done
+"$here/gemini/node_modules/.bin/gemini" --version
+"$here/qwen/node_modules/.bin/qwen" --version
+"$here/opencode/node_modules/opencode-linux-x64/bin/opencode" --version
