@@ -236,3 +236,27 @@ def test_killed_at_any_moment_the_database_holds_all_of_a_handoff_or_none(
             assert {t: len(now[t]) for t in now} == {t: len(whole[t]) for t in whole}
             outcomes["all"] += 1
     print(f"run {duration:.2f} s: {outcomes}")
+
+
+PROBES = AGENTS / "probes"
+
+
+@pytest.mark.parametrize(
+    ("database", "session", "request_name"),
+    [
+        # Answers of an Anthropic model with reasoning, continued on another model: their
+        # reasoning sent as text, before their text.
+        ("reasoning", "ses_dc7d4298bffeFcp27j61aHUC4N", "reasoning-switch"),
+        # A session written as rows only, compacted by hand (``auto: false``), continued.
+        ("written", "ses_dc7d44f30ffenzt28VOTD088LS", "written-after"),
+    ],
+)
+def test_context_begins_with_what_opencode_sent_then(
+    database: str, session: str, request_name: str
+) -> None:
+    """The request was made before the session's last turn: our context of the session as it
+    was left begins with every message of it, the prompt it was continued with included."""
+    request = json.loads((PROBES / f"{request_name}.request.json").read_text())["messages"][1:]
+    result = run_cli("show", PROBES / f"{database}.opencode.db" / session, "--context", "--json")
+    assert result.code == 0, result.stderr
+    assert result.json()["messages"][: len(request)] == request

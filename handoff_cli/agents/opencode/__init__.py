@@ -343,34 +343,40 @@ def since_compaction(
     return kept[::-1]
 
 
-def chat_messages(messages: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> Iterator[Message]:
-    """The messages as opencode sends them to an OpenAI-compatible model (``toModelMessages``)."""
+def chat_messages(
+    messages: list[tuple[dict[str, Any], list[dict[str, Any]]]], model: str | None
+) -> Iterator[Message]:
+    """The messages as opencode sends them to an OpenAI-compatible model (``toModelMessages``),
+    continued on ``model``: an answer of that model sends its reasoning as
+    ``reasoning_content``, another model's as text, joined to its text in order."""
     for info, parts in messages:
         if info.get("role") == "user":
             texts = _texts(parts)
             if any(p.get("type") == "compaction" for p in parts):
                 texts = [COMPACTION_QUESTION, *texts]
             if texts:
-                yield {
-                    "role": "user",
-                    "content": "\n".join(texts)
-                    if len(texts) == 1
-                    else [{"type": "text", "text": t} for t in texts],
-                }
+                content: Any = (
+                    texts[0] if len(texts) == 1 else [{"type": "text", "text": t} for t in texts]
+                )
+                yield {"role": "user", "content": content}
             continue
         if info.get("error") and not _aborted_with_content(info, parts):
             continue
-        text = "".join(
-            p["text"] for p in parts if p.get("type") == "text" and isinstance(p.get("text"), str)
-        )
+        same = f"{info.get('providerID')}/{info.get('modelID')}" == model
+        said = [p for p in parts if p.get("type") in ("text", "reasoning") and p.get("text")]
+        text = "".join(p["text"] for p in said if p["type"] == "text" or not same)
+        thought = "".join(p["text"] for p in said if p["type"] == "reasoning" and same)
         calls = [p for p in parts if p.get("type") == "tool"]
+        message: Message = {"role": "assistant", "content": text}
         if calls:
-            yield {"role": "assistant", "content": text, "tool_calls": [_call(p) for p in calls]}
-            for part in calls:
-                output, _ = _result(part.get("state") or {})
-                yield {"role": "tool", "tool_call_id": part.get("callID"), "content": output}
-        elif text:
-            yield {"role": "assistant", "content": text}
+            message["tool_calls"] = [_call(p) for p in calls]
+        if thought:
+            message["reasoning_content"] = thought
+        if calls or text or thought:
+            yield message
+        for part in calls:
+            output, _ = _result(part.get("state") or {})
+            yield {"role": "tool", "tool_call_id": part.get("callID"), "content": output}
 
 
 def _aborted_with_content(info: dict[str, Any], parts: list[dict[str, Any]]) -> bool:
@@ -403,7 +409,9 @@ def _context(branch: list[Record]) -> Context:
         ),
         None,
     )
-    return Context(AGENT, (), records, {}, UNDEFINED, model, sent=lambda: chat_messages(messages))
+    return Context(
+        AGENT, (), records, {}, UNDEFINED, model, sent=lambda: chat_messages(messages, model)
+    )
 
 
 # --- what ``list`` reads -------------------------------------------------------------------------
