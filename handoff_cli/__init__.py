@@ -1,4 +1,4 @@
-"""Hand a coding agent's session (oh-my-pi, pi, Claude Code, Codex) over to a fresh one."""
+"""Hand a coding agent's session over to a fresh one."""
 
 __version__ = "0.1.0"
 

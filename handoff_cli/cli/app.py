@@ -97,7 +97,7 @@ class _Commands(DefaultGroup, TyperGroup):
 
 app = typer.Typer(
     cls=_Commands,
-    help="Hand a coding agent's session (oh-my-pi, pi, Claude Code, Codex) over to a fresh one.\n\n"
+    help="Hand a coding agent's session over to a fresh one.\n\n"
     "`handoff SESSION [OPTIONS]` is short for `handoff handoff SESSION [OPTIONS]`.\n\n"
     + exit_codes_help()
     + ".",
@@ -122,7 +122,7 @@ def _root(
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print version.")
     ] = False,
 ) -> None:
-    """Hand a coding agent's session (oh-my-pi, pi, Claude Code, Codex) over to a fresh one."""
+    """Hand a coding agent's session over to a fresh one."""
 
 
 # The commands in the order --help lists them; ``handoff`` is also the default (``_Commands``).
