@@ -416,6 +416,12 @@ class OwnFormatAgent:
     def queued_prompt(self, entry: Entry) -> str | None:
         return None
 
+    def starts_turn(self, record: Record, previous: Record | None) -> bool:
+        return record.facts is not None and record.facts.role == "user"
+
+    def loses_model(self, branch: list[Record]) -> bool:
+        return False  # the answer we record names the session's model itself
+
     def custom(self, entry: Entry) -> Message:
         return {"role": "custom", "content": entry.get("content")}
 
@@ -433,6 +439,12 @@ class OwnFormatAgent:
 
     def header_title(self, title: str) -> Entry:
         return {}
+
+
+def model_name(model: str | None) -> str | None:
+    """The name an answer we record in an agent's own format gives its model: the session's
+    ("provider/model"), its provider taken off."""
+    return model.partition("/")[2] or model if model else None
 
 
 def refuse_in_place(title: str, hint: str = "") -> NoReturn:

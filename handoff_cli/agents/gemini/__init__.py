@@ -32,6 +32,7 @@ from handoff_cli.agents.base import (
     Opening,
     OwnFormatAgent,
     Usage,
+    model_name,
 )
 from handoff_cli.agents.context import Context
 from handoff_cli.agents.gemini import chats
@@ -93,12 +94,6 @@ class Gemini(OwnFormatAgent):
 
     def context(self, branch: list[Record]) -> Context:
         return _context(branch)
-
-    def starts_turn(self, record: Record, previous: Record | None) -> bool:
-        return record.facts is not None and record.facts.role == "user"
-
-    def loses_model(self, branch: list[Record]) -> bool:
-        return False  # our answer names the session's model itself
 
 
 AGENT = Gemini()
@@ -585,11 +580,6 @@ def new_path(folder: Path, session_id: str) -> Path:
     """``session-<YYYY-MM-DDTHH-MM>-<id8>.jsonl``, the minute UTC, as the CLI names a chat."""
     minute = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H-%M")
     return folder / f"session-{minute}-{session_id[:8]}.jsonl"
-
-
-def model_name(model: str | None) -> str | None:
-    """The model an answer we record names: the session's, its provider taken off."""
-    return model.partition("/")[2] or model if model else None
 
 
 def new_session(

@@ -77,12 +77,6 @@ class Opencode(OwnFormatAgent):
     def context(self, branch: list[Record]) -> Context:
         return _context(branch)
 
-    def starts_turn(self, record: Record, previous: Record | None) -> bool:
-        return record.facts is not None and record.facts.role == "user"
-
-    def loses_model(self, branch: list[Record]) -> bool:
-        return False  # the session's own model column is kept
-
 
 AGENT = Opencode()
 
@@ -472,22 +466,16 @@ def _model(model: str | None) -> tuple[str, str]:
 
 
 def _user(session_id: str, text: str, at: int, model: tuple[str, str]) -> dict[str, Any]:
-    info = {
+    message_id = _id("msg", ms=at)
+    info: Entry = {
         "role": "user",
         "time": {"created": at},
         "agent": "build",
         "model": {"providerID": model[0], "modelID": model[1]},
-        "id": _id("msg", ms=at),
+        "id": message_id,
         "sessionID": session_id,
     }
-    part = {
-        "type": "text",
-        "text": text,
-        "id": _id("prt", ms=at),
-        "sessionID": session_id,
-        "messageID": info["id"],
-    }
-    return {"info": info, "parts": [part]}
+    return {"info": info, "parts": [_text_part(session_id, message_id, text, at, timed=False)]}
 
 
 def _assistant(
@@ -507,7 +495,8 @@ def _assistant(
         "reasoning": 0,
         "cache": {"write": 0, "read": 0},
     }
-    info = {
+    message_id = _id("msg", ms=at)
+    info: Entry = {
         "parentID": parent,
         "role": "assistant",
         "mode": "build",
@@ -519,18 +508,18 @@ def _assistant(
         "providerID": model[0],
         "time": {"created": at, "completed": at},
         "finish": "stop",
-        "id": _id("msg", ms=at),
+        "id": message_id,
         "sessionID": session_id,
     }
-    part = {
-        "type": "text",
-        "text": text,
-        "time": {"start": at, "end": at},
-        "id": _id("prt", ms=at),
-        "sessionID": session_id,
-        "messageID": info["id"],
-    }
-    return {"info": info, "parts": [part]}
+    return {"info": info, "parts": [_text_part(session_id, message_id, text, at, timed=True)]}
+
+
+def _text_part(session_id: str, message_id: str, text: str, at: int, timed: bool) -> Entry:
+    """A text part as the agent stores one: an answer's with the time it was written."""
+    part: Entry = {"type": "text", "text": text}
+    if timed:
+        part["time"] = {"start": at, "end": at}
+    return part | {"id": _id("prt", ms=at), "sessionID": session_id, "messageID": message_id}
 
 
 def new_session(

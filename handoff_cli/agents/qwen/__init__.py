@@ -28,6 +28,7 @@ from handoff_cli.agents.base import (
     Opening,
     OwnFormatAgent,
     Usage,
+    model_name,
 )
 from handoff_cli.agents.context import Context
 from handoff_cli.agents.gemini.content import (
@@ -85,12 +86,6 @@ class Qwen(OwnFormatAgent):
 
     def context(self, branch: list[Record]) -> Context:
         return _context(branch)
-
-    def starts_turn(self, record: Record, previous: Record | None) -> bool:
-        return record.facts is not None and record.facts.role == "user"
-
-    def loses_model(self, branch: list[Record]) -> bool:
-        return False  # our answer names the session's model itself
 
 
 AGENT = Qwen()
@@ -474,10 +469,6 @@ def _assistant(
                                    "candidatesTokenCount": usage.output_tokens,
                                    "totalTokenCount": total}  # fmt: skip
     return record
-
-
-def model_name(model: str | None) -> str | None:
-    return model.partition("/")[2] or model if model else None
 
 
 def new_session(
