@@ -260,3 +260,18 @@ def test_context_begins_with_what_opencode_sent_then(
     result = run_cli("show", PROBES / f"{database}.opencode.db" / session, "--context", "--json")
     assert result.code == 0, result.stderr
     assert result.json()["messages"][: len(request)] == request
+
+
+def test_a_rotation_hands_each_session_of_the_database_off_once(home: Path) -> None:
+    folder = database(home).parent
+    flags = ("--model", "extractive", "--over-tokens", "1", "--idle", "0s", "--json")
+
+    def handed_off(result: Any) -> set[str]:
+        assert result.code == 0, result.stderr
+        lines = [json.loads(line) for line in result.stdout.splitlines()]
+        return {line["id"] for line in lines if line["status"] == "handed_off"}
+
+    first = handed_off(run_cli("rotate", folder, *flags, cwd=home))
+    assert len(first) == 3
+    assert not first & handed_off(run_cli("rotate", folder, *flags, cwd=home))
+    assert rows(database(home))["check"] == [("ok",)]

@@ -499,7 +499,10 @@ def guard(session: Session, records: list[Record], agent: str, in_place: bool) -
 
 def _handed_off_since(session: Session) -> bool:
     """Whether the session's file now ends with a recorded handoff (another run's, since it
-    was read): then it is not this run's to hand off, and the writer is never asked."""
+    was read): then it is not this run's to hand off, and the writer is never asked. A
+    session in a database: its rows as they are now say it."""
+    if session.stored_as is not None:
+        return _ends_handed_off(session.path)
     try:
         with open_regular(session.path) as file:  # not what a FIFO swapped in would wait for
             return leaf_handed_off(session.path, file.fileno(), os.fstat(file.fileno()).st_size)
