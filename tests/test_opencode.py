@@ -275,3 +275,11 @@ def test_a_rotation_hands_each_session_of_the_database_off_once(home: Path) -> N
     assert len(first) == 3
     assert not first & handed_off(run_cli("rotate", folder, *flags, cwd=home))
     assert rows(database(home))["check"] == [("ok",)]
+
+
+def test_its_ids_are_no_secrets_to_mask(home: Path) -> None:
+    """An opencode session's id (``ses_`` and 26 characters, some random) is an id, as a
+    provider's ``toolu_…`` is: an export names it as it is."""
+    result = run_cli("export", database(home) / TOOL, "--format", "md", cwd=home)
+    assert result.code == 0, result.stderr
+    assert TOOL.replace("_", "\\_") in result.stdout and "REDACTED" not in result.stdout

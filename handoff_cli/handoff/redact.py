@@ -1745,12 +1745,13 @@ _HASH_BEFORE = re.compile(  # and a document's id in its link (docs.google.com/�
 _IDS = (
     r"(?:msg|toolu|srvtoolu|tool|call|req|chatcmpl|resp|rs|fc|run|thread|asst|step|file|batch|vs|"
     r"org|proj|user|cus|pi|ch|in|sub|ba|re|du|price|prod|evt|pm|seti|txn|acct|src|card|cs|po|tr|ii|il|"
-    r"msgbatch|cmpl|icfg)(?:_\d\d)?[_-]"
+    r"msgbatch|cmpl|icfg|ses|prt|per)(?:_\d\d)?[_-]"
 )
 _ID_PREFIX = re.compile(rf"(?<![A-Za-z0-9]){_IDS}\Z")
 _AN_ID = re.compile(_IDS.encode())
-"""The ids of model providers' objects (chatcmpl-…, toolu_…, call_00_…) and of Stripe's
-(cus_…), right before the random part: searched for in the run from its start to there."""
+"""The ids of model providers' objects (chatcmpl-…, toolu_…, call_00_…), of Stripe's (cus_…)
+and of opencode's sessions and parts (ses_…, prt_…), right before the random part: searched for
+in the run from its start to there."""
 _ID_OR_DIGEST = re.compile(
     rf"{_IDS}|(?i:sha(?:1|224|256|384|512)|md5|nonce)-|Q1(?=[A-Za-z0-9+/]{{27}}=)"  # Alpine's
 )

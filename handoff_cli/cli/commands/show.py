@@ -83,9 +83,9 @@ def show(
         else:
             from handoff_cli.cli.render import show_branch, show_tree
 
-            family = catalog(
-                [*session_roots(sessions_dirs), Root(loaded.path.parent)], missing_ok=True
-            )
+            beside = loaded.path.parent  # a database's session: the database's folder
+            folder = beside.parent if beside.is_file() else beside
+            family = catalog([*session_roots(sessions_dirs), Root(folder)], missing_ok=True)
             summary = family.at(loaded.path)
             warn_loops(family, [summary] if summary is not None else [])
             chosen = choose(loaded, agent, sessions_dirs)  # its header row says whose and why
