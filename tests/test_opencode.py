@@ -213,7 +213,16 @@ def test_killed_at_any_moment_the_database_holds_all_of_a_handoff_or_none(
 ) -> None:
     rng = random.Random(40)
     pristine = tmp_path / "pristine.db"
-    shutil.copyfile(database(home), pristine)
+    shutil.copyfile(database(home), pristine)  # no run has written to it: no WAL beside it
+
+    def restore() -> None:
+        """The database as it was, its WAL (a killed run's, or a whole run's) gone with it."""
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{database(home)}{suffix}").unlink(missing_ok=True)
+        shutil.copyfile(pristine, database(home))
+        with sqlite3.connect(database(home)) as connection:
+            connection.execute("PRAGMA journal_mode=WAL")
+
     began = time.monotonic()
     assert _start(database(home) / TOOL, home).wait(timeout=120) == 0
     duration = time.monotonic() - began
@@ -221,7 +230,7 @@ def test_killed_at_any_moment_the_database_holds_all_of_a_handoff_or_none(
     outcomes = {"none": 0, "all": 0}
     trials = 10
     for trial in range(trials):
-        shutil.copyfile(pristine, database(home))
+        restore()
         before = rows(database(home))
         process = _start(database(home) / TOOL, home)
         # Start-up is most of a run: the kills are spread over its second half, the work.
