@@ -397,3 +397,32 @@ def test_every_new_agent_crossed_to_each_other_agent() -> None:
 @pytest.mark.parametrize("folder", CROSSED, ids=lambda p: p.name)
 def test_a_crossed_session_is_resumed_with_the_document_first(folder: Path) -> None:
     assert "<handoff-context>\n## Goal" in _first_history_text(folder)
+
+
+def test_list_shows_every_agents_sessions_with_nothing_configured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The examples of ``sessions/``, each in its agent's own folder of a home: ``list``, with
+    no folder named, finds the seven agents' sessions."""
+    examples = Path(__file__).parent.parent / "sessions"
+    home = tmp_path / "home"
+    for name in ("HANDOFF_SESSIONS_DIR", "GEMINI_CLI_HOME", "QWEN_RUNTIME_DIR", "QWEN_HOME",
+                 "XDG_DATA_HOME", "OPENCODE_DB", "CLAUDE_CONFIG_DIR", "CODEX_HOME",
+                 "PI_CODING_AGENT_DIR", "PI_CONFIG_DIR", "OMP_PROFILE"):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    places = {
+        "-home-dev-projects-weather-cli": ".omp/agent/sessions/-home-dev-projects-weather-cli",
+        "--home-dev-projects-notes-app--": ".pi/agent/sessions/--home-dev-projects-notes-app--",
+        "-home-dev-projects-todo-api": ".claude/projects/-home-dev-projects-todo-api",
+        "2026": ".codex/sessions/2026",
+        "gemini": ".gemini",
+        "qwen": ".qwen",
+        "opencode": ".local/share/opencode",
+    }
+    for example, place in places.items():
+        shutil.copytree(examples / example, home / place)
+    result = run_cli("list", "--json", cwd=home)
+    assert result.code == 0, result.stderr
+    agents = {s["agent"] for s in result.json()}
+    assert agents == {"omp", "pi", "claude", "codex", "gemini", "qwen", "opencode"}
