@@ -63,7 +63,8 @@ npm ci || npm i
 node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex --version
 
 # Gemini CLI 0.61.0, Qwen Code 0.24.4 and opencode 1.18.33 (issue 40): plain npm, each with its
-# lockfile; Node 20 runs the first two, opencode is its platform package's compiled binary.
+# lockfile; Node 20 runs Gemini CLI, Qwen Code runs on the Node 22 its lockfile installs, opencode
+# is its platform package's compiled binary.
 for agent in gemini qwen opencode; do
 	cd "$here/$agent"
 	npm ci --no-audit --no-fund || npm i --no-audit --no-fund

@@ -426,3 +426,25 @@ def test_list_shows_every_agents_sessions_with_nothing_configured(
     assert result.code == 0, result.stderr
     agents = {s["agent"] for s in result.json()}
     assert agents == {"omp", "pi", "claude", "codex", "gemini", "qwen", "opencode"}
+
+
+QWEN_DRIVEN = sorted((FIXTURES / "agents" / "qwen").rglob("*.jsonl.request.json"))
+"""Bodies ``qwen.py next`` kept: sessions it made (one with a ``chat_compression``) and one
+written by hand."""
+
+
+def _history(body: dict[str, Any]) -> list[Any]:
+    """The history in a request body: without the system prompt, the prompt sent last, and the
+    ``<system-reminder>`` parts the agent puts before the first prompt."""
+    sent: list[Any] = list(body["messages"][1:-1])
+    first = sent[0] if sent else None
+    if first is not None and first["role"] == "user" and isinstance(first["content"], list):
+        kept = [p for p in first["content"] if not p["text"].startswith("<system-reminder>")]
+        sent = ([{**first, "content": kept}] if kept else []) + sent[1:]
+    return sent
+
+
+@pytest.mark.parametrize("request_file", QWEN_DRIVEN, ids=lambda p: p.name[:8])
+def test_context_is_what_qwen_code_sent_resuming_its_own_sessions(request_file: Path) -> None:
+    session = request_file.with_name(request_file.name.removesuffix(".request.json"))
+    assert context(session)["messages"] == _history(json.loads(request_file.read_text()))
