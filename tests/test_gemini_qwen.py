@@ -339,6 +339,11 @@ QWEN_KEPT = sorted(
 )
 
 
+def test_qwen_resumed_real_sessions_from_enough_repositories() -> None:
+    assert len(QWEN_REAL) >= 8
+    assert len({p.relative_to(REAL / "qwen").parts[0] for p in QWEN_REAL}) >= 5
+
+
 @pytest.mark.parametrize("path", QWEN_REAL, ids=lambda p: p.name[:8])
 def test_context_is_what_qwen_code_sent_resuming_a_real_session(path: Path) -> None:
     """Its chat messages: thoughts sent back as the reasoning, a user's turns in a row one
