@@ -22,9 +22,10 @@ from .conftest import run_cli
 
 AGENTS = Path(__file__).parent / "fixtures" / "agents" / "opencode"
 REAL = Path(__file__).parent / "fixtures" / "real" / "opencode"
-IMPORTED = sorted(REAL.glob("*/imported"))
-"""Real sessions (opencode's older ``storage/``, which 1.18.33 no longer reads) imported by its
-``opencode import`` and continued (``oracles/opencode/real.py``)."""
+CONTINUED = sorted(p.parent for p in REAL.glob("*/**/opencode.db"))
+"""Real sessions continued by opencode 1.18.33 (``oracles/opencode/real.py``): databases as
+committed (1.4.0 to 1.17.3), and opencode's older ``storage/`` (which 1.18.33 no longer reads)
+imported by its ``opencode import`` (``<repo>/imported/``)."""
 MADE, HANDOFFS, CROSSED = AGENTS / "made", AGENTS / "handoffs", AGENTS / "crossings"
 TOOL = "ses_dc7f056feffeR3Q5eEJ44MHJWM"
 """The session made with one tool call, then a second prompt."""
@@ -36,9 +37,10 @@ def kept_requests(folder: Path) -> list[Path]:
 
 def sent(path: Path) -> list[Any]:
     """What the agent sent of the history: its messages without the system prompt and the
-    prompt it was continued with."""
+    prompt it was continued with, and without the ``cache_control`` marks it puts on the last
+    two for a Claude model (where the provider's cache ends, not part of the conversation)."""
     messages: list[Any] = json.loads(path.read_text())["messages"]
-    return messages[1:-1]
+    return [{k: v for k, v in m.items() if k != "cache_control"} for m in messages[1:-1]]
 
 
 @pytest.mark.parametrize(
@@ -46,7 +48,7 @@ def sent(path: Path) -> list[Any]:
     [
         *kept_requests(MADE),
         *kept_requests(HANDOFFS),
-        *(r for i in IMPORTED for r in kept_requests(i)),
+        *(r for i in CONTINUED for r in kept_requests(i)),
     ],
     ids=lambda p: f"{p.parent.name}/{p.name[:14]}",
 )
@@ -59,6 +61,12 @@ def test_context_is_what_opencode_sent_continuing_the_session(request_file: Path
     result = run_cli("show", session, "--context", "--json")
     assert result.code == 0, result.stderr
     assert result.json()["messages"] == sent(request_file)
+
+
+def test_opencode_continued_real_sessions_from_enough_repositories() -> None:
+    continued = [r for folder in CONTINUED for r in kept_requests(folder)]
+    assert len(continued) >= 7
+    assert len({r.relative_to(REAL).parts[0] for r in continued}) >= 4
 
 
 def test_sessions_crossed_to_opencode_start_with_the_document() -> None:

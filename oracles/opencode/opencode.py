@@ -1,7 +1,7 @@
 """Drive the real opencode (npm ``opencode-ai@1.18.33``) offline against the loopback model server.
 
     python3 oracles/opencode/opencode.py make --out DIR
-    python3 oracles/opencode/opencode.py next --data DB_DIR --cwd C --session ID [--prompt TEXT] --out FILE.json
+    python3 oracles/opencode/opencode.py next --data DB_DIR --cwd C --session ID [--prompt TEXT] [--model P/M | --serve P/M] --out FILE.json
     python3 oracles/opencode/opencode.py import --data DB_DIR FILE.json
 
 Install first (once): ``cd oracles/opencode && npm ci`` (``npm i opencode-ai@1.18.33`` made
@@ -32,7 +32,7 @@ make --out DIR
     ``<id>.log.jsonl`` (every request the servers saw, main and side, for that session's runs) and
     ``made.json`` (the sessions, their cwd, prompts, models and request counts).
 
-next --data DB_DIR --cwd C --session ID [--prompt TEXT] --out FILE.json
+next --data DB_DIR --cwd C --session ID [--prompt TEXT] [--model P/M | --serve P/M] --out FILE.json
     Copies DB_DIR/opencode.db (and -wal/-shm if present) to a temporary data dir (the fixture is
     left unchanged), runs ``opencode run -s ID TEXT`` in C (made if missing) without ``--model``
     (opencode itself runs the session in its stored ``directory``, whatever C is), stops it once
@@ -128,7 +128,7 @@ class Server:
                 self.proc.wait(timeout=10)
 
 
-def config(main_port: int, side_port: int) -> dict[str, Any]:
+def config(main_port: int, side_port: int, served: str | None = None) -> dict[str, Any]:
     def provider(name: str, port: int, models: dict[str, Any]) -> dict[str, Any]:
         return {
             "npm": "@ai-sdk/openai-compatible",
@@ -137,7 +137,7 @@ def config(main_port: int, side_port: int) -> dict[str, Any]:
             "models": models,
         }
 
-    return {
+    body: dict[str, Any] = {
         "$schema": "https://opencode.ai/config.json",
         "provider": {
             "loop": provider("Loop", main_port, {
@@ -156,6 +156,15 @@ def config(main_port: int, side_port: int) -> dict[str, Any]:
         "autoupdate": False,
         "share": "disabled",
     }
+    if served is not None:
+        # Another machine's model (``opencode/moonshotai/kimi-k2.6``) declared on the main
+        # server, OpenAI-compatible: a session continued on its own model sends that model's
+        # reasoning back as reasoning, where another model's would become text.
+        name, model = served.split("/", 1)
+        body["provider"][name] = provider(name, main_port, {
+            model: {"name": model, "tool_call": True, "limit": {"context": 200000, "output": 8000}},
+        })
+    return body
 
 
 def environment(root: Path, data_home: Path) -> dict[str, str]:
@@ -178,10 +187,10 @@ def environment(root: Path, data_home: Path) -> dict[str, str]:
     return env
 
 
-def write_config(root: Path, main: Server, side: Server) -> None:
+def write_config(root: Path, main: Server, side: Server, served: str | None = None) -> None:
     path = root / "config" / "opencode" / "opencode.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(config(main.port, side.port), indent=2), encoding="utf-8")
+    path.write_text(json.dumps(config(main.port, side.port, served), indent=2), encoding="utf-8")
 
 
 def prompt_args(text: str) -> list[str]:
@@ -325,7 +334,7 @@ def make(out: Path) -> None:
 # --- next -----------------------------------------------------------------------------------
 
 def next_request(data: Path, cwd: Path, session: str, prompt: str, out: Path,
-                 model: str | None = None) -> None:
+                 model: str | None = None, served: str | None = None) -> None:
     src = data / "opencode.db"
     if not src.is_file():
         raise Refusal(f"no opencode.db in {data}")
@@ -344,8 +353,9 @@ def next_request(data: Path, cwd: Path, session: str, prompt: str, out: Path,
         ])
         side = Server(work, "side", [{"text": "A title"}])
         try:
-            write_config(work, main, side)
+            write_config(work, main, side, served)
             env = environment(work, work / "data")
+            model = served or model
             requests, note = run_until_main_request(
                 ["run", "-s", session, *(["--model", model] if model else []), *prompt_args(prompt)],
                 env, cwd, main, work)
@@ -427,6 +437,8 @@ def main_cli(argv: list[str] | None = None) -> int:
     p.add_argument("--prompt", default="Please continue.")
     p.add_argument("--model", help="a model of the config's (loop/m): a session crossed from "
                    "another agent names that agent's, which this config does not serve")
+    p.add_argument("--serve", metavar="PROVIDER/MODEL", help="declare this model on the loopback "
+                   "and continue on it: a real session's own model")
     p.add_argument("--out", required=True, type=Path)
     p = sub.add_parser("import")
     p.add_argument("--data", required=True, type=Path)
@@ -436,7 +448,8 @@ def main_cli(argv: list[str] | None = None) -> int:
         if args.cmd == "make":
             make(args.out)
         elif args.cmd == "next":
-            next_request(args.data, args.cwd, args.session, args.prompt, args.out, args.model)
+            next_request(args.data, args.cwd, args.session, args.prompt, args.out, args.model,
+                         args.serve)
         else:
             return import_file(args.data, args.file)
     except Refusal as exc:

@@ -6,11 +6,16 @@ For each repository's ``storage/`` (the older store, which 1.18.33 no longer rea
 sessions as export files (``storage.py``), imported by the real ``opencode import`` into a
 fresh database, each continued (``opencode.py next``, on the config's ``loop/m``: theirs is not
 served here); kept in ``<repo>/imported/``: ``opencode.db`` (a clean copy) and
-``<id>.request.json``. A session the agent refuses is named on stderr and left out.
+``<id>.request.json``. For each repository's ``opencode.db`` (the database, as committed, its
+write-ahead log folded in): each session continued on a copy (which 1.18.33 migrates first) on
+its own last model, declared on the loopback (``opencode.py next --serve``),
+``<id>.request.json`` kept beside it. A session the agent refuses is named on stderr and left
+out.
 """
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -19,9 +24,51 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REAL = HERE.parent.parent / "tests/fixtures/real/opencode"
+CWD = "/tmp/opencode-oracle/real"
+
+
+def cont(data: Path, session: str, out: Path, model: str = "loop/m") -> None:
+    """Continue ``session`` of ``data``'s database on ``model``; keep the request at ``out``."""
+    served = [] if model == "loop/m" else ["--serve", model]
+    done = subprocess.run(
+        [sys.executable, str(HERE / "opencode.py"), "next", "--data", str(data),
+         "--cwd", CWD, "--session", session, *(served or ["--model", model]),
+         "--out", str(out)],
+        capture_output=True, text=True, timeout=400,
+    )  # fmt: skip
+    print(f"{session}: {'continued' if done.returncode == 0 else done.stderr.strip()}")
+
+
+def sessions(database: Path) -> list[str]:
+    with sqlite3.connect(database) as connection:
+        return [row[0] for row in connection.execute("SELECT id FROM session")]
+
+
+def last_model(database: Path, session: str) -> str:
+    """The model of the session's last answer, which it is continued on."""
+    with sqlite3.connect(database) as connection:
+        row = connection.execute(
+            "SELECT json_extract(data, '$.providerID') || '/' || json_extract(data, '$.modelID')"
+            " FROM message WHERE session_id = ? AND json_extract(data, '$.role') = 'assistant'"
+            " ORDER BY time_created DESC, id DESC LIMIT 1",
+            (session,),
+        ).fetchone()
+    return str(row[0])
 
 
 def main() -> None:
+    for committed in sorted(REAL.glob("*/opencode.db")):
+        for session in sessions(committed):
+            with tempfile.TemporaryDirectory(prefix="opencode-real-") as tmp:
+                copy = Path(tmp, "opencode.db")
+                shutil.copyfile(committed, copy)
+                # The agent runs a session in its own folder, another machine's: the copy names
+                # the oracle's instead, which changes nothing it sends but the system prompt.
+                with sqlite3.connect(copy) as connection:
+                    connection.execute("UPDATE session SET directory = ?", (CWD,))
+                connection.close()
+                kept = committed.parent / f"{session}.request.json"
+                cont(Path(tmp), session, kept, last_model(committed, session))
     for storage in sorted(REAL.glob("*/storage")):
         kept = storage.parent / "imported"
         kept.mkdir(exist_ok=True)
@@ -39,17 +86,8 @@ def main() -> None:
                     print(f"{export.name}: import refused: {done.stderr.strip()[-200:]}",
                           file=sys.stderr)  # fmt: skip
             database = data / "opencode.db"
-            with sqlite3.connect(database) as connection:
-                ids = [row[0] for row in connection.execute("SELECT id FROM session")]
-            for session in ids:
-                out = kept / f"{session}.request.json"
-                done = subprocess.run(
-                    [sys.executable, str(HERE / "opencode.py"), "next", "--data", str(data),
-                     "--cwd", "/tmp/opencode-oracle/real", "--session", session,
-                     "--model", "loop/m", "--out", str(out)],
-                    capture_output=True, text=True, timeout=400,
-                )  # fmt: skip
-                print(f"{session}: {'continued' if done.returncode == 0 else done.stderr.strip()}")
+            for session in sessions(database):
+                cont(data, session, kept / f"{session}.request.json")
             target = sqlite3.connect(kept / "opencode.db")
             with sqlite3.connect(database) as source:
                 source.backup(target)

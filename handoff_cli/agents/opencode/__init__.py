@@ -342,7 +342,8 @@ def chat_messages(
 ) -> Iterator[Message]:
     """The messages as opencode sends them to an OpenAI-compatible model (``toModelMessages``),
     continued on ``model``: an answer of that model sends its reasoning as
-    ``reasoning_content``, another model's as text, joined to its text in order."""
+    ``reasoning_content`` (empty when its reasoning is: a signed, redacted thought), another
+    model's as text, joined to its text in order."""
     for info, parts in messages:
         if info.get("role") == "user":
             texts = _texts(parts)
@@ -359,14 +360,14 @@ def chat_messages(
         same = f"{info.get('providerID')}/{info.get('modelID')}" == model
         said = [p for p in parts if p.get("type") in ("text", "reasoning") and p.get("text")]
         text = "".join(p["text"] for p in said if p["type"] == "text" or not same)
-        thought = "".join(p["text"] for p in said if p["type"] == "reasoning" and same)
+        thoughts = [p for p in parts if p.get("type") == "reasoning" and same]
         calls = [p for p in parts if p.get("type") == "tool"]
         message: Message = {"role": "assistant", "content": text}
         if calls:
             message["tool_calls"] = [_call(p) for p in calls]
-        if thought:
-            message["reasoning_content"] = thought
-        if calls or text or thought:
+        if thoughts:
+            message["reasoning_content"] = "".join(str(p.get("text") or "") for p in thoughts)
+        if calls or text or thoughts:
             yield message
         for part in calls:
             output, _ = _result(part.get("state") or {})
