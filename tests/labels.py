@@ -272,16 +272,30 @@ def subprocess_cli(home: Path, args: list[str]) -> str:
 
 def labelled(root: Path = REAL) -> list[Path]:
     """The sessions that have labels under ``root``, in order."""
-    return sorted(p.with_name(p.name.removesuffix(LABELS)) for p in root.rglob("*" + LABELS))
+    return sorted(_session_of(p) for p in root.rglob("*" + LABELS))
+
+
+def _session_of(label: Path) -> Path:
+    """The file a label file is named after; or, for an opencode session (rows of the database
+    beside the labels), ``<database>/<session id>``."""
+    named = label.with_name(label.name.removesuffix(LABELS))
+    database = label.parent / "opencode.db"
+    return database / named.name if not named.exists() and database.is_file() else named
+
+
+def _folder(session: Path) -> Path:
+    """The folder holding a session: its file's, or its database's."""
+    return session.parent.parent if session.parent.is_file() else session.parent
 
 
 def checks_of(session: Path, work: Path, cli: Cli = subprocess_cli) -> list[Check]:
     """Every label of ``session`` checked against the built-in writer's document and the
     facts, on copies in ``work`` (a subagent's transcripts beside it copied too)."""
-    labels = json.loads(session.with_name(session.name + LABELS).read_text("utf-8"))
+    folder = _folder(session)
+    labels = json.loads((folder / (session.name + LABELS)).read_text("utf-8"))
     work.mkdir(parents=True)
-    copy = work / session.parent.name / session.name
-    shutil.copytree(session.parent, copy.parent, dirs_exist_ok=True)
+    copy = work / session.relative_to(folder.parent)
+    shutil.copytree(folder, work / folder.name, dirs_exist_ok=True)
     facts = json.loads(cli(work, ["show", str(copy), "--facts", "--json"]))
     done = json.loads(cli(work, [str(copy), "--model", "extractive", "--json"]))
     document = json.loads(cli(work, ["show", done["path"], "--document", "--json"]))["document"]
