@@ -20,7 +20,9 @@ fixtures with what that agent made of it:
   one Claude Code made (``claude/made/tools``) to Codex 0.171.0
   (``tests/fixtures/codex/handoff/from-omp-new.jsonl``, ``from-claude-new.jsonl``), resumed by
   ``codex/codex.py context`` (``*.codex-request.json``, ``*.codex-context.json``). pi's is
-  ``from-pi-new``, made with the Codex driver (issue 25).
+  ``from-pi-new``, made with the Codex driver (issue 25);
+- ``from-pi-to-gemini``, ``-qwen``, ``-opencode``: pi 1.6.0's session to Gemini CLI 0.61.0, Qwen
+  Code 0.24.4 and opencode 1.18.33, continued by each (``from_pi``).
 
 Printed: one JSON line a crossing, saying whether the agent accepted the file and sent the
 document.
@@ -166,6 +168,59 @@ def to_codex(name: str, source: Path, folder: str, kept: Path) -> dict[str, Any]
     }
 
 
+PI_SOURCE = (
+    FIXTURES
+    / "agents/pi-1.6.0/2026-12-01T09-59-33-084Z_01a2310b-97dc-7046-8da5-a4460b9f7042.jsonl"
+)
+PI_CWD = Path("/tmp/handoff-oracle-project")
+NEW_AGENTS = FIXTURES / "agents"
+
+
+def from_pi(to: str) -> dict[str, Any]:
+    """pi 1.6.0's session handed off to Gemini CLI, Qwen Code or opencode, continued by it:
+    ``<to>/handoffs/from-pi.jsonl`` with what the agent sent (its driver's ``next``), or for
+    opencode a session added to ``opencode/crossings/opencode.db``, ``<id>.request.json``."""
+    with tempfile.TemporaryDirectory(prefix="crossing-") as tmp:
+        home = Path(tmp) / "home"
+        source = placed(home, PI_SOURCE, ".pi/agent/sessions/--tmp-handoff-oracle-project--")
+        crossings = NEW_AGENTS / "opencode/crossings"
+        if to == "opencode":
+            placed(home, crossings / "opencode.db", ".local/share/opencode")
+        new = hand_off(home, source, to)
+        PI_CWD.mkdir(parents=True, exist_ok=True)
+        python = sys.executable
+        if to == "opencode":
+            session = new.name
+            kept = crossings / f"{session}.request.json"
+            command = [python, str(HERE / "opencode/opencode.py"), "next", "--data",
+                       str(new.parent.parent), "--cwd", str(PI_CWD), "--session", session,
+                       "--model", "loop/m", "--out", str(kept)]  # fmt: skip
+        else:
+            kept = NEW_AGENTS / to / "handoffs/from-pi.jsonl"
+            shutil.copyfile(new, kept)
+            out = kept.with_name(f"{kept.name}.{to}-request.json")
+            command = [python, str(HERE / to / f"{to}.py"), "next", "--file", str(kept),
+                       "--cwd", str(PI_CWD), "--out", str(out)]  # fmt: skip
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            raise RuntimeError(f"{to} refused {new.name}: {done.stderr.strip()[-300:]}")
+        if to == "opencode":
+            shutil.copyfile(new.parent, crossings / "opencode.db")
+            sent = json.loads(kept.read_text(encoding="utf-8"))["messages"][1:-1]
+        elif to == "qwen":
+            sys.path.insert(0, str(HERE / "qwen"))
+            import real as qwen_real  # the Qwen driver's, on demand
+
+            body = json.loads(out.read_text(encoding="utf-8"))
+            sent = qwen_real.history(body)
+            record = {"model": body.get("model"), "session": new.stem, "code": 0,
+                      "sent": sent, "messages": body["messages"]}  # fmt: skip
+            write_json(out, record)
+        else:
+            sent = json.loads(out.read_text(encoding="utf-8"))["sent"]
+    return {"crossing": f"from-pi-to-{to}", "document_sent": carries_document(sent[:1])}
+
+
 def write_json(path: Path, value: Any) -> None:
     path.write_text(json.dumps(value, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
@@ -183,6 +238,9 @@ CROSSINGS: dict[str, Callable[[], dict[str, Any]]] = {
         "from-claude", CLAUDE_SOURCE, ".claude/projects/-tmp-handoff-oracle-claude-my-proj-v2",
         CODEX_HANDOFF / "from-claude-new.jsonl",
     ),
+    "from-pi-to-gemini": lambda: from_pi("gemini"),
+    "from-pi-to-qwen": lambda: from_pi("qwen"),
+    "from-pi-to-opencode": lambda: from_pi("opencode"),
 }  # fmt: skip
 
 

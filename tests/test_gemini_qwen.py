@@ -305,7 +305,7 @@ def test_context_is_what_gemini_cli_sent_resuming_a_real_chat(path: Path) -> Non
 
 @pytest.mark.parametrize("path", GEMINI_KEPT, ids=lambda p: p.name)
 def test_context_is_what_gemini_cli_sent_resuming_what_we_wrote(path: Path) -> None:
-    """Our new sessions (its own, and crossed from Claude Code, Codex, Qwen Code, oh-my-pi)
+    """Our new sessions (its own, and crossed from Claude Code, Codex, Qwen Code, oh-my-pi, pi)
     and a chat with our exchange recorded: resumed, the document first, or our turn last."""
     record = json.loads(path.with_name(f"{path.name}.gemini-request.json").read_text())
     assert context(path)["messages"] == record["sent"]

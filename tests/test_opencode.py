@@ -55,8 +55,8 @@ def sent(path: Path) -> list[Any]:
 def test_context_is_what_opencode_sent_continuing_the_session(request_file: Path) -> None:
     """Its own sessions (a tool call; a compaction; a compaction keeping a tail), a session we
     handed off to, sessions crossed (``--to opencode``) from Qwen Code, Claude Code, Codex,
-    Gemini CLI and oh-my-pi, two with our exchange recorded, and the real sessions it continued
-    once imported."""
+    Gemini CLI, oh-my-pi and pi, two with our exchange recorded, and the real sessions it
+    continued."""
     session = request_file.parent / "opencode.db" / request_file.name.split(".")[0]
     result = run_cli("show", session, "--context", "--json")
     assert result.code == 0, result.stderr
@@ -71,7 +71,7 @@ def test_opencode_continued_real_sessions_from_enough_repositories() -> None:
 
 def test_sessions_crossed_to_opencode_start_with_the_document() -> None:
     found = kept_requests(CROSSED)
-    assert len(found) == 4
+    assert len(found) == 5
     for request_file in found:
         assert sent(request_file)[0]["content"].startswith("<handoff-context>\n## Goal")
 
