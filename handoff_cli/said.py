@@ -100,10 +100,21 @@ _TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 _SLASH_COMMAND = re.compile(r"/[\w:.-]+")
 
 
+_APPENDED_INVOCATION = re.compile(
+    r"\n\n(?P<command>/[\w:.-]+)(?:[ \t]+(?P<words>\S.*))?\s*\Z", re.DOTALL
+)
+"""The command line a prompt file was called by, appended after it (Gemini CLI's and Qwen
+Code's custom commands when the file holds no ``{{args}}``)."""
+
+
 def own_words(text: str) -> str:
     """The person's own words in a user message's ``text``: without the blocks and notes an
     agent or a harness added, the words typed into a template or an IDE's wrapper only, a
     harness's preamble left out; stripped ('' when nothing is theirs)."""
+    if "\n\n/" in text[-2_000:]:
+        called = _APPENDED_INVOCATION.search(text, max(0, len(text) - 2_000))
+        if called is not None and called["words"] and prompt_file(text[: called.start()]):
+            return called["words"].strip()
     if "<" in text:
         text = _TAGGED.sub(_kept_tag, text)
         text = _OPEN_TAG.sub("", text)

@@ -506,6 +506,18 @@ def test_answers_to_the_agents_questions(tmp_path: Path, entries: Entries) -> No
     assert found.decisions[1] == 'assistant: "I decided to keep SQLite because the data is small."'
 
 
+def test_a_question_the_tool_refused_is_an_error_left_open(
+    tmp_path: Path, entries: Entries
+) -> None:
+    entries.user("Rewrite it in the style of the example.")
+    entries.assistant(call("q1", "ask_user_question", questions="[{...}]"), stop="toolUse")
+    result(entries, "q1", 'Parameter "questions" must be an array.', error=True)
+    entries.assistant("Which version do you want?")
+    found = facts(tmp_path, entries)
+    assert found.open_errors == ('ask_user_question: Parameter "questions" must be an array.',)
+    assert found.requests == ("Rewrite it in the style of the example.",)
+
+
 def test_the_facts_hold_the_cwd_and_show_paths_from_it(tmp_path: Path, entries: Entries) -> None:
     entries.user("go")
     found = facts(tmp_path, entries)
@@ -525,6 +537,10 @@ def test_the_facts_hold_the_cwd_and_show_paths_from_it(tmp_path: Path, entries: 
         ("背景やテキストカラーがうまく動作していないです", False),  # "is not": a complaint
         ("не трогай тесты", True),
         ("não altere o arquivo .sh", True),
+        ("на отвали должно выглядеть", True),  # "should look": Russian's modal
+        ("sin afectar a la nav bar", True),  # Spanish without its accents is ASCII
+        ("se deberia de ver todo en la misma pagina", True),
+        ("Le fichier doit rester en UTF-8", True),
         ("answer in Korean please", True),
         ("The page loads slowly", False),
         ("Why does it fail?", False),

@@ -27,6 +27,9 @@ CONTINUED = sorted(p.parent for p in REAL.glob("*/**/opencode.db"))
 committed (1.4.0 to 1.17.3), and opencode's older ``storage/`` (which 1.18.33 no longer reads)
 imported by its ``opencode import`` (``<repo>/imported/``)."""
 MADE, HANDOFFS, CROSSED = AGENTS / "made", AGENTS / "handoffs", AGENTS / "crossings"
+OLDER = AGENTS / "older"
+"""A real database of opencode 1.4.0 (its ``session`` table without the later columns) with
+our handoff of its session added: opencode 1.18.33 migrated it and continued ours."""
 TOOL = "ses_dc7f056feffeR3Q5eEJ44MHJWM"
 """The session made with one tool call, then a second prompt."""
 
@@ -48,6 +51,7 @@ def sent(path: Path) -> list[Any]:
     [
         *kept_requests(MADE),
         *kept_requests(HANDOFFS),
+        *kept_requests(OLDER),
         *(r for i in CONTINUED for r in kept_requests(i)),
     ],
     ids=lambda p: f"{p.parent.name}/{p.name[:14]}",
@@ -74,6 +78,19 @@ def test_sessions_crossed_to_opencode_start_with_the_document() -> None:
     assert len(found) == 5
     for request_file in found:
         assert sent(request_file)[0]["content"].startswith("<handoff-context>\n## Goal")
+
+
+def test_a_handoff_into_an_older_database_writes_the_columns_it_has(tmp_path: Path) -> None:
+    data = tmp_path / ".local/share/opencode"
+    data.mkdir(parents=True)
+    shutil.copyfile(REAL / "Burdis28__burdis28.github.io/opencode.db", data / "opencode.db")
+    old = data / "opencode.db" / "ses_10b137345ffe03355Ew4fC8LWW"
+    done = run_cli(old, "--model", "extractive", "--json", env={"HOME": str(tmp_path)})
+    assert done.code == 0, done.stderr
+    shown = run_cli("show", done.json()["path"], "--context", "--json")
+    assert shown.json()["messages"][0]["content"].startswith("<handoff-context>\n## Goal")
+    (request,) = kept_requests(OLDER)
+    assert sent(request)[0]["content"].startswith("<handoff-context>\n## Goal")
 
 
 def test_what_we_wrote_starts_with_the_document_or_ends_with_our_turn() -> None:

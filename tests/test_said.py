@@ -59,6 +59,12 @@ from handoff_cli.said import (
             "Find every caller of parse().",
         ),
         ("Fix the <div> layout in index.html", "Fix the <div> layout in index.html"),
+        (  # a custom command's file, the command line the person typed appended to it
+            "---\ndescription: Plan the work\n---\n\n## User Input\n\n```text\n$ARGUMENTS\n```"
+            "\n\nPlan it.\n\n\n/sp.plan Create a plan for the book in Docusaurus",
+            "Create a plan for the book in Docusaurus",
+        ),
+        ("Run this:\n\n/usr/bin/env python3 x.py", "Run this:\n\n/usr/bin/env python3 x.py"),
     ],
 )
 def test_what_the_person_said(text: str, words: str) -> None:

@@ -81,6 +81,10 @@ def test_removing_what_is_not_there_is_an_answer() -> None:
         ("echo test > ~/.codex/.probe && rm -f ~/.codex/.probe", []),  # written, then removed
         ("echo x > /tmp/scratch.txt; echo y > /dev/null", []),
         ('Set-Content -Path "C:\\w\\a.txt" -Value 1', ["C:\\w\\a.txt"]),
+        ('del "C:\\w\\.qwen\\CLAUDE.md"', ["C:\\w\\.qwen\\CLAUDE.md"]),  # cmd's
+        ("cd app && DEL /F /Q old.txt && copy /Y a.cfg b.cfg", ["app/old.txt", "app/b.cfg"]),
+        ("move C:\\w\\notes.txt C:\\w\\docs\\", ["C:\\w\\docs\\", "C:\\w\\notes.txt"]),
+        ("del c:\\w\\lab\\a.cpp", ["c:\\w\\lab\\a.cpp"]),  # unquoted: backslashes kept
         ("openssl req -x509 -keyout certs/k.pem -out certs/c.pem", ["certs/k.pem", "certs/c.pem"]),
         ('echo "<password>s3cr3tvalue</password>"', []),  # no shell writes there
         ("$db = ['user' => 'shop', 'password' => 'Ph7pV4lU2eS9'];", []),

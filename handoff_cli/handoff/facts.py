@@ -383,9 +383,14 @@ _RULE_ELSEWHERE = re.compile(
     r"\bне (?:надо|нужно|используй|трогай|меняй|удаляй|трогать|менять|треба|потрібно|"
     r"використовуй|чіпай|змінюй|видаляй)\b|\bнельзя\b|\bне можна\b|\bтолько\b|\bвсегда\b|"
     r"\bникогда\b|\bобязательно\b|\bлише\b|\bтільки\b|\bзавжди\b|\bніколи\b|\bобов'язково\b|"
+    r"\bдолжн(?:о|а|ы|ен)\b|\bповинн?(?:о|а|і|ен)\b|"
     r"\bиспользуй|\bвикористовуй|"
     # Spanish, Portuguese, French, German, Italian
     r"\bno (?:uses|toques|cambies|borres|use|mexa|altere)\b|\bsiempre\b|\bnunca\b|\bsempre\b|"
+    r"\bdeber[ií]an?\b|\bdeben?\b|\bdeve(?:m|ria)?\b|\btiene que\b|\btem que\b|\bsólo\b|"
+    r"\bsolo\b|\bsó\b|\bimperativ[oa]\b|\bsin afectar\b|\bsem afetar\b|"
+    r"\bdoit\b|\bdevrait\b|\bil faut\b|\bseulement\b|\bsans (?:toucher|modifier|changer)\b|"
+    r"\bmuss\b|\bsollte?\b|\bdovrebbe\b|\bbisogna\b|"
     r"\bsem (?:alterar|mexer|estragar|código|mudar)|\bsin (?:cambiar|tocar)|\bapenas\b|"
     r"\bsomente\b|\bsolamente\b|\bnão (?:altere|mexa|use|mude)\b|"
     r"\bne (?:pas|jamais)\b|\btoujours\b|\bjamais\b|\bnicht\b|\bimmer\b|\bniemals\b|\bnur\b|"
@@ -404,10 +409,12 @@ def is_rule(sentence: str) -> bool:
     if sentence.isascii():
         if len(sentence.split()) < 3 or sentence.endswith("?") or len(sentence) > 300:
             return False
+        if _REMARK.match(sentence) is not None:
+            return False
         lowered = sentence.lower()  # as the rule's case-blind pattern matches it
-        if not any(word in lowered for word in _RULE_WORDS):
-            return False  # most sentences: the pattern's alternatives tried at no place
-        return _REMARK.match(sentence) is None and _RULE.search(sentence) is not None
+        if any(word in lowered for word in _RULE_WORDS) and _RULE.search(sentence) is not None:
+            return True
+        return _RULE_ELSEWHERE.search(sentence) is not None  # Spanish written without accents
     if len(sentence) < 4 or len(sentence) > 300 or sentence.endswith(("?", "？")):
         return False
     if _REMARK.match(sentence) is not None:
@@ -760,9 +767,10 @@ class _Reader:
         text = text_of(message.get("content"), "\n")
         flagged = bool(message.get("isError"))
         self.last_result = (call, text[-2_000:])  # said in words only if the turn ends here
-        if call.options or _tool_name(call.name) in _ASKING_TOOLS:
+        asking = call.options or _tool_name(call.name) in _ASKING_TOOLS
+        if asking and not (flagged and not tools.rejected(text)):
             self._answers(index, text, call.options)
-            return
+            return  # a question that failed (its arguments refused) is an error, below
         if tools.rejected(text):
             self.interrupted = True
             self.refused = call.name

@@ -143,12 +143,18 @@ _TOKEN = re.compile(
 and escaped pieces in it)."""
 _PIECE = re.compile(r"""'([^']*)'|"((?:\\.|[^"\\])*)"|\\(.)|([^'"\\]+)""", re.DOTALL)
 _IN_DOUBLE_QUOTES = re.compile(r'\\([\\"$`])')
+_DRIVE = re.compile(r"(?<![\w])[A-Za-z]:\\")
+_BACKSLASH = re.compile(r"'[^']*'|\\")
 
 
 def _words(command: str) -> list[str]:
     """The words and operators of a command line, quotes taken off as a POSIX shell takes
     them; a line a shell would not read (an unclosed quote) split at white space and
     operators."""
+    if _DRIVE.search(command):
+        # A Windows line (``del c:\Users\a.txt``): its backslashes separate folders, they
+        # escape nothing; kept, outside single quotes, by doubling them.
+        command = _BACKSLASH.sub(lambda m: m.group() if m.group()[0] == "'" else r"\\", command)
     found: list[str] = []
     at = 0
     for token in _TOKEN.finditer(command):
@@ -367,12 +373,16 @@ _OPTIONS_WITH_VALUE = {
 _POWERSHELL_WRITES = frozenset(
     "set-content add-content out-file new-item remove-item move-item copy-item".split()
 )
+_REMOVES = frozenset(("rm", "unlink", "del", "erase"))
+_CMD_OPTION = re.compile(r"/-?[A-Za-z](?::\S*)?")
+"""An option of cmd's own commands (``del /f /q``, ``copy /-Y``), where a POSIX path is not."""
 
 
 def written_files(command: str, workdir: str | None = None) -> list[str]:
     """The files a command line that succeeded wrote, created, moved to or removed, as far as
     its words show (redirections, ``tee``, ``sed -i``, ``perl -i``, ``mv``, ``cp``, ``rm``,
-    ``touch``, ``git mv``/``git rm``, PowerShell's content and item commands): best effort,
+    ``touch``, ``git mv``/``git rm``, PowerShell's content and item commands, cmd's ``del``,
+    ``erase``, ``move`` and ``copy``): best effort,
     never a file under a scratch folder. Relative paths are taken from ``workdir`` and the
     line's own ``cd``."""
     if _WRITES.search(command) is None:
@@ -396,13 +406,13 @@ def written_files(command: str, workdir: str | None = None) -> list[str]:
         for target in targets:
             variable = _VARIABLE.fullmatch(target)
             named = loops.get(variable.group(1), ()) if variable else (target,)
-            removes = program in ("rm", "unlink") or words[1:2] == ("rm",)
+            removes = program.casefold() in _REMOVES or words[1:2] == ("rm",)
             paths = [
                 _joined(here, t)
                 for t in named
                 if (_is_operand(t, removes) if target in operands else _is_file_word(t))
             ]
-            if program in ("rm", "unlink"):
+            if program.casefold() in _REMOVES:
                 removed.update(p for p in paths if p in found)
             found += paths
     return [path for path in dict.fromkeys(found) if path not in removed]
@@ -410,7 +420,8 @@ def written_files(command: str, workdir: str | None = None) -> list[str]:
 
 _WRITES = re.compile(
     r">|\b(?:tee|sed|perl|mv|cp|install|rm|unlink|touch|git|Set-Content|Add-Content|Out-File|"
-    r"New-Item|Remove-Item|Move-Item|Copy-Item)\b|-o\b|-O\b|-out|--out|-keyout",
+    r"New-Item|Remove-Item|Move-Item|Copy-Item|del|erase|move|copy)\b|-o\b|-O\b|-out|--out|"
+    r"-keyout",
     re.IGNORECASE,
 )
 """A word of every way ``written_files`` knows to write a file: a line without one writes none."""
@@ -455,6 +466,11 @@ def _named_targets(program: str, args: tuple[str, ...]) -> list[str]:
         return plain[-1:] + (plain[:-1] if program == "mv" else [])
     if program in ("rm", "unlink"):
         return plain
+    if lowered in ("del", "erase", "move", "copy"):
+        named = [a for a in plain if _CMD_OPTION.fullmatch(a) is None]
+        if lowered in ("del", "erase"):
+            return named
+        return (named[-1:] + (named[:-1] if lowered == "move" else [])) if len(named) >= 2 else []
     if program == "git" and plain[:1] == ["mv"] and len(plain) >= 3:
         return plain[1:]
     if program == "git" and plain[:1] == ["rm"]:

@@ -595,12 +595,10 @@ def insert_new(connection: sqlite3.Connection, data: bytes) -> None:
     info = made["info"]
     project, worktree = db.project_for(connection, info["directory"])
     if project == "global":
-        connection.execute(
-            "INSERT OR IGNORE INTO project "
-            "(id, worktree, vcs, time_created, time_updated, sandboxes) "
-            "VALUES ('global', '/', NULL, ?, ?, '[]')",
-            (info["time"]["created"], info["time"]["created"]),
-        )
+        created = info["time"]["created"]
+        place = {"id": "global", "worktree": "/", "vcs": None, "sandboxes": "[]"}
+        place |= {"time_created": created, "time_updated": created}
+        db.insert(connection, "project", place, or_ignore=True)
     relative = os.path.relpath(info["directory"], worktree) if info["directory"] else ""
     row = {
         "id": info["id"],
@@ -616,7 +614,7 @@ def insert_new(connection: sqlite3.Connection, data: bytes) -> None:
         "time_created": info["time"]["created"],
         "time_updated": info["time"]["updated"],
     }
-    db.insert_session(connection, row)
+    db.insert(connection, "session", row)
     db.insert_messages(connection, info["id"], made["messages"])
 
 

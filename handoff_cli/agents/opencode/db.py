@@ -101,10 +101,18 @@ def _object(data: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def insert_session(connection: sqlite3.Connection, row: dict[str, Any]) -> None:
-    columns = ", ".join(row)
-    marks = ", ".join(f":{name}" for name in row)
-    connection.execute(f"INSERT INTO session ({columns}) VALUES ({marks})", row)
+def insert(
+    connection: sqlite3.Connection, table: str, row: dict[str, Any], *, or_ignore: bool = False
+) -> None:
+    """``row`` inserted into ``table``, its values for the columns the table has: an older
+    database (opencode 1.4 has no ``session.path``) gets what that version wrote, and the
+    agent's own migrations bring it up to date when it opens it."""
+    known = {str(c["name"]) for c in connection.execute(f"PRAGMA table_info({table})")}
+    kept = {name: value for name, value in row.items() if name in known}
+    columns = ", ".join(kept)
+    marks = ", ".join(f":{name}" for name in kept)
+    verb = "INSERT OR IGNORE" if or_ignore else "INSERT"
+    connection.execute(f"{verb} INTO {table} ({columns}) VALUES ({marks})", kept)
 
 
 def insert_messages(
