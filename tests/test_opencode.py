@@ -93,6 +93,17 @@ def test_a_handoff_into_an_older_database_writes_the_columns_it_has(tmp_path: Pa
     assert sent(request)[0]["content"].startswith("<handoff-context>\n## Goal")
 
 
+def test_what_opencode_adds_to_a_users_message_is_not_a_request() -> None:
+    """The user ran ``ls`` and ``pwd`` themselves: opencode's synthetic "The following tool was
+    executed by the user" is sent with it, and is not what they asked."""
+    session = REAL / "richardaiand__aiand-portfolio-web/opencode.db/ses_1279fce82ffeZOJhNwml1w1Fu4"
+    facts = run_cli("show", session, "--facts", "--json").json()
+    assert facts["requests"][0].startswith("I have a static HTML portfolio website.")
+    assert not any("executed by the user" in r for r in facts["requests"])
+    sent = run_cli("show", session, "--context", "--json").json()["messages"]
+    assert any("The following tool was executed by the user" in str(m) for m in sent)
+
+
 def test_what_we_wrote_starts_with_the_document_or_ends_with_our_turn() -> None:
     firsts = {p.name.split(".")[0]: sent(p) for p in kept_requests(HANDOFFS)}
     assert firsts["ses_dc7e28864ffelo56DtCs6U5RzR"][0]["content"].startswith("<handoff-context>")

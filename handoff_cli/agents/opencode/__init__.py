@@ -224,7 +224,16 @@ def _shared(info: dict[str, Any], parts: list[dict[str, Any]], first: bool) -> l
             return [
                 {"role": "custom", "customType": HANDOFF_TYPE, "content": text, "display": True}
             ]
-        return [{"role": "user", "content": [{"type": "text", "text": t} for t in texts]}]
+        # Text the agent adds to a user's message (``synthetic``: a file's reading for an
+        # @-mention, "The following tool was executed by the user") is sent, not said.
+        added = {p["text"] for p in parts if p.get("synthetic") and isinstance(p.get("text"), str)}
+        said = [{"type": "text", "text": t} for t in texts if t not in added]
+        found: list[Message] = [{"role": "user", "content": said}] if said or not added else []
+        if added & set(texts):
+            content = "\n".join(t for t in texts if t in added)
+            found.append({"role": "custom", "customType": "opencode-synthetic", "content": content,
+                          "display": False})  # fmt: skip
+        return found
     blocks: list[Any] = []
     results: list[Message] = []
     for part in parts:
