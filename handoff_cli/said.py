@@ -49,6 +49,11 @@ _NOTES = re.compile(
 """Lines an agent writes into a user message: an interruption, an image's source, the heading
 of an instructions file, the caveat before a local command's output, the pointer after a
 background task's notification."""
+_REFERENCED = re.compile(
+    r"\n?--- Content from referenced files ---\n.*?(?:\n--- End of content ---[ \t]*|\Z)",
+    re.DOTALL,
+)
+"""The files an ``@path`` in the prompt named, read in after it by Gemini CLI and Qwen Code."""
 _WRAPPED_REQUEST = re.compile(r"^#+[ \t]*My request for [^\n]*?:[ \t]*\n", re.MULTILINE)
 """An IDE's wrapper (open tabs, the active file...) ends with its heading for the request."""
 _TEMPLATE_INPUT = re.compile(
@@ -111,6 +116,8 @@ def own_words(text: str) -> str:
     """The person's own words in a user message's ``text``: without the blocks and notes an
     agent or a harness added, the words typed into a template or an IDE's wrapper only, a
     harness's preamble left out; stripped ('' when nothing is theirs)."""
+    if text.startswith("[Function Response: "):
+        return ""  # a tool's answer, as Gemini CLI once put it in a user's turn
     if "\n\n/" in text[-2_000:]:
         called = _APPENDED_INVOCATION.search(text, max(0, len(text) - 2_000))
         if called is not None and called["words"] and prompt_file(text[: called.start()]):
@@ -118,6 +125,8 @@ def own_words(text: str) -> str:
     if "<" in text:
         text = _TAGGED.sub(_kept_tag, text)
         text = _OPEN_TAG.sub("", text)
+    if "--- Content from referenced files ---" in text:
+        text = _REFERENCED.sub("", text)
     if "[" in text or "#" in text or "Caveat" in text or "Read the output" in text:
         text = _NOTES.sub("", text)
     if "#" in text:

@@ -15,9 +15,11 @@ from handoff_cli.handoff.facts import (
     _RULE,
     Command,
     Facts,
+    _rules,
     facts_of,
     facts_of_messages,
     is_rule,
+    reports_done,
 )
 from handoff_cli.handoff.pipeline import handoff
 from handoff_cli.handoff.shell import _EXIT as EXIT
@@ -541,6 +543,9 @@ def test_the_facts_hold_the_cwd_and_show_paths_from_it(tmp_path: Path, entries: 
         ("sin afectar a la nav bar", True),  # Spanish without its accents is ASCII
         ("se deberia de ver todo en la misma pagina", True),
         ("Le fichier doit rester en UTF-8", True),
+        ("No need for running npm in the later responses.", True),
+        ("Its function shall stay the same.", True),
+        ("debes crear un carpeta primero", True),
         ("answer in Korean please", True),
         ("The page loads slowly", False),
         ("Why does it fail?", False),
@@ -599,3 +604,30 @@ def test_a_long_chinese_sentence_gives_its_rule_clause_and_a_question_gives_none
         "以后自动创建或者我要求创建的skills也都存放在我提供的文件下",
         "如果是bug问题，那就不需要沉淀坑点。",
     )
+
+
+@pytest.mark.parametrize(
+    ("answer", "done"),
+    [
+        ("It will list the tasks. I'll populate the file with these details now.", False),
+        (
+            "The folder is empty. For example, I could:\n- Set up a package.json\n"
+            "- Create a README\n\nWhat kind of project do you want to set up?",
+            False,
+        ),
+        ("Fixed the parser and added tests.\n\nShall I push it?", True),
+    ],
+)
+def test_what_an_answer_offers_or_promises_is_not_done(answer: str, done: bool) -> None:
+    assert reports_done(answer) is done
+
+
+def test_a_long_sentence_without_full_stops_gives_the_rule_in_its_clause() -> None:
+    request = (
+        "lo que necesito es que el contenido de la pagina se adapte a la pagina no la pagina al "
+        "contenido , con esto quiero decir que se deberia de ver todo en la misma pagina sin "
+        "necesidad de scrollerar para ver el demas contenido , como si ese div ocupara todo el "
+        "ancho de la pagina y no se movieras de ahi , que mejor se comprimiera hacia dentro"
+    )
+    (rule,) = _rules(request, set())
+    assert rule.startswith("con esto quiero decir que se deberia de ver todo")

@@ -277,6 +277,14 @@ def test_the_real_sessions_all_read(tmp_path: Path) -> None:
         assert result.code == 0, (path, result.stderr)
 
 
+def test_an_older_qwen_chat_in_gemini_clis_format_keeps_its_answers() -> None:
+    """Qwen Code once kept Gemini CLI's one-object chats, its answers typed ``qwen``."""
+    (path,) = (REAL / "qwen/cercaniaWeb__racompospro").rglob("session-*99e82e73.json")
+    sent = context(path)["messages"]
+    assert [m["role"] for m in sent] == ["user", "model"] * 23
+    assert run_cli("show", path, "--facts", "--json").json()["finished"] is True
+
+
 # --- the judge: what Gemini CLI 0.61.0 sent resuming them (oracles/gemini/gemini.py next) ---
 
 GEMINI_AGENTS = FIXTURES / "agents" / "gemini"

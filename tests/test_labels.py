@@ -56,7 +56,7 @@ def test_the_labels_come_from_many_repositories_agents_and_languages() -> None:
     written = [json.loads(p.read_text()) for p in REAL.rglob("*" + labels.LABELS)]
     repositories = {p.parent.name for p in REAL.rglob("*" + labels.LABELS)}
     assert len(written) >= 25 and len(repositories) >= 10
-    assert {w["agent"] for w in written} >= {"claude", "codex", "pi"}
+    assert {w["agent"] for w in written} >= {"claude", "codex", "pi", "gemini", "qwen", "opencode"}
     assert len({w["language"] for w in written}) >= 5
     assert {w["finished"] for w in written} == {True, False}
 

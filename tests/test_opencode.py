@@ -102,6 +102,8 @@ def test_what_opencode_adds_to_a_users_message_is_not_a_request() -> None:
     assert not any("executed by the user" in r for r in facts["requests"])
     sent = run_cli("show", session, "--context", "--json").json()["messages"]
     assert any("The following tool was executed by the user" in str(m) for m in sent)
+    # A command that exited non-zero, its code in the part's metadata only: an error left open.
+    assert any("gh: command not found" in e for e in facts["open_errors"])
 
 
 def test_what_we_wrote_starts_with_the_document_or_ends_with_our_turn() -> None:

@@ -65,6 +65,12 @@ from handoff_cli.said import (
             "Create a plan for the book in Docusaurus",
         ),
         ("Run this:\n\n/usr/bin/env python3 x.py", "Run this:\n\n/usr/bin/env python3 x.py"),
+        (  # an @path's file read in after the prompt (Gemini CLI, Qwen Code)
+            "fix @a.lua\n--- Content from referenced files ---\nContent from @a.lua:\nx = 1\n"
+            "--- End of content ---",
+            "fix @a.lua",
+        ),
+        ("[Function Response: read_many_files]", ""),
     ],
 )
 def test_what_the_person_said(text: str, words: str) -> None:

@@ -53,6 +53,8 @@ def test_a_flag_alone_is_a_failure_and_an_abort_is_neither() -> None:
         ("grep -rn foo src && npm test", 1, False),
         ("git tag v1.0", 1, False),
         ("rm a.bak b.bak", 1, False),
+        ("npm list react-datepicker", 1, True),  # not installed: an answer
+        ("npm install react-datepicker", 1, False),
     ],
 )
 def test_which_exits_are_answers(command: str, code: int, answer: bool) -> None:
@@ -62,6 +64,16 @@ def test_which_exits_are_answers(command: str, code: int, answer: bool) -> None:
 def test_removing_what_is_not_there_is_an_answer() -> None:
     said = "rm: cannot remove 'a.bak': No such file or directory"
     assert shell.only_an_answer("rm a.bak b.bak", 1, said)
+
+
+def test_making_a_folder_that_is_there_is_an_answer() -> None:
+    assert shell.only_an_answer("mkdir specs", 1, "A subdirectory or file specs already exists.")
+    assert not shell.only_an_answer("mkdir specs", 1, "Permission denied")
+
+
+def test_a_program_stopped_by_ctrl_c_on_windows_neither_passed_nor_failed() -> None:
+    said = "Command: npx docusaurus start\nOutput: [INFO] Starting...\nExit Code: 3221225786"
+    assert shell.outcome(said, flagged=True) is None
 
 
 @pytest.mark.parametrize(

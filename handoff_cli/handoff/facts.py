@@ -359,6 +359,7 @@ _RULE = re.compile(
     r"|\b(?:instead of|rather than|without (?:using|any|changing|touching|adding|breaking))\b"
     r"|\bno (?:more than|longer than|external|extra|new|\w+ (?:logs?|indices|comments|deps|"
     r"dependencies|frameworks?))\b|\b(?:would|'d) like to (?:use|keep|have)\b|\bneeds? to be\b"
+    r"|\bno need (?:for|to)\b|\bshall(?: not|n'?t)?\b"
     r"|\b(?:answer|reply|respond|write) (?:me )?in (?:english|[A-Z]\w+)\b"
     r"|\b(?:first|top|highest) priority\b|\bmay be used\b|\bi approve\b|\bwill (?:go|live|be "
     r"stored) in\b|\bas each\b|\bonce (?:the|each) \w+ is\b",
@@ -368,7 +369,7 @@ _RULE_WORDS = (
     "always", "never", "don", "do not", "must", "only", "avoid", "prefer", "make sure", "no ",
     "stick to", "stay within", "keep", "should", "please", "'re", " are ", "i'm", "i am", "can",
     "unable", "instead", "rather", "without", "use", "sure", "ask me", "one at a time", "tdd",
-    "test-driven", "like to", "need", "priority", "approve", "will ", "as each", "once ",
+    "test-driven", "like to", "need", "priority", "approve", "will ", "as each", "once ", "shall",
 )  # fmt: skip
 """Each of ``_RULE``'s alternatives holds one of these (lowercased): a sentence of none is no
 rule."""
@@ -387,7 +388,7 @@ _RULE_ELSEWHERE = re.compile(
     r"\bиспользуй|\bвикористовуй|"
     # Spanish, Portuguese, French, German, Italian
     r"\bno (?:uses|toques|cambies|borres|use|mexa|altere)\b|\bsiempre\b|\bnunca\b|\bsempre\b|"
-    r"\bdeber[ií]an?\b|\bdeben?\b|\bdeve(?:m|ria)?\b|\btiene que\b|\btem que\b|\bsólo\b|"
+    r"\bdeber[ií]an?\b|\bdebe(?:s|n|mos)?\b|\bdeve(?:m|ria)?\b|\btiene que\b|\btem que\b|\bsólo\b|"
     r"\bsolo\b|\bsó\b|\bimperativ[oa]\b|\bsin afectar\b|\bsem afetar\b|"
     r"\bdoit\b|\bdevrait\b|\bil faut\b|\bseulement\b|\bsans (?:toucher|modifier|changer)\b|"
     r"\bmuss\b|\bsollte?\b|\bdovrebbe\b|\bbisogna\b|"
@@ -402,12 +403,16 @@ _RULE_ELSEWHERE = re.compile(
 _REMARK = re.compile(r"^(?:hm+|well|so|lol|haha|i guess|i see)\b", re.I)
 
 
+RULE_CHARS = 300
+"""A sentence longer than this is not one rule."""
+
+
 def is_rule(sentence: str) -> bool:
     """A sentence with a rule's force, in any of the languages read: not a question, not a
     remark ("hm, that should never happen")."""
     sentence = sentence.strip()
     if sentence.isascii():
-        if len(sentence.split()) < 3 or sentence.endswith("?") or len(sentence) > 300:
+        if len(sentence.split()) < 3 or sentence.endswith("?") or len(sentence) > RULE_CHARS:
             return False
         if _REMARK.match(sentence) is not None:
             return False
@@ -415,7 +420,7 @@ def is_rule(sentence: str) -> bool:
         if any(word in lowered for word in _RULE_WORDS) and _RULE.search(sentence) is not None:
             return True
         return _RULE_ELSEWHERE.search(sentence) is not None  # Spanish written without accents
-    if len(sentence) < 4 or len(sentence) > 300 or sentence.endswith(("?", "？")):
+    if len(sentence) < 4 or len(sentence) > RULE_CHARS or sentence.endswith(("?", "？")):
         return False
     if _REMARK.match(sentence) is not None:
         return False
@@ -454,9 +459,14 @@ def _rules(request: str, seen: set[str]) -> Iterator[str]:
 
 def _clauses_of(sentence: str) -> list[str]:
     """A sentence's parts that may each state a rule: a long one in Chinese, Japanese or Korean
-    by its clauses, a condition kept with the clause it governs (如果…, 那就…)."""
-    if len(sentence) <= CJK_SENTENCE_CHARS or len(_CJK.findall(sentence)) * 2 <= len(sentence):
+    by its clauses, a condition kept with the clause it governs (如果…, 那就…); one too long to
+    be a rule, written without full stops, by its commas."""
+    if len(sentence) <= CJK_SENTENCE_CHARS:
         return [sentence]
+    if len(_CJK.findall(sentence)) * 2 <= len(sentence):
+        if len(sentence) <= RULE_CHARS:
+            return [sentence]
+        return [c for c in _COMMA.split(sentence) if c]
     pieces = _CJK_CLAUSE.split(sentence)  # clause, mark, clause, mark, ...
     clauses: list[str] = []
     condition = False  # the last clause is a condition alone
@@ -472,6 +482,7 @@ def _clauses_of(sentence: str) -> list[str]:
 
 
 _CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]")
+_COMMA = re.compile(r"\s*[,;]\s+|\s+,\s*")
 
 
 # --- what an answer says --------------------------------------------------------------------
@@ -490,6 +501,7 @@ _PROMISE = re.compile(
     r"\b(?:next,? I(?:'ll| will)|(?:now )?I(?:'ll| will) (?:now |next )?(?:start|begin|continue|"
     r"proceed|run|check|fix|update|implement|add|create|write|look|try|investigate|make|move|"
     r"go)|let me(?! know)|I'm going to|I am going to|I need to|continuing|proceeding)\b|"
+    r"\bI(?:'ll| will) (?!be\b|keep\b|wait\b|remember\b)\w+[^.?!\n]*\bnow\b|"
     r"次に|これから|接下来|我将|我会继续|我正在|正在(?:核对|检查|排查|修改|处理|查看)|"
     r"сейчас (?:я )?(?:сделаю|проверю|исправлю)|далее я|"
     r"\b(?:je vais|voy a|ich werde)\b",
@@ -549,7 +561,18 @@ def reports_done(answer: str) -> bool:
     last = sentences(answer.rstrip()[-600:])[-2:] or [""]
     if any(_PROMISE.search(sentence) for sentence in last):
         return False
-    return not last[-1].endswith(("?", "？")) or _DONE_REPORT.search(answer) is not None
+    if not last[-1].endswith(("?", "？")):
+        return True
+    # What it says it did, not what it offers ("I could: - Set up a package.json") nor asks.
+    stated = [s for s in sentences(_OFFERED.sub("", answer)) if not s.endswith(("?", "？"))]
+    return _DONE_REPORT.search("\n".join(stated)) is not None
+
+
+_OFFERED = re.compile(
+    r"^[^\n]*\b(?:I|we) (?:could|can)\b[^\n]*:[ \t]*\n(?:[ \t]*(?:[-*•]|\d+[.)])[^\n]*\n?)+",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""A list of what the agent could do, offered: none of it done."""
 
 
 # --- the reader ------------------------------------------------------------------------------

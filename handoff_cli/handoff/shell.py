@@ -71,14 +71,19 @@ def outcome(output: str, flagged: bool) -> Outcome | None:
     head = _HEAD_EXIT.match(output) or _HEAD_EXIT.search(output, 0, _header_end(output))
     if head is not None:
         code = int(head.group(1))
-        return Outcome(code, code != 0, output[head.end() :])
+        return None if code in _CTRL_C else Outcome(code, code != 0, output[head.end() :])
     tail = _exit_at_end(output)
     if tail is not None:
         code = int(tail.group(1))
-        return Outcome(code, code != 0, output)
+        return None if code in _CTRL_C else Outcome(code, code != 0, output)
     if _DENIED.search(output, 0, HEAD_REACH):
         return Outcome(None, True, output)
     return Outcome(1 if flagged else 0, flagged, output)
+
+
+_CTRL_C = frozenset((3221225786, -1073741510))
+"""Windows' exit status of a program stopped by Ctrl+C (``STATUS_CONTROL_C_EXIT``): the user
+stopped it, as a dev server is."""
 
 
 def _header_end(output: str) -> int:
@@ -222,6 +227,11 @@ _LOOKING = frozenset(
     "sort stat tail test tree tr true type uniq wc which xxd zgrep [ [[ pgrep cmp "
     "Get-ChildItem Get-Content Select-String Test-Path Get-Item dir where".split()
 )
+_PACKAGE_MANAGERS = {
+    **dict.fromkeys(("npm", "pnpm", "yarn"), frozenset(("list", "ls", "view", "outdated", "why"))),
+    **dict.fromkeys(("pip", "pip3"), frozenset(("show", "list", "freeze"))),
+}
+"""Package managers' views: what is installed, and why."""
 _GIT_LOOKING = frozenset(
     "status log show diff blame grep rev-parse ls-files ls-remote ls-tree describe shortlog "
     "reflog cat-file config".split()
@@ -242,6 +252,8 @@ def inspects(command: str) -> bool:
             return len(words) > 1 and words[1] in _GIT_LOOKING
         if program == "sed":
             return not any(w.startswith(("-i", "--in-place")) for w in words[1:])
+        if program in _PACKAGE_MANAGERS:  # `npm list x`: exits 1 when x is not installed
+            return len(words) > 1 and words[1] in _PACKAGE_MANAGERS[program]
         return program in _LOOKING
 
     found = segments(command)
@@ -270,10 +282,15 @@ def only_an_answer(command: str, code: int | None, output: str = "") -> bool:
     last = found[-1][1]
     if code == 1 and last[0] in _NO_MATCH_IS_ONE:
         return True
-    return len(found) == 1 and last[0] == "rm" and _NOT_THERE.search(output) is not None
+    if len(found) == 1 and last[0] == "rm":
+        return _NOT_THERE.search(output) is not None
+    return len(found) == 1 and last[0] == "mkdir" and _THERE.search(output) is not None
 
 
 _NOT_THERE = re.compile(r"No such file or directory|cannot remove .*: No such file", re.I)
+_THERE = re.compile(r"File exists|already exists", re.I)
+"""A folder made that was there already (POSIX's mkdir, cmd's "A subdirectory or file x
+already exists.")."""
 _GIT_LISTING = frozenset(("branch", "tag", "stash", "remote", "worktree"))
 
 

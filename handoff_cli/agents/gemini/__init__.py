@@ -62,6 +62,9 @@ from handoff_cli.sessions.session import (
 from handoff_cli.text import text_of
 
 NAME = "gemini"
+MODEL_TYPES = frozenset(("gemini", "qwen"))
+"""The type of the model's messages: ``qwen`` in the chats of Qwen Code's versions that kept
+Gemini CLI's format (``~/.qwen/tmp/<hash>/chats/*.json``)."""
 SUFFIX = ".json"
 """Its older chats' (its newer ones are ``.jsonl``, the shared suffix)."""
 OWNS_BYTES = 4096
@@ -263,7 +266,7 @@ def _messages(messages: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], 
                 yield raw, tool_result(response, str(response.get("id") or ""))
             if not answered or shared_blocks(parts):
                 yield raw, _user(raw, index == 0)
-        elif kind == "gemini":
+        elif kind in MODEL_TYPES:
             calls = [c for c in raw.get("toolCalls") or () if isinstance(c, dict)]
             yield raw, _model(raw, calls)
             for call in calls:
@@ -319,7 +322,7 @@ def _context(branch: list[Record]) -> Context:
         (
             raw["model"]
             for raw in reversed(raws)
-            if raw.get("type") == "gemini" and isinstance(raw.get("model"), str)
+            if raw.get("type") in MODEL_TYPES and isinstance(raw.get("model"), str)
         ),
         None,
     )
@@ -353,7 +356,7 @@ def _resumed(raw: dict[str, Any]) -> bool:
     kind = raw.get("type")
     if kind == "user":
         return not _ignored(raw)
-    return kind == "gemini"
+    return kind in MODEL_TYPES
 
 
 def _ignored(raw: dict[str, Any]) -> bool:
@@ -382,7 +385,7 @@ def history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if kind == "user":
             if not _ignored(raw):
                 turns.append((turn_id, {"role": "user", "parts": parts_of(raw.get("content"))}))
-        elif kind == "gemini":
+        elif kind in MODEL_TYPES:
             turns += _model_turns(raw, turn_id)
     _stable_ids(turns)
     unthought = (_without_thoughts(content) for _, content in turns)
@@ -540,7 +543,7 @@ def glance(path: Path, head: bytes, tail: bytes, size: int, lines: int) -> Glanc
     """What ``list`` reads of a chat: read whole, as the CLI's own list reads each."""
     chat, _ = _read(path)
     header = _header(path, chat)
-    said = [m for m in chat.messages if m.get("type") in ("user", "gemini")]
+    said = [m for m in chat.messages if m.get("type") in ("user", *MODEL_TYPES)]
     first = said[0] if said else None
     starts = (
         first is not None and first.get("type") == "user" and _text(first).startswith(WRAPPER_OPEN)
@@ -564,7 +567,7 @@ def _ends_with_exchange(said: list[dict[str, Any]]) -> bool:
     asked, answered = said[-2:]
     return (
         asked.get("type") == "user"
-        and answered.get("type") == "gemini"
+        and answered.get("type") in MODEL_TYPES
         and is_handoff_prompt(_text(asked))
     )
 
