@@ -11,8 +11,9 @@ against the session's whole branch, at the default threshold.
     .venv/bin/python -m tests.calibration          # the figures
     .venv/bin/python -m tests.calibration -v       # and each document's score and flags
 
-Two sets: ``calibration`` (the development set, which the gate's rules were tuned on) and
-``calibration-heldout`` (written after them, by other hands, and only measured).
+Sets: ``calibration`` (the development set, which the gate's rules were tuned on);
+``calibration-heldout``, ``calibration-fresh`` and ``calibration-agents`` (written after them,
+by other hands, and only measured; the last for Gemini CLI, Qwen Code and opencode).
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ HELDOUT = ROOT / "tests" / "fixtures" / "calibration-heldout"
 made of what it showed."""
 FRESH = ROOT / "tests" / "fixtures" / "calibration-fresh"
 """Written the same way after those rules, by another hand: measured, never tuned on."""
+AGENTS = ROOT / "tests" / "fixtures" / "calibration-agents"
+"""Written the same way for sessions of Gemini CLI, Qwen Code and opencode, once this program
+read them, by another hand; measured (0 of 6 good passed), then fixes made for the classes of
+what it showed (a branch whose agent kept no calls, a file named by a Windows path, a call the
+user cancelled, a folder removed whole, "nothing ... committed")."""
 REAL = ROOT / "tests" / "fixtures" / "real"
 KINDS = ("good", "wrong", "incomplete", "empty")
 
@@ -165,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         ("development set", CALIBRATION),
         ("held-out set", HELDOUT),
         ("fresh set", FRESH),
+        ("Gemini CLI, Qwen Code and opencode set", AGENTS),
     ):
         found = cases(folder)
         if not found:

@@ -601,7 +601,11 @@ def test_the_gate_on_documents_written_by_hand_keeps_its_figures() -> None:
     wrong refused, every empty one refused, the good above the wrong in 4 sessions. The fresh
     set, written after all that by another hand and measured before anyone read it: 3 of 6 good
     passed, 4 of 6 wrong, 4 of 6 incomplete and every empty one refused, the good above the
-    wrong in 1 session, 4 of 17 planted errors of the checkable kinds caught."""
+    wrong in 1 session, 4 of 17 planted errors of the checkable kinds caught. The set for
+    Gemini CLI, Qwen Code and opencode, measured first: 0 of 6 good passed (5 of 6 wrong, 4
+    incomplete and every empty one refused); after the fixes for the classes it showed, 6 of 6
+    good passed, 1 of 6 wrong, 2 of 6 incomplete and every empty one refused (its wrong
+    documents' errors are in French, Russian, or claims of outcome)."""
     found = calibration.cases()
     got = calibration.figures(found)
     n = got.sessions
@@ -619,6 +623,10 @@ def test_the_gate_on_documents_written_by_hand_keeps_its_figures() -> None:
     assert fresh.sessions == 6 and fresh.passed["good"] >= 3 and fresh.passed["empty"] == 0
     assert fresh.passed["wrong"] <= 2 and fresh.passed["incomplete"] <= 2
     assert sum(fresh.caught[kind] for kind in checkable) >= 4
+    agents = calibration.figures(calibration.cases(calibration.AGENTS))
+    assert agents.sessions == 6 and calibration.unread(calibration.AGENTS) == []
+    assert agents.passed["good"] == 6 and agents.passed["empty"] == 0
+    assert agents.passed["wrong"] <= 5 and agents.passed["incomplete"] <= 4
 
 
 @pytest.mark.parametrize(
@@ -686,3 +694,37 @@ def test_the_probe_model_is_asked_where_the_work_stands_too() -> None:
     report = check_document(facts, document(("Goal", "Fix the build.")))
     asked = questions_of(report)
     assert "the call with no result" in asked and "the failing check" in asked
+
+
+def test_claims_of_what_was_not_done_need_the_calls_the_session_kept() -> None:
+    """Older Gemini CLI and Qwen Code chats kept the answers only: a file said to be changed
+    cannot be told from one that was."""
+    said = document(("Goal", "Tidy the help page."), ("Progress", "- Edited `public/help.html`."))
+    kept = Facts(requests=("Tidy the help page.",), read_files=("public/help.html",))
+    wrong = [p.question for p in check_document(kept, said).probes if p.wrong]
+    assert "a file said to be changed" in wrong
+    unkept = Facts(requests=("Tidy the help page.",), calls_recorded=False)
+    wrong = [p.question for p in check_document(unkept, said).probes if p.wrong]
+    assert "a file said to be changed" not in wrong
+
+
+@pytest.mark.parametrize(
+    ("place", "said"),
+    [
+        ("Progress", "- Removed `skills\\find-skills\\SKILL.md` with its folder."),  # rd /s /q
+        ("Progress", "- Nothing is initialized, committed or pushed."),
+        ("Next Steps", "- Run it, then `git add sync.sh`, commit and push."),
+    ],
+)
+def test_a_folder_removed_nothing_committed_and_git_add_are_no_false_claims(
+    place: str, said: str
+) -> None:
+    facts = Facts(
+        requests=("Sync the sessions.",),
+        modified_files=("C:\\w\\agents\\skills", "sync.sh"),
+        read_files=("skills\\find-skills\\SKILL.md",),
+        commands=(Command("bash sync.sh", True, 0),),
+    )
+    report = check_document(facts, document(("Goal", "Sync the sessions."), (place, said)))
+    claims = [p.question for p in report.probes if p.wrong]
+    assert not [q for q in claims if q != "a file the session never touched"], said

@@ -285,6 +285,18 @@ def test_an_older_qwen_chat_in_gemini_clis_format_keeps_its_answers() -> None:
     assert run_cli("show", path, "--facts", "--json").json()["finished"] is True
 
 
+def test_a_call_the_user_cancelled_in_qwen_code_is_refused_not_pending() -> None:
+    """The CLI records no result for a call the user cancelled, only its telemetry."""
+    path = next((REAL / "qwen/kamillayarullina__hockeyscrapper").rglob("596e5cb4-*.jsonl"))
+    facts = run_cli("show", path, "--facts", "--json").json()
+    assert (
+        facts["stopped"] == "The user refused the call to run_shell_command and stopped the work."
+    )
+    assert facts["unanswered"] is None
+    sent = context(path)["messages"]  # what Qwen Code sends is its own note, unchanged
+    assert "Tool execution result was not recorded" in str(sent[-1])
+
+
 # --- the judge: what Gemini CLI 0.61.0 sent resuming them (oracles/gemini/gemini.py next) ---
 
 GEMINI_AGENTS = FIXTURES / "agents" / "gemini"

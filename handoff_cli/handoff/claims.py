@@ -157,8 +157,9 @@ _EXTENSIONS = (
     "kdl typ tex nix vim el csv tsv log plist service prisma graphql gql j2 erb r jl sol"
 ).split()
 _FILE = re.compile(
-    r"(?<![\w/.@:+…-])((?:~/|/)?(?:[\w.+-]+/)*[\w+][\w.+-]*\.(?:" + "|".join(_EXTENSIONS) + r"))"
-    r"(?![\w/-])"
+    r"(?<![\w/\\.@:+…-])((?:~/|/|[A-Za-z]:\\)?(?:[\w.+-]+[/\\])*[\w+][\w.+-]*\.(?:"
+    + "|".join(_EXTENSIONS)
+    + r"))(?![\w/\\-])"
 )
 _DOT_NAME = re.compile(
     r"(?:rc|ignore|profile|env|envrc|config|conf|modules|attributes|versions|history|local)$|"
@@ -197,6 +198,11 @@ def spans_of(text: str) -> list[str]:
 
 def base(path: str) -> str:
     return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+
+
+def _folders(path: str) -> list[str]:
+    """The names of the folders ``path`` names on its way to its file."""
+    return [part for part in path.replace("\\", "/").split("/")[:-1] if part not in ("", ".", "..")]
 
 
 # --- what the branch says -------------------------------------------------------------------------
@@ -418,7 +424,8 @@ _BY_USER = re.compile(
 )
 """A clause whose subject, just before its verb, is the person, not the agent."""
 _NEGATED = re.compile(
-    r"\b(?:not|never|no|n't|without|yet|to be|needs? to|should|will|não|nicht|nie|pas|nunca)\b|"
+    r"\b(?:not|never|no|n't|nothing|none|without|yet|to be|needs? to|should|will|não|nicht|nie|"
+    r"pas|nunca)\b|"
     r"(?:未|没有|沒有|ない|なかった|не |لم |لا |ما |không|chưa)",
     re.I,
 )
@@ -433,7 +440,7 @@ _UNTOUCHED = re.compile(
     re.IGNORECASE,
 )
 _TO_CREATE = re.compile(
-    r"\b(?:create|write|add|scaffold)\s+(?:(?:a|an|the|new|missing)\s+)*(?:file\s+)?`?",
+    r"\b(?<!git )(?:create|write|add|scaffold)\s+(?:(?:a|an|the|new|missing)\s+)*(?:file\s+)?`?",
     re.IGNORECASE,
 )
 _TO_PUBLISH = re.compile(
@@ -498,17 +505,18 @@ def contradictions(facts: Facts, said: Said, document: str) -> Iterator[Contradi
     changed = {base(p) for p in facts.modified_files}
     read = {base(p) for p in (*facts.read_files, *facts.read_set)} - changed
     seen: set[str] = set()
+    recorded = facts.calls_recorded  # else what it never did is not told by what it kept
     for found in (
-        *_said_changed(items, changed, read, said),
+        *(_said_changed(items, changed, read, said) if recorded else ()),
         *_said_untouched(items, changed),
         *_said_unread(items, read),
         *_pending_but_written(items, changed),
         *_pending_but_published(items, facts),
-        *_said_published(items, said),
+        *(_said_published(items, said) if recorded else ()),
         *_pending_but_reported(items, facts),
         *_said_fixed(items, facts, said),
         *_shown_open(document, facts),
-        *_said_ran(items, said),
+        *(_said_ran(items, said) if recorded else ()),
     ):
         if found.answer not in seen:
             seen.add(found.answer)
@@ -564,6 +572,8 @@ def _said_changed(
                 name = base(path)
                 if name in changed or not (name in read or said.names(name)):
                     continue  # changed; or never named as a file (`untouched` says so)
+                if any(folder in changed for folder in _folders(path)):
+                    continue  # in a folder changed whole (removed, moved: `rd /s /q skills`)
                 how = "only read" if name in read else "never changed"
                 yield Contradiction(
                     "artifacts",

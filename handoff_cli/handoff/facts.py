@@ -153,6 +153,9 @@ class Facts:
     """Where on the branch that document stands (an index into it)."""
     skipped: frozenset[str] = field(default_factory=frozenset)
     """Ids of our own recorded exchanges: never conversation again."""
+    calls_recorded: bool = True
+    """False for a session whose agent kept its answers but not its tools' calls (Gemini CLI's
+    and Qwen Code's older chats): what it never did is then not known."""
 
     def shown(self, path: str) -> str:
         """``path`` as the next session, in the same folder, names it: relative to ``cwd``
@@ -272,7 +275,12 @@ def facts_of(session: Session, branch: list[Record]) -> Facts:
                 reader.entry(index, fragment, _entry(fragment))  # at its call's place
     cwd, parent = session.header.get("cwd"), parent_session(session.header)
     spawned_by = parent if session.header.get("subagent") is True else None
-    return replace(reader.facts(), cwd=cwd if isinstance(cwd, str) else None, spawned_by=spawned_by)
+    return replace(
+        reader.facts(),
+        cwd=cwd if isinstance(cwd, str) else None,
+        spawned_by=spawned_by,
+        calls_recorded=session.header.get("callsUnrecorded") is not True,
+    )
 
 
 def facts_of_messages(messages: Iterable[dict[str, Any]]) -> Facts:

@@ -390,7 +390,7 @@ _OPTIONS_WITH_VALUE = {
 _POWERSHELL_WRITES = frozenset(
     "set-content add-content out-file new-item remove-item move-item copy-item".split()
 )
-_REMOVES = frozenset(("rm", "unlink", "del", "erase"))
+_REMOVES = frozenset(("rm", "unlink", "del", "erase", "rd", "rmdir"))
 _CMD_OPTION = re.compile(r"/-?[A-Za-z](?::\S*)?")
 """An option of cmd's own commands (``del /f /q``, ``copy /-Y``), where a POSIX path is not."""
 
@@ -399,7 +399,7 @@ def written_files(command: str, workdir: str | None = None) -> list[str]:
     """The files a command line that succeeded wrote, created, moved to or removed, as far as
     its words show (redirections, ``tee``, ``sed -i``, ``perl -i``, ``mv``, ``cp``, ``rm``,
     ``touch``, ``git mv``/``git rm``, PowerShell's content and item commands, cmd's ``del``,
-    ``erase``, ``move`` and ``copy``): best effort,
+    ``erase``, ``rd``, ``move`` and ``copy``): best effort,
     never a file under a scratch folder. Relative paths are taken from ``workdir`` and the
     line's own ``cd``."""
     if _WRITES.search(command) is None:
@@ -437,8 +437,8 @@ def written_files(command: str, workdir: str | None = None) -> list[str]:
 
 _WRITES = re.compile(
     r">|\b(?:tee|sed|perl|mv|cp|install|rm|unlink|touch|git|Set-Content|Add-Content|Out-File|"
-    r"New-Item|Remove-Item|Move-Item|Copy-Item|del|erase|move|copy)\b|-o\b|-O\b|-out|--out|"
-    r"-keyout",
+    r"New-Item|Remove-Item|Move-Item|Copy-Item|del|erase|rd|rmdir|move|copy)\b|-o\b|-O\b|-out|"
+    r"--out|-keyout",
     re.IGNORECASE,
 )
 """A word of every way ``written_files`` knows to write a file: a line without one writes none."""
@@ -483,9 +483,9 @@ def _named_targets(program: str, args: tuple[str, ...]) -> list[str]:
         return plain[-1:] + (plain[:-1] if program == "mv" else [])
     if program in ("rm", "unlink"):
         return plain
-    if lowered in ("del", "erase", "move", "copy"):
+    if lowered in ("del", "erase", "rd", "rmdir", "move", "copy"):
         named = [a for a in plain if _CMD_OPTION.fullmatch(a) is None]
-        if lowered in ("del", "erase"):
+        if lowered in ("del", "erase", "rd", "rmdir"):
             return named
         return (named[-1:] + (named[:-1] if lowered == "move" else [])) if len(named) >= 2 else []
     if program == "git" and plain[:1] == ["mv"] and len(plain) >= 3:

@@ -165,7 +165,7 @@ class Terms:
         if term in self.terms:
             return True
         name = re.split(r"[/\\]", term)[-1]  # a path named by its file's name (or dotfile's)
-        return "/" in term and "." in name and name.lstrip(".") in self.terms
+        return ("/" in term or "\\" in term) and "." in name and name.lstrip(".") in self.terms
 
     def share(self, text: str) -> float:
         """The share of the key terms of ``text`` held (1.0 when it has none)."""

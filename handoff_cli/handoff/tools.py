@@ -139,7 +139,8 @@ _MISSING = re.compile(
     re.IGNORECASE,
 )
 _REJECTED = re.compile(
-    r"The user doesn't want to proceed with this tool use|rejected by (?:the )?user"
+    r"The user doesn't want to proceed with this tool use|rejected by (?:the )?user|"
+    r"was cancell?ed by the user"
 )
 FIRST_LINE_CHARS = 400
 

@@ -215,6 +215,9 @@ def _header(path: Path, chat: chats.Chat) -> Entry:
         header["parentSession"] = chat.parent
     if is_subagent(path) or meta.get("kind") == "subagent":
         header |= {"parentSession": path.parent.name, "subagent": True}
+    answers = [m for m in chat.messages if m.get("type") in MODEL_TYPES]
+    if path.suffix == ".json" and answers and not any("toolCalls" in m for m in answers):
+        header["callsUnrecorded"] = True  # a version that kept the answers only
     return header
 
 

@@ -165,8 +165,12 @@ def load(path: Path) -> Session:
     values, status, skipped = _lines(path)
     chain = branch_of(values)
     records: list[Record] = []
+    pending: dict[str, str] = {}  # each call not answered yet, by its name and arguments: its id
     for value in chain:
-        for index, message in enumerate(_shared(value, not records)):
+        messages = _shared(value, not records) or _cancelled(value, pending)
+        for message in messages:
+            _follow(message, pending)
+        for index, message in enumerate(messages):
             entry_id = value["uuid"] if index == 0 else f"{value['uuid']}/{index}"
             parent = records[-1].id if records else None
             at = value.get("timestamp") if isinstance(value.get("timestamp"), str) else ""
@@ -249,6 +253,39 @@ def _shared(value: dict[str, Any], first: bool) -> list[Message]:
         return [*results, {"role": "custom", "customType": "qwen-notification",
                            "content": text, "display": False}]  # fmt: skip
     return [*results, {"role": "user", "content": blocks}] if blocks else results
+
+
+def _call_key(name: Any, arguments: Any) -> str:
+    return f"{name}\n{json.dumps(arguments, sort_keys=True, ensure_ascii=False)}"
+
+
+def _follow(message: Message, pending: dict[str, str]) -> None:
+    """Keep ``pending`` (the calls not answered yet) as ``message`` is read."""
+    if message.get("role") == "assistant":
+        for block in message.get("content") or ():
+            if block.get("type") == "toolCall":
+                pending[_call_key(block.get("name"), block.get("arguments"))] = str(block["id"])
+    elif message.get("role") == "toolResult":
+        answered = message.get("toolCallId")
+        for key in [k for k, v in pending.items() if v == answered]:
+            del pending[key]
+
+
+def _cancelled(value: dict[str, Any], pending: dict[str, str]) -> list[Message]:
+    """A call the user cancelled, as its result: the CLI records no result for it, only its
+    telemetry (which names the call by its tool and arguments)."""
+    payload = value.get("systemPayload") if value.get("subtype") == "ui_telemetry" else None
+    event = payload.get("uiEvent") if isinstance(payload, dict) else None
+    if not isinstance(event, dict) or event.get("event.name") != "qwen-code.tool_call":
+        return []
+    said = event.get("error")
+    if not isinstance(said, str) or "canceled by the user" not in said:
+        return []
+    call = pending.get(_call_key(event.get("function_name"), event.get("function_args")))
+    if call is None:
+        return []
+    return [{"role": "toolResult", "toolCallId": call, "toolName": event.get("function_name"),
+             "content": [{"type": "text", "text": said}], "isError": True}]  # fmt: skip
 
 
 def _summary(value: dict[str, Any]) -> str:
