@@ -208,13 +208,10 @@ def from_pi(to: str) -> dict[str, Any]:
             shutil.copyfile(new.parent, crossings / "opencode.db")
             sent = json.loads(kept.read_text(encoding="utf-8"))["messages"][1:-1]
         elif to == "qwen":
-            sys.path.insert(0, str(HERE / "qwen"))
-            import real as qwen_real  # the Qwen driver's, on demand
-
             body = json.loads(out.read_text(encoding="utf-8"))
-            sent = qwen_real.history(body)
+            sent = body["messages"][1:-1]
             record = {"model": body.get("model"), "session": new.stem, "code": 0,
-                      "sent": sent, "messages": body["messages"]}  # fmt: skip
+                      "messages": body["messages"]}  # fmt: skip
             write_json(out, record)
         else:
             sent = json.loads(out.read_text(encoding="utf-8"))["sent"]

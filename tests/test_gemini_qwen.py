@@ -375,19 +375,20 @@ def test_context_is_what_qwen_code_sent_resuming_a_real_session(path: Path) -> N
     data = path.with_name(f"{path.name}.qwen-context.json.gz").read_bytes()
     record = json.loads(gzip.decompress(data))
     assert record["code"] == 0
-    assert context(path)["messages"] == record["sent"]
+    assert context(path)["messages"] == _history(record["body"])
 
 
 @pytest.mark.parametrize("path", QWEN_KEPT, ids=lambda p: p.name)
 def test_context_is_what_qwen_code_sent_resuming_what_we_wrote(path: Path) -> None:
     record = json.loads(path.with_name(f"{path.name}.qwen-request.json").read_text())
-    assert context(path)["messages"] == record["sent"]
+    sent = _history(record)
+    assert context(path)["messages"] == sent
     if path.parent.name == "handoffs" and path.name != "recorded.jsonl":
-        first = record["sent"][0]["content"][0]["text"]
+        first = sent[0]["content"][0]["text"]
         assert first.startswith("<handoff-context>\n## Goal")
-        assert [m["role"] for m in record["sent"]] == ["user", "assistant"]
+        assert [m["role"] for m in sent] == ["user", "assistant"]
     if path.name == "recorded.jsonl":
-        asked, answered = record["sent"][-2:]
+        asked, answered = sent[-2:]
         assert asked["content"][0]["text"].startswith("Write a handoff document")
         assert answered["content"].startswith("## Goal")
 

@@ -3,8 +3,8 @@
     python3 oracles/qwen/real.py [FILE ...]   # default: every ``*.jsonl`` there
 
 Each file is resumed by ``qwen.py next`` (a fresh home, the loopback model, the prompt
-"Continue."); beside it goes ``<file>.qwen-context.json.gz``: the history of the request it sent
-(no system prompt, no prompt, no ``<system-reminder>`` parts before the first user turn), gzip'd.
+"Continue."); beside it goes ``<file>.qwen-context.json.gz``: the body of the request it sent,
+gzip'd (``tests/test_gemini_qwen.py`` takes its history from it).
 Qwen Code finds a session only under the folder its first record names, and these were made on
 other machines (Windows among them): the copy it resumes names this machine's folder instead,
 which changes nothing it sends but the system prompt. A session it refuses is named on stderr.
@@ -18,20 +18,10 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REAL = HERE.parent.parent / "tests/fixtures/real/qwen"
 CWD = "/tmp/qwen-oracle/real"
-
-
-def history(body: dict[str, Any]) -> list[Any]:
-    sent: list[Any] = list(body["messages"][1:-1])
-    first = sent[0] if sent else None
-    if first is not None and first["role"] == "user" and isinstance(first["content"], list):
-        kept = [p for p in first["content"] if not p["text"].startswith("<system-reminder>")]
-        sent = ([{**first, "content": kept}] if kept else []) + sent[1:]
-    return sent
 
 
 def resume(path: Path) -> None:
@@ -52,11 +42,10 @@ def resume(path: Path) -> None:
             print(f"{path}: refused: {done.stderr.strip()[-300:]}", file=sys.stderr)
             return
         body = json.loads(out.read_text(encoding="utf-8"))
-        record = {"agent": "qwen-code 0.24.4", "code": 0, "model": body.get("model"),
-                  "sent": history(body)}  # fmt: skip
+        record = {"agent": "qwen-code 0.24.4", "code": 0, "body": body}
         data = gzip.compress(json.dumps(record, ensure_ascii=False).encode(), mtime=0)
         path.with_name(f"{path.name}.qwen-context.json.gz").write_bytes(data)
-        print(f"{path}: {len(record['sent'])} messages")
+        print(f"{path}: {len(body['messages'])} messages")
 
 
 def main() -> None:
