@@ -6,9 +6,10 @@ For each repository's ``storage/`` (the older store, which 1.18.33 no longer rea
 sessions as export files (``storage.py``), imported by the real ``opencode import`` into a
 fresh database, each continued (``opencode.py next``, on the config's ``loop/m``: theirs is not
 served here); kept in ``<repo>/imported/``: ``opencode.db`` (a clean copy) and
-``<id>.request.json``. For each repository's ``opencode.db`` (the database, as committed, its
-write-ahead log folded in): each session continued on a copy (which 1.18.33 migrates first) on
-its own last model, declared on the loopback (``opencode.py next --serve``),
+``<id>.request.json`` (a session its import refuses is named and left out: opencode 0.6's
+messages lack keys 1.18.33 requires). For each repository's ``opencode.db`` (the database, as
+committed, its write-ahead log folded in): each session continued on a copy (which 1.18.33
+migrates first) on its own last model, declared on the loopback (``opencode.py next --serve``),
 ``<id>.request.json`` kept beside it. A session the agent refuses is named on stderr and left
 out.
 """
@@ -71,22 +72,27 @@ def main() -> None:
                 cont(Path(tmp), session, kept, last_model(committed, session))
     for storage in sorted(REAL.glob("*/storage")):
         kept = storage.parent / "imported"
-        kept.mkdir(exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="opencode-real-") as tmp:
             exports, data = Path(tmp, "exports"), Path(tmp, "data")
             data.mkdir()
             subprocess.run([sys.executable, str(HERE / "storage.py"), str(storage), str(exports)],
                            check=True, capture_output=True, timeout=60)  # fmt: skip
+            imported = []
             for export in sorted(exports.glob("*.export.json")):
                 done = subprocess.run(
                     [sys.executable, str(HERE / "opencode.py"), "import", "--data", str(data),
                      str(export)], capture_output=True, text=True, timeout=120, cwd=tmp,
                 )  # fmt: skip
-                if done.returncode != 0:
+                if done.returncode != 0:  # its session row may be in, its messages are not
                     print(f"{export.name}: import refused: {done.stderr.strip()[-200:]}",
                           file=sys.stderr)  # fmt: skip
+                else:
+                    imported.append(export.name.removesuffix(".export.json"))
+            if not imported:
+                continue
+            kept.mkdir(exist_ok=True)
             database = data / "opencode.db"
-            for session in sessions(database):
+            for session in imported:
                 cont(data, session, kept / f"{session}.request.json")
             target = sqlite3.connect(kept / "opencode.db")
             with sqlite3.connect(database) as source:
