@@ -118,10 +118,10 @@ def own_words(text: str) -> str:
     harness's preamble left out; stripped ('' when nothing is theirs)."""
     if text.startswith("[Function Response: "):
         return ""  # a tool's answer, as Gemini CLI once put it in a user's turn
-    if "\n\n/" in text[-2_000:]:
-        called = _APPENDED_INVOCATION.search(text, max(0, len(text) - 2_000))
-        if called is not None and called["words"] and prompt_file(text[: called.start()]):
-            return called["words"].strip()
+    at = text.rfind("\n\n/")
+    called = _APPENDED_INVOCATION.match(text, at) if at >= 0 else None
+    if called is not None and called["words"] and prompt_file(text[:at]):
+        return called["words"].strip()
     if "<" in text:
         text = _TAGGED.sub(_kept_tag, text)
         text = _OPEN_TAG.sub("", text)

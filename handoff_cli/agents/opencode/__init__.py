@@ -255,7 +255,8 @@ def _shared(info: dict[str, Any], parts: list[dict[str, Any]], first: bool) -> l
             )
             output, failed = _result(state)
             # A command that exited non-zero is "completed", its code in the metadata only.
-            code = (state.get("metadata") or {}).get("exit")
+            metadata = state.get("metadata")
+            code = metadata.get("exit") if isinstance(metadata, dict) else None
             failed = failed or (isinstance(code, int) and not isinstance(code, bool) and code != 0)
             results.append(
                 {
